@@ -1,0 +1,84 @@
+import CSQLite
+import Foundation
+
+/// A prepared SQLite statement; finalized in `deinit`.
+///
+/// Binding a parameter index out of range is a programmer error and traps; stepping reports data and
+/// constraint failures as thrown `SQLiteError`s.
+public final class SQLiteStatement {
+    let handle: OpaquePointer
+    unowned let connection: SQLiteConnection
+    public let sql: String
+
+    init(connection: SQLiteConnection, sql: String) throws {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            throw SQLiteError(code: rc, connection: connection.handle, sql: sql)
+        }
+        self.handle = statement
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Number of `?` parameters.
+    public var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+
+    private func check(_ rc: Int32, index: Int32) {
+        precondition(rc == SQLITE_OK, "binding parameter \(index) of \(sql) failed: \(String(cString: sqlite3_errstr(rc)))")
+    }
+
+    public func bindNull(at index: Int32) { check(sqlite3_bind_null(handle, index), index: index) }
+    public func bind(_ value: Int64, at index: Int32) { check(sqlite3_bind_int64(handle, index, value), index: index) }
+    public func bind(_ value: Double, at index: Int32) { check(sqlite3_bind_double(handle, index, value), index: index) }
+    public func bind(_ value: String, at index: Int32) {
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        check(sqlite3_bind_text(handle, index, value, -1, transient), index: index)
+    }
+    public func bind(_ value: Data, at index: Int32) {
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        let rc = value.withUnsafeBytes { raw in
+            sqlite3_bind_blob64(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count), transient)
+        }
+        check(rc, index: index)
+    }
+
+    /// Advances to the next row. Returns `false` when the statement is done.
+    /// - Throws: `SQLiteError` naming the SQL.
+    @discardableResult
+    public func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw SQLiteError(code: rc, connection: connection.handle, sql: sql)
+        }
+    }
+
+    /// Steps until the statement is done (for INSERT, UPDATE, DELETE, DDL).
+    public func stepToEnd() throws { while try step() {} }
+
+    /// Resets for re-execution and clears bindings.
+    public func reset() throws {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    public func columnName(_ index: Int32) -> String { String(cString: sqlite3_column_name(handle, index)) }
+    public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
+    public func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+    public func double(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
+    public func string(_ index: Int32) -> String? {
+        guard let text = sqlite3_column_text(handle, index) else { return nil }
+        return String(cString: text)
+    }
+    public func data(_ index: Int32) -> Data? {
+        guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return Data() }
+        return Data(bytes: bytes, count: count)
+    }
+}

@@ -1,0 +1,55 @@
+/// How to order fetch results: a key path (through to-one relationships), direction, and whether
+/// strings compare case-insensitively. Nulls sort first in ascending order.
+public struct FetchSortDescriptor: Sendable, Hashable {
+    public var keyPath: String
+    public var ascending: Bool
+    public var caseInsensitive: Bool
+
+    public init(_ keyPath: String, ascending: Bool = true, caseInsensitive: Bool = false) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+        self.caseInsensitive = caseInsensitive
+    }
+
+    var path: [String] { keyPath.split(separator: ".").map(String.init) }
+}
+
+/// A description of what to fetch: entity, predicate, order, paging and result type.
+///
+/// ```swift
+/// var request = FetchRequest(entityName: "Employee")
+/// request.predicate = try FetchPredicate(format: "department.name == %@", "Sales")
+/// request.sortDescriptors = [FetchSortDescriptor("name")]
+/// let employees = try context.fetch(request)
+/// ```
+public struct FetchRequest: Sendable {
+    public enum ResultType: Sendable {
+        case objects, objectIDs, dictionaries, count
+    }
+
+    public var entityName: String
+    public var predicate: FetchPredicate?
+    public var sortDescriptors: [FetchSortDescriptor] = []
+    /// 0 means no limit.
+    public var fetchLimit: Int = 0
+    public var fetchOffset: Int = 0
+    /// Whether objects of sub-entities match too.
+    public var includesSubentities = true
+    /// Whether unsaved inserts, updates and deletes of the context count (they do by default).
+    public var includesPendingChanges = true
+    public var resultType: ResultType = .objects
+    /// For `.dictionaries`: the attributes and to-one relationships to include (all attributes when nil).
+    public var propertiesToFetch: [String]?
+
+    public init(entityName: String, predicate: FetchPredicate? = nil, sortDescriptors: [FetchSortDescriptor] = []) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+    }
+}
+
+/// One value of a dictionary fetch result: an attribute value or the ID of a to-one destination.
+public enum FetchedValue: Sendable, Hashable {
+    case attribute(AttributeValue)
+    case objectID(ManagedObjectID?)
+}

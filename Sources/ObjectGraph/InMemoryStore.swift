@@ -1,0 +1,156 @@
+import Foundation
+import OrderedCollections
+
+/// A store that keeps rows in memory only: for tests, dry runs, and scratch graphs.
+///
+/// It evaluates predicates with the same evaluator contexts use for pending changes, checks row
+/// versions on save (optimistic locking), and applies a save entirely or not at all.
+public final class InMemoryStore: PersistentStore {
+    public static let storeType = "InMemory"
+
+    public let url: URL?
+    public let configurationName: String?
+    public var metadata: StoreMetadata
+    private let model: ManagedObjectModel
+    private var rows: [ManagedObjectID: Row] = [:]
+    private var nextPrimaryKey: Int64 = 1
+
+    final class Row {
+        let entity: EntityDescription
+        let objectID: ManagedObjectID
+        let primaryKey: Int64
+        var version: Int64
+        var attributes: [AttributeValue]
+        var toOne: [ManagedObjectID?]
+        var toMany: [Int: OrderedSet<ManagedObjectID>] = [:]
+
+        init(_ row: StoreRow, primaryKey: Int64) {
+            entity = row.entity
+            objectID = row.objectID
+            self.primaryKey = primaryKey
+            version = 1
+            attributes = row.attributeValues
+            toOne = row.toOneDestinations
+        }
+
+        var storeRow: StoreRow {
+            StoreRow(objectID: objectID, entity: entity, version: version, attributeValues: attributes, toOneDestinations: toOne)
+        }
+    }
+
+    public required init(coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]) throws {
+        self.model = coordinator.managedObjectModel
+        self.url = url
+        self.configurationName = configurationName
+        self.metadata = StoreMetadata(storeType: Self.storeType)
+    }
+
+    public func load() throws {}
+
+    /// Number of rows held (all entities).
+    public var rowCount: Int { rows.count }
+
+    public func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        try matchingRows(request).map(\.storeRow)
+    }
+
+    public func countRows(_ request: StoreFetchRequest) throws -> Int {
+        var unpaged = request
+        unpaged.fetchLimit = 0
+        unpaged.fetchOffset = 0
+        return try matchingRows(unpaged).count
+    }
+
+    private func matchingRows(_ request: StoreFetchRequest) throws -> [Row] {
+        let predicate = try request.predicate?.compiled(for: request.entity)
+        var matches = rows.values.filter { row in
+            (request.includesSubentities ? row.entity.isKind(of: request.entity) : row.entity === request.entity)
+                && (predicate?.evaluate(Subject(store: self, row: row)) ?? true)
+        }
+        matches.sort { $0.primaryKey < $1.primaryKey }
+        if !request.sortDescriptors.isEmpty {
+            let sorts = request.sortDescriptors.map { ($0.path, $0) }
+            matches = matches.map { Subject(store: self, row: $0) }.enumerated().sorted { a, b in
+                if KeyPathEvaluator.areInIncreasingOrder(a.element, b.element, sorts) { return true }
+                if KeyPathEvaluator.areInIncreasingOrder(b.element, a.element, sorts) { return false }
+                return a.offset < b.offset
+            }.map(\.element.row)
+        }
+        let start = min(request.fetchOffset, matches.count)
+        let end = request.fetchLimit > 0 ? min(matches.count, start + request.fetchLimit) : matches.count
+        return Array(matches[start..<end])
+    }
+
+    public func row(for objectID: ManagedObjectID) throws -> StoreRow? { rows[objectID]?.storeRow }
+
+    public func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] {
+        Array(rows[objectID]?.toMany[relationship.index] ?? [])
+    }
+
+    public func newReferences(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID.Reference] {
+        defer { nextPrimaryKey += Int64(count) }
+        return (0..<Int64(count)).map { .integer(nextPrimaryKey + $0) }
+    }
+
+    public func save(_ request: SaveChangesRequest) throws {
+        // Check everything first, so a failure leaves the store untouched.
+        for row in request.insertedRows where rows[row.objectID] != nil {
+            throw StoreError(.conflict, "\(row.objectID) is already in the store", objectID: row.objectID)
+        }
+        for row in request.updatedRows { try checkVersion(row.objectID, row.version) }
+        for deleted in request.deletedObjects { try checkVersion(deleted.objectID, deleted.version) }
+
+        for row in request.insertedRows {
+            guard case .integer(let key) = row.objectID.reference else {
+                throw StoreError(.corrupt, "\(row.objectID) does not have an integer reference from this store", objectID: row.objectID)
+            }
+            rows[row.objectID] = Row(row, primaryKey: key)
+        }
+        for update in request.updatedRows {
+            let row = rows[update.objectID]!
+            row.attributes = update.attributeValues
+            row.toOne = update.toOneDestinations
+            row.version += 1
+        }
+        for change in request.toManyChanges {
+            guard let row = rows[change.objectID] else { continue }
+            var members = row.toMany[change.relationship.index] ?? []
+            for id in change.removed { members.remove(id) }
+            for id in change.added { members.append(id) }
+            row.toMany[change.relationship.index] = members
+        }
+        for deleted in request.deletedObjects { rows.removeValue(forKey: deleted.objectID) }
+    }
+
+    private func checkVersion(_ objectID: ManagedObjectID, _ version: Int64) throws {
+        guard let current = rows[objectID] else {
+            throw StoreError(.conflict, "\(objectID.entityName) \(objectID) was deleted from the store after it was read", objectID: objectID)
+        }
+        if current.version != version {
+            throw StoreError(.conflict, "\(objectID.entityName) \(objectID) changed in the store since it was read (read version \(version), store version \(current.version))", objectID: objectID)
+        }
+    }
+
+    /// A stored row seen by the predicate evaluator; relationships resolve to other rows of this store.
+    private struct Subject: PredicateSubject {
+        let store: InMemoryStore
+        let row: Row
+
+        var predicateObjectID: ManagedObjectID { row.objectID }
+
+        func predicateValue(forKey key: String) -> PredicateValue {
+            if let index = row.entity.attributeIndex(named: key) { return .value(row.attributes[index]) }
+            guard let index = row.entity.relationshipIndex(named: key) else { return .value(.null) }
+            if row.entity.relationships[index].isToMany {
+                return .collection((row.toMany[index] ?? []).map(resolve))
+            }
+            guard let id = row.toOne[index] else { return .value(.null) }
+            return resolve(id)
+        }
+
+        private func resolve(_ id: ManagedObjectID) -> PredicateValue {
+            if let target = store.rows[id] { return .subject(Subject(store: store, row: target)) }
+            return .objectID(id)
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import OrderedCollections
+
+extension ManagedObject {
+    /// The destination of a to-one relationship.
+    public func relatedObject(forKey key: String) -> ManagedObject? {
+        let index = relationshipIndex(key)
+        precondition(!entity.relationships[index].isToMany, "\(entity.name).\(key) is to-many: use relatedObjects(forKey:)")
+        willAccess()
+        guard case .one(let destination) = relationshipSlots[index] else { return nil }
+        return destination
+    }
+
+    /// The destinations of a to-many relationship (in order for ordered relationships). Loads the
+    /// relationship if it is a fault.
+    public func relatedObjects(forKey key: String) -> [ManagedObject] {
+        let index = relationshipIndex(key)
+        precondition(entity.relationships[index].isToMany, "\(entity.name).\(key) is to-one: use relatedObject(forKey:)")
+        return Array(members(of: entity.relationships[index]))
+    }
+
+    /// Sets a to-one relationship and keeps the inverse in step: the object leaves its old
+    /// destination's inverse and joins the new one's.
+    public func setRelatedObject(_ destination: ManagedObject?, forKey key: String) {
+        let relationship = entity.relationships[relationshipIndex(key)]
+        precondition(!relationship.isToMany, "\(entity.name).\(key) is to-many: use add/removeRelatedObject or setRelatedObjects")
+        checkDestination(destination, of: relationship)
+        willAccess()
+        guard case .one(let old) = relationshipSlots[relationship.index], old !== destination else { return }
+        primitiveSetToOne(relationship, destination)
+        guard let inverse = relationship.inverse else { return }
+        if let old { old.primitiveUnlink(inverse, self) }
+        if let destination { destination.linkInverse(inverse, of: relationship, to: self) }
+    }
+
+    /// Adds a destination to a to-many relationship, updating the inverse.
+    public func addRelatedObject(_ destination: ManagedObject, forKey key: String) {
+        let relationship = entity.relationships[relationshipIndex(key)]
+        precondition(relationship.isToMany, "\(entity.name).\(key) is to-one: use setRelatedObject")
+        checkDestination(destination, of: relationship)
+        willAccess()
+        guard case .many(let storage) = relationshipSlots[relationship.index] else { return }
+        if let members = storage.members, members.contains(destination) { return }
+        willChange()
+        storage.add(destination)
+        if let inverse = relationship.inverse { destination.linkInverse(inverse, of: relationship, to: self) }
+    }
+
+    /// Removes a destination from a to-many relationship, updating the inverse.
+    public func removeRelatedObject(_ destination: ManagedObject, forKey key: String) {
+        let relationship = entity.relationships[relationshipIndex(key)]
+        precondition(relationship.isToMany, "\(entity.name).\(key) is to-one: use setRelatedObject(nil, ...)")
+        willAccess()
+        guard case .many(let storage) = relationshipSlots[relationship.index] else { return }
+        if let members = storage.members, !members.contains(destination) { return }
+        willChange()
+        storage.remove(destination)
+        if let inverse = relationship.inverse { destination.primitiveUnlink(inverse, self) }
+    }
+
+    /// Replaces the destinations of a to-many relationship (and, for ordered ones, their order).
+    public func setRelatedObjects(_ destinations: [ManagedObject], forKey key: String) {
+        let relationship = entity.relationships[relationshipIndex(key)]
+        precondition(relationship.isToMany, "\(entity.name).\(key) is to-one: use setRelatedObject")
+        let current = members(of: relationship)
+        let wanted = OrderedSet(destinations)
+        for object in current where !wanted.contains(object) { removeRelatedObject(object, forKey: key) }
+        for object in wanted where !current.contains(object) { addRelatedObject(object, forKey: key) }
+        if relationship.isOrdered, case .many(let storage) = relationshipSlots[relationship.index], storage.members != wanted {
+            willChange()
+            storage.members = wanted
+        }
+    }
+
+    // MARK: Internals
+
+    private func checkDestination(_ destination: ManagedObject?, of relationship: RelationshipDescription) {
+        guard let destination else { return }
+        precondition(destination.entity.isKind(of: relationship.destinationEntity),
+                     "\(entity.name).\(relationship.name) takes \(relationship.destinationEntityName) objects, not \(destination.entity.name)")
+        precondition(destination.context === context || destination.context == nil || context == nil,
+                     "\(entity.name).\(relationship.name): objects of two different contexts cannot be related; pass the objectID and use object(with:)")
+    }
+
+    /// The loaded destinations of a to-many relationship (fires the relationship fault).
+    func members(of relationship: RelationshipDescription) -> OrderedSet<ManagedObject> {
+        willAccess()
+        guard case .many(let storage) = relationshipSlots[relationship.index] else { return [] }
+        if storage.members == nil { context?.fulfillRelationshipFault(storage, of: self, relationship) }
+        return storage.members ?? []
+    }
+
+    /// Current destinations of any relationship, without loading a to-many that is a fault unless asked.
+    func destinations(of relationship: RelationshipDescription) -> [ManagedObject] {
+        if relationship.isToMany { return Array(members(of: relationship)) }
+        willAccess()
+        guard case .one(let destination) = relationshipSlots[relationship.index], let destination else { return [] }
+        return [destination]
+    }
+
+    func primitiveSetToOne(_ relationship: RelationshipDescription, _ destination: ManagedObject?) {
+        willChange()
+        relationshipSlots[relationship.index] = .one(destination)
+    }
+
+    /// Removes `source` from this object's `relationship` (the inverse side), without touching `source`.
+    func primitiveUnlink(_ relationship: RelationshipDescription, _ source: ManagedObject) {
+        willAccess()
+        switch relationshipSlots[relationship.index] {
+        case .one(let current):
+            if current === source { primitiveSetToOne(relationship, nil) }
+        case .many(let storage):
+            if let members = storage.members, !members.contains(source) { return }
+            willChange()
+            storage.remove(source)
+        }
+    }
+
+    /// Makes this object's `inverse` point at `source`, after `source.relationship` was set to include
+    /// this object. For a to-one inverse, the previous owner loses this object first (one-to-one and
+    /// one-to-many moves), so both ends stay consistent.
+    func linkInverse(_ inverse: RelationshipDescription, of relationship: RelationshipDescription, to source: ManagedObject) {
+        willAccess()
+        switch relationshipSlots[inverse.index] {
+        case .one(let previous):
+            if previous === source { return }
+            if let previous { previous.primitiveUnlink(relationship, self) }
+            primitiveSetToOne(inverse, source)
+        case .many(let storage):
+            if let members = storage.members, members.contains(source) { return }
+            willChange()
+            storage.add(source)
+        }
+    }
+}
+
+extension ManagedObject: PredicateSubject {
+    public var predicateObjectID: ManagedObjectID { objectID }
+
+    public func predicateValue(forKey key: String) -> PredicateValue {
+        if let index = entity.attributeIndexByName[key] { return .value(self[attributeAt: index]) }
+        guard let index = entity.relationshipIndexByName[key] else { return .value(.null) }
+        let relationship = entity.relationships[index]
+        if relationship.isToMany { return .collection(members(of: relationship).map { .subject($0) }) }
+        willAccess()
+        guard case .one(let destination) = relationshipSlots[index], let destination else { return .value(.null) }
+        return .subject(destination)
+    }
+}

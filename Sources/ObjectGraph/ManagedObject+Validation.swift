@@ -1,0 +1,101 @@
+import Foundation
+
+extension ManagedObject {
+    /// Fails for each Deny relationship that still has destinations that are not deleted too.
+    public func validateDenyRules() throws {
+        var failures: [ValidationFailure] = []
+        for relationship in entity.relationships where relationship.deleteRule == .deny {
+            let remaining = destinations(of: relationship).filter { !$0.isDeleted }
+            if !remaining.isEmpty {
+                failures.append(validationFailure(
+                    key: relationship.name, rule: .deny,
+                    message: "cannot delete \(entity.name) \(objectID) while \(relationship.name) still has \(remaining.count) object\(remaining.count == 1 ? "" : "s") (delete rule Deny)"))
+            }
+        }
+        if !failures.isEmpty { throw ValidationError(failures: failures) }
+    }
+
+
+    /// Runs the model's rules and custom property validators on every property, collecting every failure.
+    public func validateProperties() throws {
+        willAccess()
+        var failures: [ValidationFailure] = []
+        for attribute in entity.attributes {
+            let value = attributeValues[attribute.index]
+            let before = failures.count
+            checkAttribute(attribute, value, &failures)
+            if failures.count == before {
+                do { try validateValue(value, forKey: attribute.name) } catch { failures += try ValidationError.extract(error) }
+            }
+        }
+        for relationship in entity.relationships { checkRelationship(relationship, &failures) }
+        if !failures.isEmpty { throw ValidationError(failures: failures) }
+    }
+
+    private func checkAttribute(_ attribute: AttributeDescription, _ value: AttributeValue, _ failures: inout [ValidationFailure]) {
+        func fail(_ rule: ValidationRule, _ message: String) {
+            failures.append(validationFailure(key: attribute.name, value: value, rule: rule, message: message))
+        }
+        if value.isNull {
+            if !attribute.isOptional { fail(.required, "\(attribute.name) is required") }
+            return
+        }
+        guard value.isStorable(as: attribute.type) else {
+            return fail(.type, "\(attribute.name) must be a \(attribute.type), not \(value)")
+        }
+        guard value.fitsRange(of: attribute.type) else {
+            return fail(.range, "\(value) does not fit in \(attribute.type)")
+        }
+        if let minimum = attribute.minValue, let order = value.compare(to: minimum), order == .orderedAscending {
+            fail(.minValue, "\(attribute.name) must be at least \(minimum)")
+        }
+        if let maximum = attribute.maxValue, let order = value.compare(to: maximum), order == .orderedDescending {
+            fail(.maxValue, "\(attribute.name) must be at most \(maximum)")
+        }
+        let length: Int?
+        switch value {
+        case .string(let s): length = s.count
+        case .binary(let d): length = d.count
+        default: length = nil
+        }
+        if let length {
+            let unit = attribute.type == .binary ? "bytes" : "characters"
+            if let minimum = attribute.minLength, length < minimum { fail(.minLength, "\(attribute.name) must be at least \(minimum) \(unit) long, it is \(length)") }
+            if let maximum = attribute.maxLength, length > maximum { fail(.maxLength, "\(attribute.name) must be at most \(maximum) \(unit) long, it is \(length)") }
+        }
+        if let regex = attribute.compiledRegex, case .string(let s) = value,
+           regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil {
+            fail(.pattern, "\(attribute.name) does not match the pattern \(attribute.regularExpression!)")
+        }
+    }
+
+    private func checkRelationship(_ relationship: RelationshipDescription, _ failures: inout [ValidationFailure]) {
+        func fail(_ rule: ValidationRule, _ message: String) {
+            failures.append(validationFailure(key: relationship.name, rule: rule, message: message))
+        }
+        if relationship.isToMany {
+            guard case .many(let storage) = relationshipSlots[relationship.index] else { return }
+            for destination in storage.added where destination.changeState == .insertedThenDeleted || destination.context !== context {
+                fail(.danglingReference, "\(relationship.name) refers to \(destination.objectID), which was deleted before it was ever saved or belongs to another context")
+            }
+            let minimum = relationship.effectiveMinCount, maximum = relationship.maxCount
+            guard minimum != nil || maximum != nil else { return }
+            let count = members(of: relationship).count
+            if let minimum, count < minimum {
+                fail(.minCount, "\(relationship.name) must have at least \(minimum) object\(minimum == 1 ? "" : "s"), it has \(count)")
+            }
+            if let maximum, count > maximum {
+                fail(.maxCount, "\(relationship.name) must have at most \(maximum) object\(maximum == 1 ? "" : "s"), it has \(count)")
+            }
+        } else {
+            guard case .one(let destination) = relationshipSlots[relationship.index] else { return }
+            if let destination {
+                if destination.changeState == .insertedThenDeleted || destination.context !== context {
+                    fail(.danglingReference, "\(relationship.name) refers to \(destination.objectID), which was deleted before it was ever saved or belongs to another context")
+                }
+            } else if !relationship.isOptional {
+                fail(.required, "\(relationship.name) is required")
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Validates every inserted, updated and deleted object and writes the changes to the stores as one
+    /// unit. On any failure nothing is written and the context keeps its changes.
+    ///
+    /// - Throws: `ValidationError` holding every failure of every object; `StoreError` from the store
+    ///   (a conflict, I/O).
+    public func save() throws {
+        let changed = changedObjects.filter { $0.changeState != .none }
+        guard !changed.isEmpty else {
+            for object in changedObjects { object.isInChangedList = false }
+            changedObjects.removeAll(keepingCapacity: true)
+            return
+        }
+        let inserted = changed.filter { $0.changeState == .inserted }
+        let updated = changed.filter { $0.changeState == .updated }
+        let deleted = changed.filter { $0.changeState == .deleted }
+
+        var failures: [ValidationFailure] = []
+        for object in inserted { do { try object.validateForInsert() } catch { failures += try ValidationError.extract(error) } }
+        for object in updated { do { try object.validateForUpdate() } catch { failures += try ValidationError.extract(error) } }
+        for object in deleted { do { try object.validateForDelete() } catch { failures += try ValidationError.extract(error) } }
+        if !failures.isEmpty { throw ValidationError(failures: failures) }
+
+        try obtainPermanentIDs(for: inserted)
+        var request = SaveChangesRequest()
+        request.insertedRows.reserveCapacity(inserted.count)
+        for object in inserted {
+            request.insertedRows.append(row(of: object, version: 0))
+            appendToManyChanges(of: object, to: &request)
+        }
+        for object in updated {
+            request.updatedRows.append(row(of: object, version: object.version))
+            appendToManyChanges(of: object, to: &request)
+        }
+        request.deletedObjects = deleted.map { ($0.objectID, $0.version) }
+        try persistentStoreCoordinator.save(request)
+
+        for object in inserted {
+            object.version = 1
+            finishSave(of: object)
+        }
+        for object in updated {
+            object.version += 1
+            finishSave(of: object)
+        }
+        for object in changed where object.changeState == .deleted || object.changeState == .insertedThenDeleted {
+            forget(object)
+        }
+        for object in changedObjects { object.isInChangedList = false }
+        changedObjects.removeAll(keepingCapacity: true)
+        NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: [
+            "inserted": inserted.map(\.objectID),
+            "updated": updated.map(\.objectID),
+            "deleted": request.deletedObjects.map(\.objectID),
+        ])
+    }
+
+    private func finishSave(of object: ManagedObject) {
+        object.changeState = .none
+        object.original = nil
+        for case .many(let storage) in object.relationshipSlots { storage.clearEdits() }
+    }
+
+    private func row(of object: ManagedObject, version: Int64) -> StoreRow {
+        var values = object.attributeValues
+        for attribute in object.entity.attributes where attribute.isTransient { values[attribute.index] = .null }
+        let toOne = object.relationshipSlots.map { slot -> ManagedObjectID? in
+            if case .one(let destination) = slot { return destination?.objectID }
+            return nil
+        }
+        return StoreRow(objectID: object.objectID, entity: object.entity, version: version, attributeValues: values, toOneDestinations: toOne)
+    }
+
+    private func appendToManyChanges(of object: ManagedObject, to request: inout SaveChangesRequest) {
+        for relationship in object.entity.relationships where relationship.isToMany {
+            guard case .many(let storage) = object.relationshipSlots[relationship.index],
+                  !storage.added.isEmpty || !storage.removed.isEmpty else { continue }
+            let added = storage.added.filter { $0.changeState != .insertedThenDeleted && !$0.objectID.isTemporaryID }.map(\.objectID)
+            let removed = storage.removed.filter { !$0.objectID.isTemporaryID }.map(\.objectID)
+            guard !added.isEmpty || !removed.isEmpty else { continue }
+            request.toManyChanges.append(ToManyChange(objectID: object.objectID, relationship: relationship, added: added, removed: removed))
+        }
+    }
+}

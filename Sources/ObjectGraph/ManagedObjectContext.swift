@@ -1,0 +1,360 @@
+import Dispatch
+import Foundation
+
+/// A scratch pad of managed objects: inserts, updates and deletes stay here until `save()`.
+///
+/// A context tracks its inserted, updated and deleted objects, keeps at most one object per ID
+/// (uniquing), loads values on first access (faulting), keeps both ends of relationships in step,
+/// applies delete rules, validates at save, and can `rollback()` to the last committed state or
+/// `reset()` to forget every object (how a long import keeps memory flat).
+///
+/// ```swift
+/// let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+/// try context.performAndWait {
+///     let d = context.insertNewObject(forEntityName: "Department")
+///     d["name"] = "Sales"
+///     try context.save()
+/// }
+/// ```
+///
+/// `@unchecked Sendable`: a context may be handed to other threads only to call `perform` /
+/// `performAndWait`, which run work on its own serial queue; all mutable state is touched only there
+/// (or, for `.confinement`, only on the thread that uses it).
+public final class ManagedObjectContext: @unchecked Sendable {
+    public enum ConcurrencyType: Sendable {
+        /// The context owns a private serial queue; use it through `perform` / `performAndWait`.
+        case privateQueue
+        /// The context is bound to one designated serial queue (the main queue).
+        case mainQueue
+        /// The context is used only from the thread that made it; no queue.
+        case confinement
+    }
+
+    public let concurrencyType: ConcurrencyType
+    public let persistentStoreCoordinator: PersistentStoreCoordinator
+    public var name: String?
+    let queue: DispatchQueue?
+    private let queueToken = UUID()
+    static let queueKey = DispatchSpecificKey<UUID>()
+
+    var registry: [ManagedObjectID: ManagedObject] = [:]
+    /// Objects whose change state left `.none` since the last save or rollback (append-only; states are checked).
+    var changedObjects: [ManagedObject] = []
+
+    public init(concurrencyType: ConcurrencyType = .privateQueue, coordinator: PersistentStoreCoordinator) {
+        self.concurrencyType = concurrencyType
+        self.persistentStoreCoordinator = coordinator
+        switch concurrencyType {
+        case .privateQueue:
+            let queue = DispatchQueue(label: "sluice.context")
+            queue.setSpecific(key: Self.queueKey, value: queueToken)
+            self.queue = queue
+        case .mainQueue:
+            self.queue = DispatchQueue.main
+        case .confinement:
+            self.queue = nil
+        }
+    }
+
+    deinit {
+        for object in registry.values { object.context = nil }
+        for object in changedObjects { object.context = nil }
+    }
+
+    public var managedObjectModel: ManagedObjectModel { persistentStoreCoordinator.managedObjectModel }
+
+    // MARK: Queues
+
+    private var isOnQueue: Bool {
+        switch concurrencyType {
+        case .privateQueue: return DispatchQueue.getSpecific(key: Self.queueKey) == queueToken
+        case .mainQueue: return Thread.isMainThread
+        case .confinement: return true
+        }
+    }
+
+    /// Runs `block` on the context's queue and waits for it; runs it at once when already there.
+    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        guard let queue, !isOnQueue else { return try block() }
+        return try queue.sync(execute: block)
+    }
+
+    /// Schedules `block` on the context's queue and returns at once.
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        guard let queue else { return block() }
+        queue.async(execute: block)
+    }
+
+    /// Runs `block` on the context's queue and returns its result to the awaiting task.
+    public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
+        guard let queue else { return try block() }
+        return try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try block() }) }
+        }
+    }
+
+    // MARK: Registered objects
+
+    /// Every object the context currently holds.
+    public var registeredObjects: Set<ManagedObject> { Set(registry.values) }
+    public var insertedObjects: Set<ManagedObject> { Set(changedObjects.lazy.filter { $0.changeState == .inserted }) }
+    public var updatedObjects: Set<ManagedObject> { Set(changedObjects.lazy.filter { $0.changeState == .updated }) }
+    public var deletedObjects: Set<ManagedObject> { Set(changedObjects.lazy.filter { $0.changeState == .deleted }) }
+    public var hasChanges: Bool { changedObjects.contains { $0.changeState != .none } }
+
+    /// The registered object for an ID, or `nil` (never touches a store).
+    public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? { registry[objectID] }
+
+    /// The object for an ID: the registered one, or a new fault that loads its values on first access.
+    /// Accessing a fault whose row no longer exists is a programmer error; use `existingObject(with:)`
+    /// when the object may be gone.
+    public func object(with objectID: ManagedObjectID) -> ManagedObject {
+        if let object = registry[objectID] { return object }
+        precondition(!objectID.isTemporaryID, "\(objectID) is a temporary ID of an object this context does not hold")
+        guard let entity = managedObjectModel.entity(named: objectID.entityName) else {
+            preconditionFailure("\(objectID) names entity \(objectID.entityName), which the model does not have")
+        }
+        let object = makeObject(entity)
+        object.objectID = objectID
+        object.turnIntoFault(notify: false)
+        object.context = self
+        registry[objectID] = object
+        return object
+    }
+
+    /// The object for an ID with its values loaded.
+    /// - Throws: `StoreError` (`.objectNotFound`) when no store holds the object any more.
+    public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
+        if let object = registry[objectID], !object.faultState { return object }
+        if objectID.isTemporaryID {
+            throw StoreError(.objectNotFound, "No object with temporary ID \(objectID) is in this context", objectID: objectID)
+        }
+        guard let row = try persistentStoreCoordinator.row(for: objectID) else {
+            throw StoreError(.objectNotFound, "\(objectID.entityName) \(objectID) does not exist in its store (it was deleted or never saved)", objectID: objectID)
+        }
+        return materialize(row)
+    }
+
+    private func makeObject(_ entity: EntityDescription) -> ManagedObject {
+        entity.resolvedClass.init(entity: entity, insertInto: nil)
+    }
+
+    // MARK: Insert and delete
+
+    /// Creates and inserts an object of the named entity (of its registered class).
+    public func insertNewObject(forEntityName name: String) -> ManagedObject {
+        guard let entity = managedObjectModel.entity(named: name) else {
+            preconditionFailure("the model has no entity named \(name.debugDescription)")
+        }
+        return entity.resolvedClass.init(entity: entity, insertInto: self)
+    }
+
+    /// Creates and inserts an object of the named entity, typed as its class.
+    public func insertNewObject<T: ManagedObject>(_ type: T.Type, forEntityName name: String) -> T {
+        guard let object = insertNewObject(forEntityName: name) as? T else {
+            preconditionFailure("entity \(name) does not make \(T.self) objects; set its managedObjectClass")
+        }
+        return object
+    }
+
+    /// Inserts an object made with `init(entity:insertInto: nil)`; `awakeFromInsert` runs.
+    public func insert(_ object: ManagedObject) {
+        precondition(object.context == nil || object.context === self, "\(object.objectID) already belongs to another context")
+        guard object.context == nil else { return }
+        precondition(managedObjectModel.entity(named: object.entity.name) === object.entity,
+                     "entity \(object.entity.name) is not from this context's model")
+        precondition(!object.entity.isAbstract, "\(object.entity.name) is abstract: insert one of its sub-entities")
+        object.context = self
+        registry[object.objectID] = object
+        setChangeState(object, .inserted)
+        object.awakeFromInsert()
+    }
+
+    /// Marks an object deleted and applies the delete rule of each of its relationships at once:
+    /// Nullify clears the inverse on each destination, Cascade deletes the destinations (recursively),
+    /// Deny is checked at save, No Action leaves destinations pointing at the deleted object.
+    public func delete(_ object: ManagedObject) {
+        precondition(object.context === self, "\(object.objectID) does not belong to this context")
+        guard !object.isDeleted else { return }
+        object.willAccess()
+        if object.changeState == .inserted {
+            object.changeState = .insertedThenDeleted
+        } else {
+            captureOriginal(object)
+            setChangeState(object, .deleted)
+        }
+        for relationship in object.entity.relationships {
+            switch relationship.deleteRule {
+            case .deny, .noAction:
+                continue
+            case .nullify:
+                guard let inverse = relationship.inverse else { continue }
+                for destination in object.destinations(of: relationship) { destination.primitiveUnlink(inverse, object) }
+            case .cascade:
+                for destination in object.destinations(of: relationship) { delete(destination) }
+            }
+        }
+    }
+
+    // MARK: Change tracking
+
+    /// Called before every change to an object: records that it changed and, the first time, its
+    /// committed values (for rollback and `changedValues()`).
+    @inline(__always) func noteChange(_ object: ManagedObject) {
+        if object.changeState == .none {
+            captureOriginal(object)
+            setChangeState(object, .updated)
+        }
+    }
+
+    private func captureOriginal(_ object: ManagedObject) {
+        guard object.original == nil, object.changeState == .none else { return }
+        let toOne = object.relationshipSlots.map { slot -> ManagedObject? in
+            if case .one(let destination) = slot { return destination } else { return nil }
+        }
+        object.original = (object.attributeValues, toOne)
+    }
+
+    private func setChangeState(_ object: ManagedObject, _ state: ManagedObject.ChangeState) {
+        object.changeState = state
+        if !object.isInChangedList {
+            object.isInChangedList = true
+            changedObjects.append(object)
+        }
+    }
+
+    // MARK: Faults
+
+    func fulfillFault(_ object: ManagedObject) {
+        let row: StoreRow?
+        do { row = try persistentStoreCoordinator.row(for: object.objectID) } catch {
+            preconditionFailure("could not load \(object.objectID): \(error)")
+        }
+        guard let row else {
+            preconditionFailure("could not fulfill a fault for \(object.objectID): the row was deleted; use existingObject(with:) when an object may be gone")
+        }
+        object.fill(from: row, in: self)
+        object.awakeFromFetch()
+    }
+
+    func fulfillRelationshipFault(_ storage: ToManyStorage, of object: ManagedObject, _ relationship: RelationshipDescription) {
+        var members = storage.added
+        if !object.objectID.isTemporaryID {
+            let ids: [ManagedObjectID]
+            do { ids = try persistentStoreCoordinator.destinations(of: relationship, for: object.objectID) } catch {
+                preconditionFailure("could not load \(relationship.name) of \(object.objectID): \(error)")
+            }
+            var loaded = ids.map { self.object(with: $0) }.filter { !storage.removed.contains($0) }
+            loaded.append(contentsOf: storage.added)
+            members = .init(loaded)
+        }
+        storage.members = members
+    }
+
+    /// Loads the values of `object` from the store again. With `mergeChanges` false (or no changes),
+    /// local changes are discarded and the object becomes a fault; with true, unchanged attributes take
+    /// the store's values and local changes are kept.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        precondition(object.context === self, "\(object.objectID) does not belong to this context")
+        guard object.changeState != .inserted, object.changeState != .insertedThenDeleted, !object.faultState else { return }
+        if mergeChanges, object.changeState == .updated, let original = object.original {
+            guard let row = try? persistentStoreCoordinator.row(for: object.objectID) else { return }
+            for attribute in object.entity.attributes where !attribute.isTransient
+                && object.attributeValues[attribute.index] == original.attributes[attribute.index] {
+                object.attributeValues[attribute.index] = row.attributeValues[attribute.index]
+            }
+            var snapshot = row.attributeValues
+            for attribute in object.entity.attributes where attribute.isTransient { snapshot[attribute.index] = original.attributes[attribute.index] }
+            object.original = (snapshot, original.toOne)
+            object.version = row.version
+            return
+        }
+        object.changeState = .none
+        object.turnIntoFault(notify: true)
+    }
+
+    // MARK: Rollback and reset
+
+    /// Discards every unsaved change: inserted objects go away, updated and deleted ones return to their
+    /// committed state (their to-many relationships reload from the store on next access).
+    public func rollback() {
+        for object in changedObjects {
+            object.isInChangedList = false
+            switch object.changeState {
+            case .none:
+                break
+            case .inserted, .insertedThenDeleted:
+                forget(object)
+            case .updated, .deleted:
+                if let original = object.original {
+                    object.attributeValues = original.attributes
+                    object.relationshipSlots = object.entity.relationships.map { relationship in
+                        relationship.isToMany ? .many(ToManyStorage(loaded: false)) : .one(original.toOne[relationship.index])
+                    }
+                }
+                object.original = nil
+                object.changeState = .none
+            }
+        }
+        changedObjects.removeAll()
+    }
+
+    /// Forgets every object (their values are released and they must not be used again), as after a
+    /// fresh start. Unsaved changes are lost.
+    public func reset() {
+        for object in registry.values { forget(object) }
+        for object in changedObjects { forget(object) }
+        registry.removeAll(keepingCapacity: true)
+        changedObjects.removeAll(keepingCapacity: true)
+    }
+
+    func forget(_ object: ManagedObject) {
+        registry.removeValue(forKey: object.objectID)
+        object.turnIntoFault(notify: true)
+        object.changeState = .none
+        object.isInChangedList = false
+        object.context = nil
+    }
+
+    // MARK: Materialising rows
+
+    func materialize(_ row: StoreRow) -> ManagedObject {
+        if let object = registry[row.objectID] {
+            if object.faultState {
+                object.fill(from: row, in: self)
+                object.awakeFromFetch()
+            }
+            return object
+        }
+        let object = makeObject(row.entity)
+        object.objectID = row.objectID
+        object.context = self
+        object.fill(from: row, in: self)
+        registry[row.objectID] = object
+        object.awakeFromFetch()
+        return object
+    }
+
+    // MARK: Permanent IDs
+
+    /// Gives each object with a temporary ID its permanent ID now, from the store that will hold it.
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        let pending = objects.filter { $0.objectID.isTemporaryID && $0.context === self }
+        var byEntity: [EntityDescription: [ManagedObject]] = [:]
+        for object in pending { byEntity[object.entity, default: []].append(object) }
+        for (entity, group) in byEntity.sorted(by: { $0.key.index < $1.key.index }) {
+            let ids = try persistentStoreCoordinator.newObjectIDs(for: entity, count: group.count)
+            for (object, id) in zip(group, ids) {
+                registry.removeValue(forKey: object.objectID)
+                object.objectID = id
+                registry[id] = object
+            }
+        }
+    }
+}
+
+extension Notification.Name {
+    /// Posted after a context saved; `userInfo` holds `[ManagedObjectID]` arrays under `inserted`,
+    /// `updated` and `deleted`.
+    public static let managedObjectContextDidSave = Notification.Name("SluiceManagedObjectContextDidSave")
+}

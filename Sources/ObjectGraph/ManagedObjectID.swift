@@ -1,0 +1,87 @@
+import Foundation
+import Synchronization
+
+/// Identifies one object across contexts and threads: the store, the entity, and the object's
+/// reference in that store. It is the only handle that may cross from one context to another.
+///
+/// IDs of newly inserted objects are temporary until the object is saved (or
+/// `obtainPermanentIDs(for:)` is called). `uriRepresentation` is a URL that survives restarts:
+/// `x-sluice://<store UUID>/<Entity>/p<primary key>` (or `/s<key>` for string references,
+/// `/t<n>` for temporary IDs, which have no store).
+public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
+    /// A store's key for an object, or a temporary number before the first save.
+    public enum Reference: Hashable, Sendable {
+        case temporary(UInt64)
+        case integer(Int64)
+        case string(String)
+    }
+
+    public let entityName: String
+    /// The identifier (UUID) of the store holding the object; `nil` while the ID is temporary.
+    public let storeIdentifier: String?
+    public let reference: Reference
+
+    public init(entityName: String, storeIdentifier: String?, reference: Reference) {
+        self.entityName = entityName
+        self.storeIdentifier = storeIdentifier
+        self.reference = reference
+    }
+
+    private static let temporaryCounter = Atomic<UInt64>(0)
+
+    static func makeTemporary(entityName: String) -> ManagedObjectID {
+        let n = temporaryCounter.add(1, ordering: .relaxed).newValue
+        return ManagedObjectID(entityName: entityName, storeIdentifier: nil, reference: .temporary(n))
+    }
+
+    public var isTemporaryID: Bool { if case .temporary = reference { return true } else { return false } }
+
+    /// The integer primary key, for stores that use one.
+    public var primaryKey: Int64? { if case .integer(let key) = reference { return key } else { return nil } }
+
+    public static let uriScheme = "x-sluice"
+
+    public var uriRepresentation: URL {
+        var components = URLComponents()
+        components.scheme = Self.uriScheme
+        components.host = storeIdentifier ?? ""
+        let tail: String
+        switch reference {
+        case .temporary(let n): tail = "t\(n)"
+        case .integer(let key): tail = "p\(key)"
+        case .string(let key): tail = "s\(key)"
+        }
+        components.path = "/\(entityName)/\(tail)"
+        return components.url!
+    }
+
+    /// Parses a URI made by `uriRepresentation`; `nil` when it is not one.
+    public init?(uriRepresentation uri: URL) {
+        guard uri.scheme == Self.uriScheme,
+              let components = URLComponents(url: uri, resolvingAgainstBaseURL: false) else { return nil }
+        let parts = components.path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, let kind = parts[1].first else { return nil }
+        let value = String(parts[1].dropFirst())
+        let host = components.host ?? ""
+        switch kind {
+        case "t":
+            guard host.isEmpty, let n = UInt64(value) else { return nil }
+            self.init(entityName: String(parts[0]), storeIdentifier: nil, reference: .temporary(n))
+        case "p":
+            guard !host.isEmpty, let key = Int64(value) else { return nil }
+            self.init(entityName: String(parts[0]), storeIdentifier: host, reference: .integer(key))
+        case "s":
+            guard !host.isEmpty else { return nil }
+            self.init(entityName: String(parts[0]), storeIdentifier: host, reference: .string(value))
+        default:
+            return nil
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(reference)
+        hasher.combine(entityName)
+    }
+
+    public var description: String { uriRepresentation.absoluteString }
+}

@@ -1,0 +1,151 @@
+import Foundation
+
+/// Metadata every store keeps: its type, its UUID, the hash of the model that wrote it, and user keys.
+public struct StoreMetadata: Sendable, Hashable {
+    public var storeType: String
+    /// The store's UUID; permanent object IDs name it.
+    public var identifier: String
+    /// `nil` for a new, empty store (the coordinator records the model's hash on add).
+    public var modelVersionHash: String?
+    public var entityVersionHashes: [String: String]
+    /// Keys the application sets (import checkpoints, source file names, ...).
+    public var userInfo: [String: String]
+
+    public init(storeType: String, identifier: String = UUID().uuidString, modelVersionHash: String? = nil,
+                entityVersionHashes: [String: String] = [:], userInfo: [String: String] = [:]) {
+        self.storeType = storeType
+        self.identifier = identifier
+        self.modelVersionHash = modelVersionHash
+        self.entityVersionHashes = entityVersionHashes
+        self.userInfo = userInfo
+    }
+}
+
+/// The stored state of one object: what a store returns from fetches and fault fulfilment, and what a
+/// save hands it.
+///
+/// Values are in the entity's flat order: `attributeValues[a.index]` for attribute `a` (transient
+/// attributes are `.null`), `toOneDestinations[r.index]` for to-one relationship `r` (`nil` for
+/// to-many slots and empty to-ones).
+public struct StoreRow: @unchecked Sendable {
+    // @unchecked: EntityDescription is immutable once its model is built.
+    public var objectID: ManagedObjectID
+    public var entity: EntityDescription
+    /// The row version for optimistic locking: 1 after insert, +1 for each saved update.
+    public var version: Int64
+    public var attributeValues: [AttributeValue]
+    public var toOneDestinations: [ManagedObjectID?]
+
+    public init(objectID: ManagedObjectID, entity: EntityDescription, version: Int64,
+                attributeValues: [AttributeValue], toOneDestinations: [ManagedObjectID?]) {
+        precondition(attributeValues.count == entity.attributes.count && toOneDestinations.count == entity.relationships.count,
+                     "a row of \(entity.name) needs \(entity.attributes.count) attribute values and \(entity.relationships.count) relationship slots")
+        self.objectID = objectID
+        self.entity = entity
+        self.version = version
+        self.attributeValues = attributeValues
+        self.toOneDestinations = toOneDestinations
+    }
+}
+
+/// Destinations added to and removed from one to-many relationship of one object since the last save.
+public struct ToManyChange: @unchecked Sendable {
+    public var objectID: ManagedObjectID
+    public var relationship: RelationshipDescription
+    public var added: [ManagedObjectID]
+    public var removed: [ManagedObjectID]
+}
+
+/// Everything one context save asks a store to write, as one atomic unit.
+public struct SaveChangesRequest: Sendable {
+    /// New rows (permanent IDs already assigned by `newReferences`).
+    public var insertedRows: [StoreRow] = []
+    /// Changed rows; `version` is the version the object was read with (the store compares it).
+    public var updatedRows: [StoreRow] = []
+    /// Deleted objects with the versions they were read with.
+    public var deletedObjects: [(objectID: ManagedObjectID, version: Int64)] = []
+    /// To-many edits of inserted and updated objects.
+    public var toManyChanges: [ToManyChange] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { insertedRows.isEmpty && updatedRows.isEmpty && deletedObjects.isEmpty && toManyChanges.isEmpty }
+}
+
+/// What a fetch asks a store: the entity, a predicate already checked against the model, sorting,
+/// paging. A store that cannot evaluate something may return a superset; the context re-checks.
+public struct StoreFetchRequest: @unchecked Sendable {
+    public var entity: EntityDescription
+    public var predicate: FetchPredicate?
+    public var sortDescriptors: [FetchSortDescriptor]
+    public var includesSubentities: Bool
+    /// 0 means no limit.
+    public var fetchLimit: Int
+    public var fetchOffset: Int
+    /// Variables already substituted into `predicate`.
+    public init(entity: EntityDescription, predicate: FetchPredicate?, sortDescriptors: [FetchSortDescriptor],
+                includesSubentities: Bool, fetchLimit: Int, fetchOffset: Int) {
+        self.entity = entity
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+        self.includesSubentities = includesSubentities
+        self.fetchLimit = fetchLimit
+        self.fetchOffset = fetchOffset
+    }
+}
+
+/// The interface every store implements: the in-memory store, the SQLite, XML and binary stores, and
+/// stores users write themselves. Register a store class with
+/// `PersistentStoreCoordinator.registerStoreType(_:named:)`, then add stores by type name and URL.
+///
+/// A coordinator calls a store only while holding its lock, one call at a time, so a store needs no
+/// locking of its own. Stores see rows and object IDs, never managed objects or contexts.
+public protocol PersistentStore: AnyObject {
+    /// Creates the store for `url` (which may not exist yet: a missing or empty file is a new store).
+    /// Metadata must be valid when this returns.
+    init(coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]) throws
+
+    var url: URL? { get }
+    var configurationName: String? { get }
+    /// The store's metadata; the coordinator writes it back (model hash, user keys) before saves.
+    var metadata: StoreMetadata { get set }
+
+    /// Reads the store's contents or prepares it for use; called once by the coordinator after init.
+    func load() throws
+
+    /// Rows of `request.entity` (and sub-entities when asked) matching the predicate, sorted and paged.
+    func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow]
+
+    /// Number of rows matching the request (without paging).
+    func countRows(_ request: StoreFetchRequest) throws -> Int
+
+    /// The current row for an object, or `nil` when it no longer exists.
+    func row(for objectID: ManagedObjectID) throws -> StoreRow?
+
+    /// The destinations of a to-many relationship of a stored object, in stored order.
+    func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID]
+
+    /// `count` new, never-reused references for objects of `entity` (their permanent IDs).
+    func newReferences(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID.Reference]
+
+    /// Writes all changes, or none: a failure leaves the store as it was.
+    /// - Throws: `StoreError.conflict` when a row changed or vanished since it was read.
+    func save(_ request: SaveChangesRequest) throws
+
+    /// The store is being removed from its coordinator: release resources, clean up.
+    func willRemove(from coordinator: PersistentStoreCoordinator)
+}
+
+extension PersistentStore {
+    public var identifier: String { metadata.identifier }
+    public var type: String { metadata.storeType }
+
+    public func countRows(_ request: StoreFetchRequest) throws -> Int {
+        var unpaged = request
+        unpaged.fetchLimit = 0
+        unpaged.fetchOffset = 0
+        return try fetchRows(unpaged).count
+    }
+
+    public func willRemove(from coordinator: PersistentStoreCoordinator) {}
+}

@@ -1,0 +1,177 @@
+import Foundation
+
+/// Holds a model and one or more stores; routes fetches, fault loads and saves to them, one call at a
+/// time, and keeps each store's metadata.
+///
+/// ```swift
+/// let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+/// try coordinator.addPersistentStore(type: InMemoryStore.storeType)
+/// ```
+///
+/// `@unchecked Sendable`: every access to the store list and to the stores happens under `lock`.
+public final class PersistentStoreCoordinator: @unchecked Sendable {
+    public let managedObjectModel: ManagedObjectModel
+    private let lock = NSRecursiveLock()
+    private var stores: [any PersistentStore] = []
+    private var storesByIdentifier: [String: any PersistentStore] = [:]
+
+    public init(managedObjectModel: ManagedObjectModel) {
+        self.managedObjectModel = managedObjectModel
+    }
+
+    // MARK: Store types
+
+    private final class Registry: @unchecked Sendable {
+        // @unchecked: `types` is only read or written under `lock`.
+        let lock = NSLock()
+        var types: [String: any PersistentStore.Type] = [InMemoryStore.storeType: InMemoryStore.self]
+    }
+    private static let registry = Registry()
+
+    /// Makes a store class available under a type name (`"SQLite"`, `"XML"`, `"JSONLines"`, ...).
+    public static func registerStoreType(_ storeClass: any PersistentStore.Type, named name: String) {
+        registry.lock.withLock { registry.types[name] = storeClass }
+    }
+
+    public static var registeredStoreTypes: [String] { registry.lock.withLock { registry.types.keys.sorted() } }
+
+    public static func storeClass(named name: String) -> (any PersistentStore.Type)? {
+        registry.lock.withLock { registry.types[name] }
+    }
+
+    // MARK: Adding and removing stores
+
+    /// Creates a store of a registered type at `url` and adds it. A new store records this model's
+    /// version hash; an existing one must have been written with this model.
+    /// - Throws: `StoreError` (`.unknownStoreType`, `.incompatibleModel`) or the store's own error.
+    @discardableResult
+    public func addPersistentStore(type: String, configurationName: String? = nil, at url: URL? = nil,
+                                   options: [String: String] = [:]) throws -> any PersistentStore {
+        guard let storeClass = Self.storeClass(named: type) else {
+            throw StoreError(.unknownStoreType, "Store type \(type.debugDescription) is not registered; known types: \(Self.registeredStoreTypes.joined(separator: ", "))", url: url)
+        }
+        if let configurationName, managedObjectModel.configurations[configurationName] == nil {
+            throw StoreError(.noStoreForEntity, "The model has no configuration named \(configurationName.debugDescription)", url: url)
+        }
+        return try lock.withLock {
+            let store = try storeClass.init(coordinator: self, configurationName: configurationName, url: url, options: options)
+            try store.load()
+            if !managedObjectModel.isCompatible(withStoreMetadata: store.metadata) {
+                store.willRemove(from: self)
+                throw StoreError(.incompatibleModel,
+                                 "The store was written with a different model (\(managedObjectModel.differences(fromStoreMetadata: store.metadata))); open it with the model that wrote it, or migrate it",
+                                 url: url)
+            }
+            if store.metadata.modelVersionHash == nil {
+                store.metadata.modelVersionHash = managedObjectModel.versionHash
+                store.metadata.entityVersionHashes = managedObjectModel.entityVersionHashes
+            }
+            if store.metadata.storeType != type { store.metadata.storeType = type }
+            stores.append(store)
+            storesByIdentifier[store.identifier] = store
+            return store
+        }
+    }
+
+    /// Removes a store; it is told first so it can clean up.
+    public func removePersistentStore(_ store: any PersistentStore) {
+        lock.withLock {
+            store.willRemove(from: self)
+            stores.removeAll { $0 === store }
+            storesByIdentifier.removeValue(forKey: store.identifier)
+        }
+    }
+
+    public var persistentStores: [any PersistentStore] { lock.withLock { stores } }
+
+    public func persistentStore(for url: URL) -> (any PersistentStore)? {
+        lock.withLock { stores.first { $0.url?.standardizedFileURL == url.standardizedFileURL } }
+    }
+
+    public func metadata(for store: any PersistentStore) -> StoreMetadata { lock.withLock { store.metadata } }
+
+    /// Replaces a store's metadata (type, identifier and model hash are kept); written with the next save.
+    public func setMetadata(_ metadata: StoreMetadata, for store: any PersistentStore) {
+        lock.withLock {
+            var updated = metadata
+            updated.storeType = store.metadata.storeType
+            updated.identifier = store.metadata.identifier
+            updated.modelVersionHash = store.metadata.modelVersionHash
+            updated.entityVersionHashes = store.metadata.entityVersionHashes
+            store.metadata = updated
+        }
+    }
+
+    /// The ID a URI made by `ManagedObjectID.uriRepresentation` stands for, when its store is in this
+    /// coordinator and its entity in the model.
+    public func managedObjectID(forURIRepresentation uri: URL) -> ManagedObjectID? {
+        guard let id = ManagedObjectID(uriRepresentation: uri), managedObjectModel.entity(named: id.entityName) != nil else { return nil }
+        if id.isTemporaryID { return id }
+        return lock.withLock { storesByIdentifier[id.storeIdentifier ?? ""] != nil ? id : nil }
+    }
+
+    // MARK: Routing (used by contexts)
+
+    private func stores(for entity: EntityDescription) -> [any PersistentStore] {
+        stores.filter { store in
+            guard let configuration = store.configurationName else { return true }
+            return managedObjectModel.configurations[configuration]?.contains(entity.rootEntity.name) == true
+                || managedObjectModel.configurations[configuration]?.contains(entity.name) == true
+        }
+    }
+
+    private func store(for objectID: ManagedObjectID) throws -> any PersistentStore {
+        guard let identifier = objectID.storeIdentifier, let store = storesByIdentifier[identifier] else {
+            throw StoreError(.objectNotFound, "No store of this coordinator holds \(objectID)", objectID: objectID)
+        }
+        return store
+    }
+
+    func fetchRows(_ request: StoreFetchRequest) throws -> (rows: [StoreRow], merged: Bool) {
+        try lock.withLock {
+            let targets = stores(for: request.entity)
+            if targets.count == 1 { return (try targets[0].fetchRows(request), false) }
+            var unpaged = request
+            unpaged.fetchLimit = 0
+            unpaged.fetchOffset = 0
+            return (try targets.flatMap { try $0.fetchRows(unpaged) }, true)
+        }
+    }
+
+    func countRows(_ request: StoreFetchRequest) throws -> Int {
+        try lock.withLock { try stores(for: request.entity).reduce(0) { $0 + (try $1.countRows(request)) } }
+    }
+
+    func row(for objectID: ManagedObjectID) throws -> StoreRow? {
+        try lock.withLock { try store(for: objectID).row(for: objectID) }
+    }
+
+    func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] {
+        try lock.withLock { try store(for: objectID).destinations(of: relationship, for: objectID) }
+    }
+
+    func newObjectIDs(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID] {
+        try lock.withLock {
+            guard let store = stores(for: entity).first else {
+                throw StoreError(.noStoreForEntity, "No store of this coordinator holds entity \(entity.name); add a store (or one whose configuration includes it) before saving")
+            }
+            return try store.newReferences(for: entity, count: count).map {
+                ManagedObjectID(entityName: entity.name, storeIdentifier: store.identifier, reference: $0)
+            }
+        }
+    }
+
+    /// Splits a save by store and hands each store its part. Each store writes its part atomically.
+    func save(_ request: SaveChangesRequest) throws {
+        try lock.withLock {
+            if stores.count == 1 { return try stores[0].save(request) }
+            var parts: [String: SaveChangesRequest] = [:]
+            func part(_ id: ManagedObjectID) throws -> String { try store(for: id).identifier }
+            for row in request.insertedRows { parts[try part(row.objectID), default: .init()].insertedRows.append(row) }
+            for row in request.updatedRows { parts[try part(row.objectID), default: .init()].updatedRows.append(row) }
+            for deleted in request.deletedObjects { parts[try part(deleted.objectID), default: .init()].deletedObjects.append(deleted) }
+            for change in request.toManyChanges { parts[try part(change.objectID), default: .init()].toManyChanges.append(change) }
+            for (identifier, part) in parts.sorted(by: { $0.key < $1.key }) { try storesByIdentifier[identifier]!.save(part) }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// A failure of a store or the coordinator: an unknown store type, a store written with another model,
+/// a conflict with the stored state, a missing object, an I/O or format problem.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case unknownStoreType
+        case incompatibleModel
+        case conflict
+        case objectNotFound
+        case noStoreForEntity
+        case io
+        case corrupt
+    }
+
+    public var code: Code
+    /// One sentence saying what went wrong and what to do.
+    public var message: String
+    public var url: URL?
+    public var objectID: ManagedObjectID?
+
+    public init(_ code: Code, _ message: String, url: URL? = nil, objectID: ManagedObjectID? = nil) {
+        self.code = code
+        self.message = message
+        self.url = url
+        self.objectID = objectID
+    }
+
+    public var description: String {
+        var text = message
+        if let url { text += " (store \(url.path))" }
+        if let objectID { text += " [object \(objectID)]" }
+        return text
+    }
+}

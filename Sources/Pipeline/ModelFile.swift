@@ -1,0 +1,330 @@
+import Foundation
+import ObjectGraph
+import Yams
+
+/// Loads models from Sluice model files (YAML, or JSON, which is read by the same parser) — the format
+/// is documented in `docs/model-files.md`.
+///
+/// ```yaml
+/// entities:
+///   Customer:
+///     attributes:
+///       id: integer64!                 # shorthand: type, `!` for required
+///       email: { type: string, regex: "[^@]+@[^@]+", maxLength: 200 }
+///     relationships:
+///       orders: { destination: Order, toMany: true, inverse: customer, deleteRule: cascade }
+///     unique: [[email]]
+/// ```
+///
+/// Every mistake is reported with file, line and column: YAML syntax, unknown or mistyped keys, bad
+/// values, and what the model itself rejects (unknown destination, an inverse that does not point
+/// back, duplicate names).
+public enum ModelFile {
+    /// Loads the model file at `url`.
+    /// - Throws: `ModelFileError`; an I/O error when the file cannot be read.
+    public static func load(contentsOf url: URL) throws -> ManagedObjectModel {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw ModelFileError(issues: [ModelFileIssue(file: url.path, line: 0, column: 0, message: "cannot read the model file: \(error.localizedDescription)")])
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ModelFileError(issues: [ModelFileIssue(file: url.path, line: 0, column: 0, message: "the model file is not valid UTF-8")])
+        }
+        return try load(text: text, file: url.path, isJSON: url.pathExtension.lowercased() == "json")
+    }
+
+    /// Loads a model from text; `file` names it in errors.
+    public static func load(text: String, file: String, isJSON: Bool = false) throws -> ManagedObjectModel {
+        var loader = Loader(file: file)
+        // JSON allows tabs as whitespace where YAML does not; outside strings (where JSON forbids raw tabs
+        // anyway) a space means the same, and columns stay where they were.
+        let source = isJSON ? text.replacingOccurrences(of: "\t", with: " ") : text
+        let root: Node?
+        do { root = try Yams.compose(yaml: source) } catch {
+            throw ModelFileError(issues: [loader.issue(for: error)])
+        }
+        guard let root else {
+            throw ModelFileError(issues: [ModelFileIssue(file: file, line: 1, column: 1, message: "the model file is empty; it needs an `entities` mapping")])
+        }
+        let entities = loader.readModel(root)
+        if !loader.issues.isEmpty { throw ModelFileError(issues: loader.issues) }
+        do {
+            return try ManagedObjectModel(entities: entities, configurations: loader.configurations)
+        } catch let error as ModelValidationError {
+            throw ModelFileError(issues: error.issues.map(loader.issue(for:)))
+        }
+    }
+}
+
+private struct Loader {
+    let file: String
+    var issues: [ModelFileIssue] = []
+    var configurations: [String: [String]] = [:]
+    /// Where each entity ("Order") and property ("Order.customer") was declared.
+    var marks: [String: Mark] = [:]
+    var entityOrder: [String] = []
+
+    init(file: String) { self.file = file }
+
+    mutating func fail(_ node: Node?, _ message: String, entity: String? = nil, property: String? = nil) {
+        let mark = node?.mark
+        issues.append(ModelFileIssue(file: file, line: mark?.line ?? 0, column: mark?.column ?? 0, entity: entity, property: property, message: message))
+    }
+
+    func issue(for error: any Error) -> ModelFileIssue {
+        switch error {
+        case YamlError.scanner(let context, let problem, let mark, _),
+             YamlError.parser(let context, let problem, let mark, _),
+             YamlError.composer(let context, let problem, let mark, _):
+            let text = [context?.text, problem].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ": ")
+            return ModelFileIssue(file: file, line: mark.line, column: mark.column, message: "YAML syntax error: \(text)")
+        case YamlError.duplicatedKeysInMapping(let duplicates, let context):
+            return ModelFileIssue(file: file, line: context.mark.line, column: context.mark.column,
+                                  message: "duplicate keys \(duplicates.joined(separator: ", ")) in one mapping")
+        default:
+            return ModelFileIssue(file: file, line: 0, column: 0, message: "cannot parse the model file: \(error)")
+        }
+    }
+
+    func issue(for modelIssue: ModelIssue) -> ModelFileIssue {
+        let key = [modelIssue.entity, modelIssue.property].compactMap { $0 }.joined(separator: ".")
+        let mark = marks[key] ?? modelIssue.entity.flatMap { marks[$0] }
+        return ModelFileIssue(file: file, line: mark?.line ?? 0, column: mark?.column ?? 0,
+                              entity: modelIssue.entity, property: modelIssue.property, message: modelIssue.message)
+    }
+
+    // MARK: Structure
+
+    /// The pairs of a mapping, reporting keys that are not in `allowed` and keys given twice.
+    mutating func pairs(_ node: Node, allowed: Set<String>?, what: String, entity: String? = nil, property: String? = nil) -> [(key: String, keyNode: Node, value: Node)] {
+        guard let mapping = node.mapping else {
+            fail(node, "\(what) must be a mapping", entity: entity, property: property)
+            return []
+        }
+        var seen: Set<String> = []
+        var result: [(String, Node, Node)] = []
+        for (keyNode, value) in mapping {
+            guard let key = keyNode.scalar?.string else {
+                fail(keyNode, "keys in \(what) must be plain names", entity: entity, property: property)
+                continue
+            }
+            if !seen.insert(key).inserted {
+                fail(keyNode, "\(key.debugDescription) is given twice in \(what)", entity: entity, property: property ?? (allowed == nil ? key : nil))
+                continue
+            }
+            if let allowed, !allowed.contains(key) {
+                fail(keyNode, "unknown key \(key.debugDescription) in \(what) (expected one of: \(allowed.sorted().joined(separator: ", ")))", entity: entity, property: property)
+                continue
+            }
+            result.append((key, keyNode, value))
+        }
+        return result
+    }
+
+    mutating func string(_ node: Node, _ what: String, entity: String?, property: String?) -> String? {
+        guard let scalar = node.scalar, !scalar.string.isEmpty else {
+            fail(node, "\(what) must be a text value", entity: entity, property: property)
+            return nil
+        }
+        return scalar.string
+    }
+
+    mutating func bool(_ node: Node, _ what: String, entity: String?, property: String?) -> Bool? {
+        switch node.scalar?.string.lowercased() {
+        case "true", "yes": return true
+        case "false", "no": return false
+        default:
+            fail(node, "\(what) must be true or false", entity: entity, property: property)
+            return nil
+        }
+    }
+
+    mutating func int(_ node: Node, _ what: String, entity: String?, property: String?) -> Int? {
+        guard let text = node.scalar?.string, let value = Int(text), value >= 0 else {
+            fail(node, "\(what) must be a whole number ≥ 0", entity: entity, property: property)
+            return nil
+        }
+        return value
+    }
+
+    mutating func names(_ node: Node, _ what: String, entity: String?) -> [String]? {
+        if node.scalar != nil { return string(node, what, entity: entity, property: nil).map { [$0] } }
+        guard let sequence = node.sequence else {
+            fail(node, "\(what) must be a name or a list of names", entity: entity)
+            return nil
+        }
+        return sequence.compactMap { string($0, what, entity: entity, property: nil) }
+    }
+
+    // MARK: Model
+
+    mutating func readModel(_ root: Node) -> [EntityDescription] {
+        var entities: [EntityDescription] = []
+        var sawEntities = false
+        for (key, _, value) in pairs(root, allowed: ["entities", "configurations", "name", "version"], what: "the model file") {
+            switch key {
+            case "entities":
+                sawEntities = true
+                for (name, nameNode, body) in pairs(value, allowed: nil, what: "entities") {
+                    marks[name] = nameNode.mark
+                    if let entity = readEntity(name, body) { entities.append(entity) }
+                }
+            case "configurations":
+                for (name, _, members) in pairs(value, allowed: nil, what: "configurations") {
+                    configurations[name] = names(members, "configuration \(name)", entity: nil) ?? []
+                }
+            default:
+                break
+            }
+        }
+        if !sawEntities { fail(root, "the model file needs an `entities` mapping") }
+        return entities
+    }
+
+    mutating func readEntity(_ name: String, _ body: Node) -> EntityDescription? {
+        var parent: String?
+        var isAbstract = false
+        var attributes: [AttributeDescription] = []
+        var relationships: [RelationshipDescription] = []
+        var unique: [[String]] = []
+        var indexes: [IndexDescription] = []
+        if body.scalar?.string == "" || body.null != nil {
+            return EntityDescription(name: name)
+        }
+        let allowed: Set<String> = ["parent", "abstract", "attributes", "relationships", "unique", "indexes"]
+        for (key, _, value) in pairs(body, allowed: allowed, what: "entity \(name)", entity: name) {
+            switch key {
+            case "parent": parent = string(value, "parent", entity: name, property: nil)
+            case "abstract": isAbstract = bool(value, "abstract", entity: name, property: nil) ?? false
+            case "attributes":
+                for (attributeName, nameNode, spec) in pairs(value, allowed: nil, what: "attributes of \(name)", entity: name) {
+                    marks["\(name).\(attributeName)"] = nameNode.mark
+                    if let attribute = readAttribute(attributeName, spec, entity: name) { attributes.append(attribute) }
+                }
+            case "relationships":
+                for (relationshipName, nameNode, spec) in pairs(value, allowed: nil, what: "relationships of \(name)", entity: name) {
+                    marks["\(name).\(relationshipName)"] = nameNode.mark
+                    if let relationship = readRelationship(relationshipName, spec, entity: name) { relationships.append(relationship) }
+                }
+            case "unique":
+                guard let list = value.sequence else { fail(value, "unique must be a list of attribute names or of lists of them", entity: name); continue }
+                for item in list { if let constraint = names(item, "a uniqueness constraint", entity: name) { unique.append(constraint) } }
+            case "indexes":
+                guard let list = value.sequence else { fail(value, "indexes must be a list", entity: name); continue }
+                for (i, item) in list.enumerated() {
+                    if item.mapping != nil {
+                        var indexName = "\(name)_index\(i + 1)"
+                        var properties: [String] = []
+                        for (k, _, v) in pairs(item, allowed: ["name", "properties"], what: "an index", entity: name) {
+                            if k == "name" { indexName = string(v, "index name", entity: name, property: nil) ?? indexName }
+                            else { properties = names(v, "index properties", entity: name) ?? [] }
+                        }
+                        indexes.append(IndexDescription(name: indexName, propertyNames: properties))
+                    } else if let properties = names(item, "an index", entity: name) {
+                        indexes.append(IndexDescription(name: "\(name)_" + properties.joined(separator: "_"), propertyNames: properties))
+                    }
+                }
+            default:
+                break
+            }
+        }
+        return EntityDescription(name: name, parent: parent, isAbstract: isAbstract, attributes: attributes,
+                                 relationships: relationships, uniquenessConstraints: unique, indexes: indexes)
+    }
+
+    mutating func attributeType(_ text: String, _ node: Node, entity: String, property: String) -> AttributeType? {
+        let aliases: [String: AttributeType] = [
+            "int16": .integer16, "int32": .integer32, "int64": .integer64, "integer": .integer64, "int": .integer64,
+            "bool": .boolean, "data": .binary, "blob": .binary, "url": .uri, "text": .string,
+        ]
+        if let type = AttributeType(rawValue: text) ?? aliases[text] { return type }
+        fail(node, "unknown attribute type \(text.debugDescription) (use one of: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))", entity: entity, property: property)
+        return nil
+    }
+
+    mutating func readAttribute(_ name: String, _ spec: Node, entity: String) -> AttributeDescription? {
+        if let text = spec.scalar?.string {
+            var typeName = text
+            var optional = true
+            if typeName.hasSuffix("!") { optional = false; typeName.removeLast() }
+            else if typeName.hasSuffix("?") { typeName.removeLast() }
+            guard let type = attributeType(typeName, spec, entity: entity, property: name) else { return nil }
+            return AttributeDescription(name: name, type: type, isOptional: optional)
+        }
+        let allowed: Set<String> = ["type", "optional", "transient", "default", "min", "max", "minLength", "maxLength", "regex"]
+        let fields = pairs(spec, allowed: allowed, what: "attribute \(entity).\(name)", entity: entity, property: name)
+        guard let typeField = fields.first(where: { $0.key == "type" }) else {
+            fail(spec, "the attribute needs a type", entity: entity, property: name)
+            return nil
+        }
+        guard let typeName = string(typeField.value, "type", entity: entity, property: name),
+              let type = attributeType(typeName, typeField.value, entity: entity, property: name) else { return nil }
+        var optional = true, transient = false
+        var defaultValue = AttributeValue.null
+        var minValue: AttributeValue?, maxValue: AttributeValue?
+        var minLength: Int?, maxLength: Int?
+        var regex: String?
+        for (key, _, value) in fields {
+            switch key {
+            case "optional": optional = bool(value, "optional", entity: entity, property: name) ?? true
+            case "transient": transient = bool(value, "transient", entity: entity, property: name) ?? false
+            case "default": defaultValue = self.value(value, type, "default", entity: entity, property: name) ?? .null
+            case "min": minValue = self.value(value, type, "min", entity: entity, property: name)
+            case "max": maxValue = self.value(value, type, "max", entity: entity, property: name)
+            case "minLength": minLength = int(value, "minLength", entity: entity, property: name)
+            case "maxLength": maxLength = int(value, "maxLength", entity: entity, property: name)
+            case "regex": regex = string(value, "regex", entity: entity, property: name)
+            default: break
+            }
+        }
+        return AttributeDescription(name: name, type: type, isOptional: optional, isTransient: transient, defaultValue: defaultValue,
+                                    minValue: minValue, maxValue: maxValue, minLength: minLength, maxLength: maxLength, regularExpression: regex)
+    }
+
+    /// Parses a default or bound written in the file as a value of the attribute's type, exactly.
+    mutating func value(_ node: Node, _ type: AttributeType, _ what: String, entity: String, property: String) -> AttributeValue? {
+        guard let text = node.scalar?.string else {
+            fail(node, "\(what) must be a single value", entity: entity, property: property)
+            return nil
+        }
+        let parsed = AttributeValueParser.parse(text, as: type)
+        if parsed == nil {
+            fail(node, "\(what) \(text.debugDescription) is not a valid \(type)\(AttributeValueParser.formatHint(for: type))", entity: entity, property: property)
+        }
+        return parsed
+    }
+
+    mutating func readRelationship(_ name: String, _ spec: Node, entity: String) -> RelationshipDescription? {
+        let allowed: Set<String> = ["destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount", "maxCount"]
+        let fields = pairs(spec, allowed: allowed, what: "relationship \(entity).\(name)", entity: entity, property: name)
+        var destination: String?
+        var toMany = false, ordered = false, optional = true
+        var inverse: String?
+        var rule = DeleteRule.nullify
+        var minCount: Int?, maxCount: Int?
+        for (key, _, value) in fields {
+            switch key {
+            case "destination": destination = string(value, "destination", entity: entity, property: name)
+            case "toMany": toMany = bool(value, "toMany", entity: entity, property: name) ?? false
+            case "ordered": ordered = bool(value, "ordered", entity: entity, property: name) ?? false
+            case "optional": optional = bool(value, "optional", entity: entity, property: name) ?? true
+            case "inverse": inverse = string(value, "inverse", entity: entity, property: name)
+            case "minCount": minCount = int(value, "minCount", entity: entity, property: name)
+            case "maxCount": maxCount = int(value, "maxCount", entity: entity, property: name)
+            case "deleteRule":
+                let text = value.scalar?.string ?? ""
+                let rules: [String: DeleteRule] = ["deny": .deny, "nullify": .nullify, "cascade": .cascade, "noAction": .noAction, "noaction": .noAction, "no-action": .noAction]
+                if let parsed = rules[text] { rule = parsed } else {
+                    fail(value, "unknown delete rule \(text.debugDescription) (use deny, nullify, cascade or noAction)", entity: entity, property: name)
+                }
+            default: break
+            }
+        }
+        guard let destination else {
+            if spec.mapping != nil { fail(spec, "the relationship needs a destination entity", entity: entity, property: name) }
+            return nil
+        }
+        return RelationshipDescription(name: name, destination: destination, inverse: inverse, isToMany: toMany, isOrdered: ordered,
+                                       isOptional: optional, deleteRule: rule, minCount: minCount, maxCount: maxCount)
+    }
+}

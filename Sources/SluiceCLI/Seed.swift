@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import ObjectGraph
+import Pipeline
+
+/// `sluice seed MODEL SEED`: loads a model file and a seed file into a store, validates, saves, and
+/// prints what the store holds.
+struct Seed: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load a seed (fixture) file into a store through the object graph and print the store.")
+
+    @Argument(help: "The model file (YAML or JSON).")
+    var model: String
+
+    @Argument(help: "The seed file (YAML).")
+    var seed: String
+
+    @Flag(help: "Print only the summary line.")
+    var quiet = false
+
+    func run() throws {
+        let loaded: ManagedObjectModel
+        do { loaded = try ModelFile.load(contentsOf: URL(fileURLWithPath: model)) } catch {
+            FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
+            throw ExitStatus.configError
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: loaded)
+        do { try coordinator.addPersistentStore(type: InMemoryStore.storeType) } catch {
+            FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
+            throw ExitStatus.ioError
+        }
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        try context.performAndWait {
+            let counts: [String: Int]
+            do {
+                counts = try SeedFile.load(contentsOf: URL(fileURLWithPath: seed), into: context)
+                try context.save()
+            } catch let error as SeedFileError {
+                FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
+                throw ExitStatus.dataErrors
+            } catch let error as ObjectGraph.ValidationError {
+                FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
+                throw ExitStatus.dataErrors
+            }
+            context.reset()
+            let total = counts.values.reduce(0, +)
+            print("Seeded \(total) objects (\(counts.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))) into an in-memory store.")
+            if !quiet { print(try GraphReport.text(for: context)) }
+        }
+    }
+}
