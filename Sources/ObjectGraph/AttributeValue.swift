@@ -185,3 +185,11 @@ extension ISO8601DateFormatter {
         return formatter
     }()
 }
+
+/// Literals for the common cases: `object["name"] = "Ada"`, `object["age"] = 36`.
+extension AttributeValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(booleanLiteral value: Bool) { self = .boolean(value) }
+}

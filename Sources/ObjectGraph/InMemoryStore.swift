@@ -117,6 +117,7 @@ public final class InMemoryStore: PersistentStore {
             var members = row.toMany[change.relationship.index] ?? []
             for id in change.removed { members.remove(id) }
             for id in change.added { members.append(id) }
+            if let ordered = change.orderedMembers { members = OrderedSet(ordered) }
             row.toMany[change.relationship.index] = members
         }
         for deleted in request.deletedObjects { rows.removeValue(forKey: deleted.objectID) }

@@ -68,6 +68,7 @@ extension ManagedObject {
         if relationship.isOrdered, case .many(let storage) = relationshipSlots[relationship.index], storage.members != wanted {
             willChange()
             storage.members = wanted
+            storage.isReordered = true
         }
     }
 
@@ -86,7 +87,10 @@ extension ManagedObject {
         willAccess()
         guard case .many(let storage) = relationshipSlots[relationship.index] else { return [] }
         if storage.members == nil { context?.fulfillRelationshipFault(storage, of: self, relationship) }
-        return storage.members ?? []
+        guard let members = storage.members else {
+            preconditionFailure("\(entity.name).\(relationship.name) of \(objectID) is a fault with no context to load it from (keep the context alive while using its objects)")
+        }
+        return members
     }
 
     /// Current destinations of any relationship, without loading a to-many that is a fault unless asked.
@@ -145,4 +149,9 @@ extension ManagedObject: PredicateSubject {
         guard case .one(let destination) = relationshipSlots[index], let destination else { return .value(.null) }
         return .subject(destination)
     }
+}
+
+/// A managed object passed to a predicate stands for its ID.
+extension ManagedObject: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .objectID(objectID) }
 }

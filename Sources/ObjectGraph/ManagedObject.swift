@@ -262,6 +262,8 @@ final class ToManyStorage {
     var members: OrderedSet<ManagedObject>?
     var added: OrderedSet<ManagedObject> = []
     var removed: Set<ManagedObject> = []
+    /// Set when an ordered relationship was reordered without adding or removing anything.
+    var isReordered = false
 
     init(loaded: Bool) { members = loaded ? [] : nil }
 
@@ -287,5 +289,6 @@ final class ToManyStorage {
     func clearEdits() {
         added.removeAll()
         removed.removeAll()
+        isReordered = false
     }
 }

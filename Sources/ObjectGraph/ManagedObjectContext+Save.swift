@@ -76,11 +76,17 @@ extension ManagedObjectContext {
     private func appendToManyChanges(of object: ManagedObject, to request: inout SaveChangesRequest) {
         for relationship in object.entity.relationships where relationship.isToMany {
             guard case .many(let storage) = object.relationshipSlots[relationship.index],
-                  !storage.added.isEmpty || !storage.removed.isEmpty else { continue }
-            let added = storage.added.filter { $0.changeState != .insertedThenDeleted && !$0.objectID.isTemporaryID }.map(\.objectID)
+                  !storage.added.isEmpty || !storage.removed.isEmpty || storage.isReordered else { continue }
+            func stored(_ destination: ManagedObject) -> Bool {
+                destination.changeState != .insertedThenDeleted && !destination.objectID.isTemporaryID
+            }
+            let added = storage.added.filter(stored).map(\.objectID)
             let removed = storage.removed.filter { !$0.objectID.isTemporaryID }.map(\.objectID)
-            guard !added.isEmpty || !removed.isEmpty else { continue }
-            request.toManyChanges.append(ToManyChange(objectID: object.objectID, relationship: relationship, added: added, removed: removed))
+            var ordered: [ManagedObjectID]?
+            if relationship.isOrdered, let members = storage.members { ordered = members.filter(stored).map(\.objectID) }
+            guard !added.isEmpty || !removed.isEmpty || ordered != nil else { continue }
+            request.toManyChanges.append(ToManyChange(objectID: object.objectID, relationship: relationship,
+                                                      added: added, removed: removed, orderedMembers: ordered))
         }
     }
 }

@@ -54,6 +54,8 @@ public struct ToManyChange: @unchecked Sendable {
     public var relationship: RelationshipDescription
     public var added: [ManagedObjectID]
     public var removed: [ManagedObjectID]
+    /// For ordered relationships: every destination in its new order (stores replace the stored order).
+    public var orderedMembers: [ManagedObjectID]?
 }
 
 /// Everything one context save asks a store to write, as one atomic unit.

@@ -196,24 +196,27 @@ struct PredicateParser {
     }
 
     private mutating func parseKeyPath() throws -> PredicateExpression {
-        var parts: [String] = []
+        var parts: [(name: String, column: Int)] = []
         guard case .identifier(let first) = token else { throw error("expected a key path") }
-        parts.append(first)
+        parts.append((first, tokenColumn))
         try advance()
         while token == .symbol(".") {
             try advance()
             guard case .identifier(let next) = token else { throw error("expected a property name or @operator after '.'") }
-            parts.append(next)
+            parts.append((next, tokenColumn))
             try advance()
         }
-        for (i, part) in parts.enumerated() where part.hasPrefix("@") {
-            switch part {
-            case "@count": if i != parts.count - 1 { throw error("@count must end the key path") }
-            case "@sum", "@avg", "@min", "@max": if i != parts.count - 2 { throw error("\(part) must be followed by exactly one attribute name") }
-            default: throw error("unknown collection operator \(part)")
+        for (i, part) in parts.enumerated() where part.name.hasPrefix("@") {
+            func fail(_ message: String) -> PredicateSyntaxError {
+                PredicateSyntaxError(message: message, column: part.column, format: format)
+            }
+            switch part.name {
+            case "@count": if i != parts.count - 1 { throw fail("@count must end the key path") }
+            case "@sum", "@avg", "@min", "@max": if i != parts.count - 2 { throw fail("\(part.name) must be followed by exactly one attribute name") }
+            default: throw fail("unknown collection operator \(part.name)")
             }
         }
-        return .keyPath(parts)
+        return .keyPath(parts.map(\.name))
     }
 
     // MARK: Tokens
