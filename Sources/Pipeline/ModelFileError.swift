@@ -7,6 +7,15 @@ public struct ModelFileIssue: Sendable, Hashable, CustomStringConvertible {
     public var property: String?
     public var message: String
 
+    public init(file: String, line: Int, column: Int, entity: String? = nil, property: String? = nil, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.entity = entity
+        self.property = property
+        self.message = message
+    }
+
     /// `shop.model.yaml:12:7: Order.customer: destination entity "Client" is not in the model`
     public var description: String {
         var subject = ""

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Runs the built `sluice` binary, as cron would.
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+func runSluice(_ arguments: [String]) throws -> CommandResult {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+    let binary = root.appendingPathComponent(".build/debug/sluice")
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = arguments
+    process.currentDirectoryURL = root
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+@Suite struct SeedCommandTests {
+    @Test func sampleSeedPrintsTheStore() throws {
+        let result = try runSluice(["seed", "SampleData/shop.model.yaml", "SampleData/shop.seed.yaml"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("Seeded 16 objects (Customer: 3, Order: 3, OrderLine: 4, Product: 3, Tag: 3) into an in-memory store.\n"))
+        #expect(result.stdout.contains("Customer (3)\n"))
+        #expect(result.stdout.contains("number=1001 placedAt=2024-02-01T10:00:00.000Z note=\"leave at the door,\\nring twice\" customer->Customer(1) lines=[2]"))
+        #expect(result.stdout.contains("sku=\"W-100\" title=\"Widget\" price=19.99 lines=[2] tags=[2]"))
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test func aBadModelExitsWithTwoAndNamesThePosition() throws {
+        let dir = try TemporaryDirectory()
+        let model = try dir.file("bad.model.yaml", contents: "entities:\n  A:\n    relationships:\n      b: { destination: Nope }\n")
+        let seed = try dir.file("seed.yaml", contents: "A: []\n")
+        let result = try runSluice(["seed", model.path, seed.path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("bad.model.yaml:4:7: A.b: destination entity \"Nope\" is not in the model"))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func invalidDataExitsWithOneAndListsEveryFailure() throws {
+        let dir = try TemporaryDirectory()
+        let seed = try dir.file("seed.yaml", contents: """
+        Customer:
+          - { id: 9, name: X, email: not-an-email, country: FRA }
+        """)
+        let result = try runSluice(["seed", "SampleData/shop.model.yaml", seed.path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("Validation failed with 2 errors"))
+        #expect(result.stderr.contains("Customer.email [pattern]"))
+        #expect(result.stderr.contains("Customer.country [maxLength]"))
+    }
+
+    @Test func usageErrorsExitWithTwo() throws {
+        let result = try runSluice(["seed"])
+        #expect(result.status == 64 || result.status == 2)
+        #expect(result.stderr.contains("Missing expected argument"))
+    }
+}
