@@ -52,6 +52,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// Indexes in the model of this entity and all its descendants.
     var kindIndexes: Set<Int> = []
     var resolvedClass: ManagedObject.Type = ManagedObject.self
+    /// Each attribute's default value, in attribute order: a new object's values start as a copy.
+    var defaultAttributeValues: [AttributeValue] = []
 
     public init(
         name: String, parent: String? = nil, isAbstract: Bool = false,

@@ -46,7 +46,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         self.entity = entity
         self.objectID = ManagedObjectID.makeTemporary(entityName: entity.name)
-        self.attributeValues = entity.attributes.map(\.defaultValue)
+        self.attributeValues = entity.defaultAttributeValues
         self.relationshipSlots = entity.relationships.map { $0.isToMany ? .many(ToManyStorage(loaded: true)) : .one(nil) }
         if let context { context.insert(self) }
     }

@@ -154,6 +154,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
             relationships.append(relationship)
         }
         entity.attributes = attributes
+        entity.defaultAttributeValues = attributes.map(\.defaultValue)
         entity.relationships = relationships
         entity.attributeIndexByName = Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0.index) })
         entity.relationshipIndexByName = Dictionary(uniqueKeysWithValues: relationships.map { ($0.name, $0.index) })
