@@ -169,21 +169,12 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
         case .float(let v): return String(v)
         case .string(let v): return v.debugDescription
         case .boolean(let v): return v ? "true" : "false"
-        case .date(let v): return ISO8601DateFormatter.fractional.string(from: v)
+        case .date(let v): return Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(v)
         case .binary(let v): return "<\(v.count) bytes>"
         case .uuid(let v): return v.uuidString
         case .uri(let v): return v.absoluteString
         }
     }
-}
-
-extension ISO8601DateFormatter {
-    /// A shared formatter is safe here: it is configured once and only read afterwards.
-    nonisolated(unsafe) static let fractional: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
 }
 
 /// Literals for the common cases: `object["name"] = "Ada"`, `object["age"] = 36`.

@@ -72,18 +72,8 @@ private struct Loader {
     }
 
     func issue(for error: any Error) -> ModelFileIssue {
-        switch error {
-        case YamlError.scanner(let context, let problem, let mark, _),
-             YamlError.parser(let context, let problem, let mark, _),
-             YamlError.composer(let context, let problem, let mark, _):
-            let text = [context?.text, problem].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ": ")
-            return ModelFileIssue(file: file, line: mark.line, column: mark.column, message: "YAML syntax error: \(text)")
-        case YamlError.duplicatedKeysInMapping(let duplicates, let context):
-            return ModelFileIssue(file: file, line: context.mark.line, column: context.mark.column,
-                                  message: "duplicate keys \(duplicates.joined(separator: ", ")) in one mapping")
-        default:
-            return ModelFileIssue(file: file, line: 0, column: 0, message: "cannot parse the model file: \(error)")
-        }
+        let location = YAMLErrorLocation(error)
+        return ModelFileIssue(file: file, line: location.line, column: location.column, message: location.message)
     }
 
     func issue(for modelIssue: ModelIssue) -> ModelFileIssue {
@@ -326,5 +316,26 @@ private struct Loader {
         }
         return RelationshipDescription(name: name, destination: destination, inverse: inverse, isToMany: toMany, isOrdered: ordered,
                                        isOptional: optional, deleteRule: rule, minCount: minCount, maxCount: maxCount)
+    }
+}
+
+/// Line, column and message of an error thrown by the YAML parser (0:0 when it has no position).
+struct YAMLErrorLocation {
+    var line = 0
+    var column = 0
+    var message: String
+
+    init(_ error: any Error) {
+        switch error {
+        case YamlError.scanner(let context, let problem, let mark, _),
+             YamlError.parser(let context, let problem, let mark, _),
+             YamlError.composer(let context, let problem, let mark, _):
+            let text = [context?.text, problem].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ": ")
+            (line, column, message) = (mark.line, mark.column, "YAML syntax error: \(text)")
+        case YamlError.duplicatedKeysInMapping(let duplicates, let context):
+            (line, column, message) = (context.mark.line, context.mark.column, "duplicate keys \(duplicates.joined(separator: ", ")) in one mapping")
+        default:
+            message = "cannot parse the file: \(error)"
+        }
     }
 }

@@ -43,7 +43,8 @@ public enum SeedFile {
         }
         let root: Node?
         do { root = try Yams.compose(yaml: text) } catch {
-            throw SeedFileError(issues: [.init(file: file, line: 0, column: 0, message: "YAML syntax error: \(error)")])
+            let location = YAMLErrorLocation(error)
+            throw SeedFileError(issues: [.init(file: file, line: location.line, column: location.column, message: location.message)])
         }
         var issues: [SeedFileError.Issue] = []
         func fail(_ node: Node, _ message: String) {

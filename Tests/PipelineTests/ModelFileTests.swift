@@ -192,5 +192,9 @@ import TestSupport
             "2:38: no Team has name = Blues",
         ])
         #expect(!graph.context.hasChanges, "a failed seed leaves nothing behind")
+
+        let broken = try dir.file("broken.yaml", contents: "Player:\n  - { name: [unclosed\n")
+        let syntax = try #require(throws: SeedFileError.self) { try SeedFile.load(contentsOf: broken, into: graph.context) }
+        #expect(syntax.issues.count == 1 && syntax.issues[0].line == 3 && syntax.issues[0].message.hasPrefix("YAML syntax error"))
     }
 }
