@@ -39,18 +39,18 @@ public indirect enum FetchPredicate: Sendable, Hashable, CustomStringConvertible
     /// A copy with each `$NAME` replaced by its value.
     /// - Throws: `PredicateSyntaxError` when a variable has no value.
     public func substituting(_ variables: [String: any PredicateArgumentConvertible]) throws -> FetchPredicate {
-        try substituting(variables.mapValues(\.predicateArgument), strict: true)
+        try substituting(variables.mapValues(\.predicateArgument))
     }
 
-    func substituting(_ variables: [String: PredicateArgument], strict: Bool) throws -> FetchPredicate {
+    func substituting(_ variables: [String: PredicateArgument]) throws -> FetchPredicate {
         switch self {
         case .constant: return self
-        case .and(let parts): return .and(try parts.map { try $0.substituting(variables, strict: strict) })
-        case .or(let parts): return .or(try parts.map { try $0.substituting(variables, strict: strict) })
-        case .not(let inner): return .not(try inner.substituting(variables, strict: strict))
+        case .and(let parts): return .and(try parts.map { try $0.substituting(variables) })
+        case .or(let parts): return .or(try parts.map { try $0.substituting(variables) })
+        case .not(let inner): return .not(try inner.substituting(variables))
         case .comparison(var comparison):
-            comparison.lhs = try comparison.lhs.substituting(variables, strict: strict)
-            comparison.rhs = try comparison.rhs.substituting(variables, strict: strict)
+            comparison.lhs = try comparison.lhs.substituting(variables)
+            comparison.rhs = try comparison.rhs.substituting(variables)
             return .comparison(comparison)
         }
     }
@@ -137,13 +137,12 @@ public indirect enum PredicateExpression: Sendable, Hashable, CustomStringConver
         }
     }
 
-    func substituting(_ variables: [String: PredicateArgument], strict: Bool) throws -> PredicateExpression {
+    func substituting(_ variables: [String: PredicateArgument]) throws -> PredicateExpression {
         switch self {
         case .variable(let name):
             if let value = variables[name] { return PredicateExpression(value) }
-            if strict { throw PredicateSyntaxError(message: "no value was given for variable $\(name)", column: 0, format: "$\(name)") }
-            return self
-        case .aggregate(let items): return .aggregate(try items.map { try $0.substituting(variables, strict: strict) })
+            throw PredicateSyntaxError(message: "no value was given for variable $\(name)", column: 0, format: "$\(name)")
+        case .aggregate(let items): return .aggregate(try items.map { try $0.substituting(variables) })
         default: return self
         }
     }

@@ -24,7 +24,7 @@ extension ManagedObjectContext {
     /// inserted objects that match are returned, deleted ones are not, updated ones are tested on their
     /// current values.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        try fetchMerged(request, paged: true)
+        try fetchMerged(request)
     }
 
     public func fetchObjectIDs(_ request: FetchRequest) throws -> [ManagedObjectID] {
@@ -59,7 +59,7 @@ extension ManagedObjectContext {
         if !hasPendingChanges(for: entity, request), request.fetchLimit == 0, request.fetchOffset == 0 {
             return try persistentStoreCoordinator.countRows(storeRequest(request, entity: entity, paged: false))
         }
-        return try fetchMerged(request, paged: true).count
+        return try fetchMerged(request).count
     }
 
     // MARK: Internals
@@ -85,7 +85,7 @@ extension ManagedObjectContext {
                           fetchLimit: paged ? request.fetchLimit : 0, fetchOffset: paged ? request.fetchOffset : 0)
     }
 
-    private func fetchMerged(_ request: FetchRequest, paged: Bool) throws -> [ManagedObject] {
+    private func fetchMerged(_ request: FetchRequest) throws -> [ManagedObject] {
         let entity = try entity(for: request)
         let predicate = try request.predicate?.compiled(for: entity)
         let sorts = try request.sortDescriptors.map { descriptor -> (path: [String], descriptor: FetchSortDescriptor) in
@@ -125,7 +125,6 @@ extension ManagedObjectContext {
                 return a.offset < b.offset
             }.map(\.element)
         }
-        guard paged else { return objects }
         let start = min(request.fetchOffset, objects.count)
         let end = request.fetchLimit > 0 ? min(objects.count, start + request.fetchLimit) : objects.count
         return Array(objects[start..<end])

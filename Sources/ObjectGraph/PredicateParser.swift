@@ -80,8 +80,10 @@ struct PredicateParser {
         else if isKeyword("NONE") { modifier = .none; try advance() }
         let lhsColumn = tokenColumn
         let lhs = try parseExpression()
-        if modifier != .direct, case .keyPath = lhs {} else if modifier != .direct {
-            throw PredicateSyntaxError(message: "\(modifier.rawValue) must be followed by a key path", column: lhsColumn, format: format)
+        if modifier != .direct {
+            guard case .keyPath = lhs else {
+                throw PredicateSyntaxError(message: "\(modifier.rawValue) must be followed by a key path", column: lhsColumn, format: format)
+            }
         }
         let opColumn = tokenColumn
         let op = try parseOperator()
@@ -106,12 +108,10 @@ struct PredicateParser {
         let rhsColumn = tokenColumn
         let rhs = try parseExpression()
         if op == .between {
-            guard case .aggregate(let items) = rhs, items.count == 2 else {
-                if case .variable = rhs {} else {
-                    throw PredicateSyntaxError(message: "BETWEEN needs two bounds: {low, high}", column: rhsColumn, format: format)
-                }
-                return PredicateComparison(lhs, op, rhs, modifier: modifier, options: options)
-            }
+            var isPair = false
+            if case .aggregate(let bounds) = rhs { isPair = bounds.count == 2 }
+            if case .variable = rhs { isPair = true }
+            guard isPair else { throw PredicateSyntaxError(message: "BETWEEN needs two bounds: {low, high}", column: rhsColumn, format: format) }
         }
         return PredicateComparison(lhs, op, rhs, modifier: modifier, options: options)
     }

@@ -62,7 +62,6 @@ private struct Loader {
     var configurations: [String: [String]] = [:]
     /// Where each entity ("Order") and property ("Order.customer") was declared.
     var marks: [String: Mark] = [:]
-    var entityOrder: [String] = []
 
     init(file: String) { self.file = file }
 
