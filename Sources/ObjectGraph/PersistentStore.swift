@@ -49,6 +49,13 @@ public struct StoreRow: @unchecked Sendable {
 }
 
 /// Destinations added to and removed from one to-many relationship of one object since the last save.
+///
+/// Stores must treat both lists as idempotent: while a relationship was a fault the context cannot
+/// know what the store holds, so `added` may name a link that already exists and `removed` one that
+/// does not. A relational store can ignore changes of a to-many whose inverse is to-one (the inverse's
+/// foreign-key column already says it) but must keep links of many-to-many and inverse-less to-many
+/// relationships. Deleting a row removes its own links; links other rows hold to it stay unless the
+/// context sent their removal (No Action and unidirectional relationships leave them dangling).
 public struct ToManyChange: @unchecked Sendable {
     public var objectID: ManagedObjectID
     public var relationship: RelationshipDescription
