@@ -55,10 +55,7 @@ public final class InMemoryStore: PersistentStore {
     }
 
     public func countRows(_ request: StoreFetchRequest) throws -> Int {
-        var unpaged = request
-        unpaged.fetchLimit = 0
-        unpaged.fetchOffset = 0
-        return try matchingRows(unpaged).count
+        try matchingRows(request.unpaged).count
     }
 
     private func matchingRows(_ request: StoreFetchRequest) throws -> [Row] {
@@ -68,17 +65,8 @@ public final class InMemoryStore: PersistentStore {
                 && (predicate?.evaluate(Subject(store: self, row: row)) ?? true)
         }
         matches.sort { $0.primaryKey < $1.primaryKey }
-        if !request.sortDescriptors.isEmpty {
-            let sorts = request.sortDescriptors.map { ($0.path, $0) }
-            matches = matches.map { Subject(store: self, row: $0) }.enumerated().sorted { a, b in
-                if KeyPathEvaluator.areInIncreasingOrder(a.element, b.element, sorts) { return true }
-                if KeyPathEvaluator.areInIncreasingOrder(b.element, a.element, sorts) { return false }
-                return a.offset < b.offset
-            }.map(\.element.row)
-        }
-        let start = min(request.fetchOffset, matches.count)
-        let end = request.fetchLimit > 0 ? min(matches.count, start + request.fetchLimit) : matches.count
-        return Array(matches[start..<end])
+        return KeyPathEvaluator.sortedAndPaged(matches, by: request.sortDescriptors.map { ($0.path, $0) },
+                                               offset: request.fetchOffset, limit: request.fetchLimit) { Subject(store: self, row: $0) }
     }
 
     public func row(for objectID: ManagedObjectID) throws -> StoreRow? { rows[objectID]?.storeRow }

@@ -57,7 +57,7 @@ extension ManagedObjectContext {
         let entity = try entity(for: request)
         if request.predicate != nil { _ = try request.predicate!.compiled(for: entity) }
         if !hasPendingChanges(for: entity, request), request.fetchLimit == 0, request.fetchOffset == 0 {
-            return try persistentStoreCoordinator.countRows(storeRequest(request, entity: entity, paged: false))
+            return try persistentStoreCoordinator.countRows(storeRequest(request, entity: entity).unpaged)
         }
         return try fetchMerged(request).count
     }
@@ -79,10 +79,10 @@ extension ManagedObjectContext {
         request.includesPendingChanges && changedObjects.contains { $0.changeState != .none && matchesEntity($0, entity, request) }
     }
 
-    private func storeRequest(_ request: FetchRequest, entity: EntityDescription, paged: Bool) -> StoreFetchRequest {
+    private func storeRequest(_ request: FetchRequest, entity: EntityDescription) -> StoreFetchRequest {
         StoreFetchRequest(entity: entity, predicate: request.predicate, sortDescriptors: request.sortDescriptors,
                           includesSubentities: request.includesSubentities,
-                          fetchLimit: paged ? request.fetchLimit : 0, fetchOffset: paged ? request.fetchOffset : 0)
+                          fetchLimit: request.fetchLimit, fetchOffset: request.fetchOffset)
     }
 
     private func fetchMerged(_ request: FetchRequest) throws -> [ManagedObject] {
@@ -96,7 +96,8 @@ extension ManagedObjectContext {
             return (path, descriptor)
         }
         let pending = hasPendingChanges(for: entity, request)
-        let (rows, storesMerged) = try persistentStoreCoordinator.fetchRows(storeRequest(request, entity: entity, paged: !pending))
+        let full = storeRequest(request, entity: entity)
+        let (rows, storesMerged) = try persistentStoreCoordinator.fetchRows(pending ? full.unpaged : full)
         var objects = rows.map(materialize)
         guard pending || storesMerged else { return objects }
 
@@ -118,15 +119,6 @@ extension ManagedObjectContext {
                 }
             }
         }
-        if !sorts.isEmpty {
-            objects = objects.enumerated().sorted { a, b in
-                if KeyPathEvaluator.areInIncreasingOrder(a.element, b.element, sorts) { return true }
-                if KeyPathEvaluator.areInIncreasingOrder(b.element, a.element, sorts) { return false }
-                return a.offset < b.offset
-            }.map(\.element)
-        }
-        let start = min(request.fetchOffset, objects.count)
-        let end = request.fetchLimit > 0 ? min(objects.count, start + request.fetchLimit) : objects.count
-        return Array(objects[start..<end])
+        return KeyPathEvaluator.sortedAndPaged(objects, by: sorts, offset: request.fetchOffset, limit: request.fetchLimit) { $0 }
     }
 }

@@ -91,7 +91,6 @@ public struct StoreFetchRequest: @unchecked Sendable {
     /// 0 means no limit.
     public var fetchLimit: Int
     public var fetchOffset: Int
-    /// Variables already substituted into `predicate`.
     public init(entity: EntityDescription, predicate: FetchPredicate?, sortDescriptors: [FetchSortDescriptor],
                 includesSubentities: Bool, fetchLimit: Int, fetchOffset: Int) {
         self.entity = entity
@@ -100,6 +99,14 @@ public struct StoreFetchRequest: @unchecked Sendable {
         self.includesSubentities = includesSubentities
         self.fetchLimit = fetchLimit
         self.fetchOffset = fetchOffset
+    }
+
+    /// The same request without limit and offset.
+    public var unpaged: StoreFetchRequest {
+        var copy = self
+        copy.fetchLimit = 0
+        copy.fetchOffset = 0
+        return copy
     }
 }
 
@@ -150,10 +157,7 @@ extension PersistentStore {
     public var type: String { metadata.storeType }
 
     public func countRows(_ request: StoreFetchRequest) throws -> Int {
-        var unpaged = request
-        unpaged.fetchLimit = 0
-        unpaged.fetchOffset = 0
-        return try fetchRows(unpaged).count
+        try fetchRows(request.unpaged).count
     }
 
     public func willRemove(from coordinator: PersistentStoreCoordinator) {}

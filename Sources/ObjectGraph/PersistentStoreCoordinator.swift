@@ -131,10 +131,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try lock.withLock {
             let targets = stores(for: request.entity)
             if targets.count == 1 { return (try targets[0].fetchRows(request), false) }
-            var unpaged = request
-            unpaged.fetchLimit = 0
-            unpaged.fetchOffset = 0
-            return (try targets.flatMap { try $0.fetchRows(unpaged) }, true)
+            return (try targets.flatMap { try $0.fetchRows(request.unpaged) }, true)
         }
     }
 

@@ -131,6 +131,24 @@ enum KeyPathEvaluator {
         return false
     }
 
+    /// `items` sorted by the descriptors (ties keep their order), then `offset` skipped and at most
+    /// `limit` kept (0: no limit). The one ordering and paging rule for contexts and in-memory stores.
+    static func sortedAndPaged<T>(_ items: [T], by sorts: [(path: [String], descriptor: FetchSortDescriptor)],
+                                  offset: Int, limit: Int, subject: (T) -> any PredicateSubject) -> [T] {
+        var ordered = items
+        if !sorts.isEmpty {
+            ordered = items.enumerated().sorted { a, b in
+                let x = subject(a.element), y = subject(b.element)
+                if areInIncreasingOrder(x, y, sorts) { return true }
+                if areInIncreasingOrder(y, x, sorts) { return false }
+                return a.offset < b.offset
+            }.map(\.element)
+        }
+        let start = min(offset, ordered.count)
+        let end = limit > 0 ? min(ordered.count, start + limit) : ordered.count
+        return Array(ordered[start..<end])
+    }
+
     static func compareForSort(_ a: PredicateValue, _ b: PredicateValue, caseInsensitive: Bool) -> ComparisonResult {
         let x = a.scalar ?? .null, y = b.scalar ?? .null
         switch (x.isNull, y.isNull) {
