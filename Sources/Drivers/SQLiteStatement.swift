@@ -34,16 +34,32 @@ public final class SQLiteStatement {
     public func bind(_ value: Int64, at index: Int32) { check(sqlite3_bind_int64(handle, index, value), index: index) }
     public func bind(_ value: Double, at index: Int32) { check(sqlite3_bind_double(handle, index, value), index: index) }
     public func bind(_ value: String, at index: Int32) {
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-        check(sqlite3_bind_text(handle, index, value, -1, transient), index: index)
-    }
-    public func bind(_ value: Data, at index: Int32) {
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-        let rc = value.withUnsafeBytes { raw in
-            sqlite3_bind_blob64(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count), transient)
+        var text = value
+        let rc = text.withUTF8 { bytes in
+            UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!).withMemoryRebound(to: CChar.self, capacity: 1) {
+                sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(bytes.count), Self.transient, UInt8(SQLITE_UTF8))
+            }
         }
         check(rc, index: index)
     }
+    public func bind(_ value: Data, at index: Int32) {
+        let rc = value.withUnsafeBytes { raw in
+            sqlite3_bind_blob64(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count), Self.transient)
+        }
+        check(rc, index: index)
+    }
+    public func bind(_ value: SQLiteValue, at index: Int32) {
+        switch value {
+        case .null: bindNull(at: index)
+        case .integer(let v): bind(v, at: index)
+        case .real(let v): bind(v, at: index)
+        case .text(let v): bind(v, at: index)
+        case .blob(let v): bind(v, at: index)
+        }
+    }
+
+    /// SQLite's "copy the bytes now" destructor.
+    static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     /// Advances to the next row. Returns `false` when the statement is done.
     /// - Throws: `SQLiteError` naming the SQL.
@@ -71,9 +87,20 @@ public final class SQLiteStatement {
     public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
     public func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
     public func double(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
+    /// The column as text (embedded NUL bytes kept), or `nil` for NULL.
     public func string(_ index: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, index) else { return nil }
-        return String(cString: text)
+        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index))), as: UTF8.self)
+    }
+    /// The column in its own storage class.
+    public func value(_ index: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: return .integer(int64(index))
+        case SQLITE_FLOAT: return .real(double(index))
+        case SQLITE_TEXT: return .text(string(index) ?? "")
+        case SQLITE_BLOB: return .blob(data(index) ?? Data())
+        default: return .null
+        }
     }
     public func data(_ index: Int32) -> Data? {
         guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }

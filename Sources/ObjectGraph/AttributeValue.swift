@@ -120,12 +120,12 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Orders two values of compatible kinds: numbers with numbers (exactly when decimals or two
-    /// integers are involved), strings, dates, UUIDs, URIs, data. Returns `nil` when either is null or the
+    /// integers are involved), strings (by code point), dates, UUIDs, URIs, data. Returns `nil` when either is null or the
     /// kinds do not compare.
     public func compare(to other: AttributeValue) -> ComparisonResult? {
         if let a = numeric, let b = other.numeric { return Self.compareNumbers(a, b) }
         switch (self, other) {
-        case (.string(let a), .string(let b)): return a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
+        case (.string(let a), .string(let b)): return PredicateStrings.literalOrder(a, b)
         case (.date(let a), .date(let b)): return a.compare(b)
         case (.uuid(let a), .uuid(let b)): return Self.order(a.uuidString, b.uuidString)
         case (.uri(let a), .uri(let b)): return Self.order(a.absoluteString, b.absoluteString)
@@ -152,11 +152,13 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Equality as predicates see it: numbers compare by value across kinds, null equals only null.
+    /// Equality as predicates see it: numbers compare by value across kinds, strings literally (by code
+    /// point), null equals only null.
     public func isEqualForPredicate(_ other: AttributeValue) -> Bool {
         if case .null = self { return other.isNull }
         if case .null = other { return false }
         if numeric != nil, other.numeric != nil { return compare(to: other) == .orderedSame }
+        if case .string(let a) = self, case .string(let b) = other { return a.utf8.elementsEqual(b.utf8) }
         return self == other
     }
 

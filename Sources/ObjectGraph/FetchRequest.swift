@@ -38,6 +38,13 @@ public struct FetchRequest: Sendable {
     /// Whether unsaved inserts, updates and deletes of the context count (they do by default).
     public var includesPendingChanges = true
     public var resultType: ResultType = .objects
+    /// Whether `.objects` results are faults whose values load on first access (one row fetch each,
+    /// or one per batch with `fetchBatchSize`) instead of objects filled from the fetch itself.
+    public var returnsObjectsAsFaults = false
+    /// When above 0, `.objects` results are faults grouped in batches of this size: touching one
+    /// object loads its whole batch with one store request, so walking a large result keeps only the
+    /// touched batches in memory.
+    public var fetchBatchSize = 0
     /// For `.dictionaries`: the attributes and to-one relationships to include (all attributes when nil).
     public var propertiesToFetch: [String]?
 

@@ -59,14 +59,11 @@ public final class InMemoryStore: PersistentStore {
     }
 
     private func matchingRows(_ request: StoreFetchRequest) throws -> [Row] {
-        let predicate = try request.predicate?.compiled(for: request.entity)
-        var matches = rows.values.filter { row in
-            (request.includesSubentities ? row.entity.isKind(of: request.entity) : row.entity === request.entity)
-                && (predicate?.evaluate(Subject(store: self, row: row)) ?? true)
+        var candidates = rows.values.filter { row in
+            request.includesSubentities ? row.entity.isKind(of: request.entity) : row.entity === request.entity
         }
-        matches.sort { $0.primaryKey < $1.primaryKey }
-        return KeyPathEvaluator.sortedAndPaged(matches, by: request.sortDescriptors.map { ($0.path, $0) },
-                                               offset: request.fetchOffset, limit: request.fetchLimit) { Subject(store: self, row: $0) }
+        candidates.sort { $0.primaryKey < $1.primaryKey }
+        return try request.apply(to: candidates) { Subject(store: self, row: $0) }
     }
 
     public func row(for objectID: ManagedObjectID) throws -> StoreRow? { rows[objectID]?.storeRow }

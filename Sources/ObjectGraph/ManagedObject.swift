@@ -27,6 +27,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var attributeValues: [AttributeValue]
     var relationshipSlots: [RelationshipSlot]
     var faultState: Bool = false
+    /// The faults fetched with this one (`fetchBatchSize`), loaded together when one of them fires.
+    var faultBatch: FaultBatch?
     var changeState: ChangeState = .none
     var isInChangedList = false
     /// The row version this object was read with (0 for never-saved objects).
@@ -236,6 +238,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         relationshipSlots = []
         original = nil
         faultState = true
+        faultBatch = nil
         if notify { didTurnIntoFault() }
     }
 
@@ -250,7 +253,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
         version = row.version
         faultState = false
+        faultBatch = nil
     }
+}
+
+/// IDs of faults fetched together; the first one to fire loads the rest with one store request.
+final class FaultBatch {
+    var ids: [ManagedObjectID]
+    init(ids: [ManagedObjectID]) { self.ids = ids }
 }
 
 /// The destinations of one to-many relationship of one object, and the edits since the last save.

@@ -28,7 +28,9 @@ extension ManagedObjectContext {
     }
 
     public func fetchObjectIDs(_ request: FetchRequest) throws -> [ManagedObjectID] {
-        try fetch(request).map(\.objectID)
+        var faultRequest = request
+        faultRequest.returnsObjectsAsFaults = true
+        return try fetch(faultRequest).map(\.objectID)
     }
 
     /// Dictionaries of the requested attributes (all when `propertiesToFetch` is nil) and to-one
@@ -64,6 +66,21 @@ extension ManagedObjectContext {
 
     // MARK: Internals
 
+    /// Registered objects for `ids`, as faults where not loaded yet; with a batch size, the faults of
+    /// each run of `batchSize` IDs load together.
+    private func faults(for ids: [ManagedObjectID], batchSize: Int) -> [ManagedObject] {
+        let objects = ids.map { object(with: $0) }
+        guard batchSize > 0 else { return objects }
+        var start = 0
+        while start < objects.count {
+            let slice = objects[start..<min(start + batchSize, objects.count)]
+            let batch = FaultBatch(ids: slice.filter(\.faultState).map(\.objectID))
+            for object in slice where object.faultState { object.faultBatch = batch }
+            start += batchSize
+        }
+        return objects
+    }
+
     private func entity(for request: FetchRequest) throws -> EntityDescription {
         guard let entity = managedObjectModel.entity(named: request.entityName) else {
             throw FetchRequestError("fetch request names entity \(request.entityName.debugDescription), which the model does not have")
@@ -97,8 +114,17 @@ extension ManagedObjectContext {
         }
         let pending = hasPendingChanges(for: entity, request)
         let full = storeRequest(request, entity: entity)
-        let (rows, storesMerged) = try persistentStoreCoordinator.fetchRows(pending ? full.unpaged : full)
-        var objects = rows.map(materialize)
+        var objects: [ManagedObject]
+        let storesMerged: Bool
+        if request.returnsObjectsAsFaults || request.fetchBatchSize > 0 {
+            let (ids, merged) = try persistentStoreCoordinator.fetchObjectIDs(pending ? full.unpaged : full)
+            objects = faults(for: ids, batchSize: request.fetchBatchSize)
+            storesMerged = merged
+        } else {
+            let (rows, merged) = try persistentStoreCoordinator.fetchRows(pending ? full.unpaged : full)
+            objects = rows.map(materialize)
+            storesMerged = merged
+        }
         guard pending || storesMerged else { return objects }
 
         if pending {

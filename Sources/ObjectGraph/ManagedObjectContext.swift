@@ -226,6 +226,18 @@ public final class ManagedObjectContext: @unchecked Sendable {
     // MARK: Faults
 
     func fulfillFault(_ object: ManagedObject) {
+        if let batch = object.faultBatch {
+            let pending = batch.ids.filter { registry[$0]?.faultState == true }
+            batch.ids = []
+            if pending.count > 1 {
+                do {
+                    for row in try persistentStoreCoordinator.rows(for: pending) { _ = materialize(row) }
+                } catch {
+                    preconditionFailure("could not load a batch of \(pending.count) faults: \(error)")
+                }
+                if !object.faultState { return }
+            }
+        }
         let row: StoreRow?
         do { row = try persistentStoreCoordinator.row(for: object.objectID) } catch {
             preconditionFailure("could not load \(object.objectID): \(error)")

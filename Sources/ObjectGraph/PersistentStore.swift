@@ -101,6 +101,17 @@ public struct StoreFetchRequest: @unchecked Sendable {
         self.fetchOffset = fetchOffset
     }
 
+    /// Applies the request to rows a store evaluates in memory: keeps the items whose subject matches
+    /// the predicate, sorts them (ties keep their order) and pages them, with exactly the semantics
+    /// contexts use for unsaved objects.
+    /// - Throws: `FetchRequestError` for key paths the entity does not have.
+    public func apply<T>(to items: [T], subject: (T) -> any PredicateSubject) throws -> [T] {
+        let predicate = try self.predicate?.compiled(for: entity)
+        let matches = predicate.map { test in items.filter { test.evaluate(subject($0)) } } ?? items
+        return KeyPathEvaluator.sortedAndPaged(matches, by: sortDescriptors.map { ($0.path, $0) },
+                                               offset: fetchOffset, limit: fetchLimit, subject: subject)
+    }
+
     /// The same request without limit and offset.
     public var unpaged: StoreFetchRequest {
         var copy = self
@@ -135,6 +146,13 @@ public protocol PersistentStore: AnyObject {
     /// Number of rows matching the request (without paging).
     func countRows(_ request: StoreFetchRequest) throws -> Int
 
+    /// IDs of the rows `fetchRows` would return, in the same order (for fetches of faults and IDs).
+    func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID]
+
+    /// The current rows of several objects at once (batch faulting); objects that no longer exist are
+    /// left out, the order is free.
+    func rows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow]
+
     /// The current row for an object, or `nil` when it no longer exists.
     func row(for objectID: ManagedObjectID) throws -> StoreRow?
 
@@ -158,6 +176,14 @@ extension PersistentStore {
 
     public func countRows(_ request: StoreFetchRequest) throws -> Int {
         try fetchRows(request.unpaged).count
+    }
+
+    public func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID] {
+        try fetchRows(request).map(\.objectID)
+    }
+
+    public func rows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] {
+        try objectIDs.compactMap { try row(for: $0) }
     }
 
     public func willRemove(from coordinator: PersistentStoreCoordinator) {}

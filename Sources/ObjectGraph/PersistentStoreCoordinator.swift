@@ -135,6 +135,23 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
     }
 
+    func fetchObjectIDs(_ request: StoreFetchRequest) throws -> (ids: [ManagedObjectID], merged: Bool) {
+        try lock.withLock {
+            let targets = stores(for: request.entity)
+            if targets.count == 1 { return (try targets[0].fetchObjectIDs(request), false) }
+            return (try targets.flatMap { try $0.fetchObjectIDs(request.unpaged) }, true)
+        }
+    }
+
+    /// Rows of objects possibly in several stores, one request per store.
+    func rows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] {
+        try lock.withLock {
+            var byStore: [String: [ManagedObjectID]] = [:]
+            for id in objectIDs { byStore[try store(for: id).identifier, default: []].append(id) }
+            return try byStore.flatMap { try storesByIdentifier[$0.key]!.rows(for: $0.value) }
+        }
+    }
+
     func countRows(_ request: StoreFetchRequest) throws -> Int {
         try lock.withLock { try stores(for: request.entity).reduce(0) { $0 + (try $1.countRows(request)) } }
     }

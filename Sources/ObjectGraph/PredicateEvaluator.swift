@@ -158,7 +158,7 @@ enum KeyPathEvaluator {
         default: break
         }
         if caseInsensitive, case .string(let s) = x, case .string(let t) = y {
-            return s.compare(t, options: [.caseInsensitive])
+            return PredicateStrings.caseInsensitiveOrder(s, t)
         }
         return x.compare(to: y) ?? .orderedSame
     }
@@ -212,7 +212,7 @@ private struct PredicateCompiler {
         let (rhs, _) = try operand(comparison.rhs)
         var regex: NSRegularExpression?
         if comparison.op == .matches, case .constant(.string(let pattern)) = comparison.rhs {
-            regex = try Self.makeRegex(pattern, comparison.options)
+            regex = try PredicateStrings.regularExpression(pattern, comparison.options)
         }
         let op = comparison.op, options = comparison.options
         let compiledRegex = regex
@@ -241,29 +241,13 @@ private struct PredicateCompiler {
         }
     }
 
-    static func makeRegex(_ pattern: String, _ options: PredicateComparison.Options) throws -> NSRegularExpression {
-        do {
-            return try NSRegularExpression(pattern: "^(?:\(pattern))$", options: options.contains(.caseInsensitive) ? [.caseInsensitive] : [])
-        } catch {
-            throw FetchRequestError("MATCHES pattern \(pattern.debugDescription) is not a valid regular expression")
-        }
-    }
-
-    static func fold(_ s: String, _ options: PredicateComparison.Options) -> String {
-        var foldOptions: String.CompareOptions = []
-        if options.contains(.caseInsensitive) { foldOptions.insert(.caseInsensitive) }
-        if options.contains(.diacriticInsensitive) { foldOptions.insert(.diacriticInsensitive) }
-        let folded = foldOptions.isEmpty ? s : s.folding(options: foldOptions, locale: nil)
-        return folded.precomposedStringWithCanonicalMapping
-    }
-
     static func equals(_ l: PredicateValue, _ r: PredicateValue, _ options: PredicateComparison.Options) -> Bool {
         if let a = l.identity {
             return r.identity == a
         }
         if r.identity != nil { return false }
         guard let x = l.scalar, let y = r.scalar else { return false }
-        if !options.isEmpty, case .string(let s) = x, case .string(let t) = y { return fold(s, options) == fold(t, options) }
+        if !options.isEmpty, case .string(let s) = x, case .string(let t) = y { return PredicateStrings.equals(s, t, options) }
         return x.isEqualForPredicate(y)
     }
 
@@ -291,7 +275,7 @@ private struct PredicateCompiler {
                 return items.contains { equals(l, $0, options) }
             }
             if case .value(.string(let haystack)) = r, case .value(.string(let needle)) = l {
-                return fold(haystack, options).contains(fold(needle, options))
+                return (try? PredicateStrings.test(.in, needle, haystack, options)) ?? false
             }
             return false
         case .contains:
@@ -299,32 +283,12 @@ private struct PredicateCompiler {
             fallthrough
         case .beginsWith, .endsWith, .like, .matches:
             guard case .value(.string(let s)) = l, case .value(.string(let t)) = r else { return false }
-            switch op {
-            case .beginsWith: return fold(s, options).hasPrefix(fold(t, options))
-            case .endsWith: return fold(s, options).hasSuffix(fold(t, options))
-            case .contains: return t.isEmpty || fold(s, options).contains(fold(t, options))
-            case .like: return like(Array(fold(s, options)), Array(fold(t, options)))
-            default:
-                let expression = regex ?? (try? makeRegex(t, options))
-                guard let expression else { return false }
-                let text = options.contains(.diacriticInsensitive) ? fold(s, [.diacriticInsensitive]) : s
-                return expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+            if op == .matches {
+                guard let expression = regex ?? (try? PredicateStrings.regularExpression(t, options)) else { return false }
+                return PredicateStrings.matches(s, expression, options)
             }
+            return (try? PredicateStrings.test(op, s, t, options)) ?? false
         }
-    }
-
-    /// LIKE: `*` matches any run of characters, `?` one character, `\` escapes; the whole string must match.
-    static func like(_ s: [Character], _ p: [Character]) -> Bool {
-        var si = 0, pi = 0, starP = -1, starS = 0
-        while si < s.count {
-            if pi < p.count, p[pi] == "\\", pi + 1 < p.count, p[pi + 1] == s[si] { si += 1; pi += 2; continue }
-            if pi < p.count, p[pi] == "?" || (p[pi] == s[si] && p[pi] != "*" && p[pi] != "\\") { si += 1; pi += 1; continue }
-            if pi < p.count, p[pi] == "*" { starP = pi; starS = si; pi += 1; continue }
-            if starP >= 0 { pi = starP + 1; starS += 1; si = starS; continue }
-            return false
-        }
-        while pi < p.count, p[pi] == "*" { pi += 1 }
-        return pi == p.count
     }
 }
 

@@ -11,6 +11,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case noStoreForEntity
         case io
         case corrupt
+        /// A save would break a uniqueness constraint of the model.
+        case constraintViolation
+        /// A store option has an unknown name or a value the store cannot use.
+        case invalidOption
     }
 
     public var code: Code

@@ -1,0 +1,248 @@
+import Drivers
+import Foundation
+import ObjectGraph
+
+extension SQLiteStore {
+    /// The SQL and value order of an INSERT or UPDATE for one entity, built once.
+    final class WritePlan {
+        let sql: String
+        /// Attribute indexes bound in order after the leading parameters.
+        let attributes: [Int]
+        /// To-one relationship indexes, each bound as key then (when `true`) entity number.
+        let foreignKeys: [(index: Int, hasEntityColumn: Bool)]
+
+        init(sql: String, attributes: [Int], foreignKeys: [(index: Int, hasEntityColumn: Bool)]) {
+            self.sql = sql
+            self.attributes = attributes
+            self.foreignKeys = foreignKeys
+        }
+    }
+
+    private func columnsOf(_ map: SQLiteSchema.EntityMap) -> (names: [String], attributes: [Int], foreignKeys: [(index: Int, hasEntityColumn: Bool)]) {
+        var names: [String] = [], attributes: [Int] = [], foreignKeys: [(index: Int, hasEntityColumn: Bool)] = []
+        for attribute in map.entity.attributes {
+            guard let column = map.attributeColumns[attribute.index] else { continue }
+            names.append(column)
+            attributes.append(attribute.index)
+        }
+        for relationship in map.entity.relationships {
+            guard let key = map.foreignKeys[relationship.index] else { continue }
+            names.append(key.column)
+            if let entityColumn = key.entityColumn { names.append(entityColumn) }
+            foreignKeys.append((relationship.index, key.entityColumn != nil))
+        }
+        return (names, attributes, foreignKeys)
+    }
+
+    func insertPlan(for entity: EntityDescription) -> WritePlan {
+        let map = schema.map(for: entity)
+        let (names, attributes, foreignKeys) = columnsOf(map)
+        let columns = (["_pk", "_ent", "_opt"] + names).map(quote).joined(separator: ", ")
+        let placeholders = Array(repeating: "?", count: names.count + 3).joined(separator: ", ")
+        return WritePlan(sql: "INSERT INTO \(quote(map.table.name)) (\(columns)) VALUES (\(placeholders))",
+                         attributes: attributes, foreignKeys: foreignKeys)
+    }
+
+    func updatePlan(for entity: EntityDescription) -> WritePlan {
+        let map = schema.map(for: entity)
+        let (names, attributes, foreignKeys) = columnsOf(map)
+        let assignments = (["\"_opt\" = \"_opt\" + 1"] + names.map { "\(quote($0)) = ?" }).joined(separator: ", ")
+        return WritePlan(sql: "UPDATE \(quote(map.table.name)) SET \(assignments) WHERE _pk = ? AND _opt = ?",
+                         attributes: attributes, foreignKeys: foreignKeys)
+    }
+
+    /// Binds a row's values from parameter `start` on; returns the next free parameter.
+    private func bindValues(of row: StoreRow, _ plan: WritePlan, to statement: SQLiteStatement, from start: Int32) throws -> Int32 {
+        var parameter = start
+        for index in plan.attributes {
+            SQLiteValueCoding.bind(row.attributeValues[index], to: statement, at: parameter)
+            parameter += 1
+        }
+        for (index, hasEntityColumn) in plan.foreignKeys {
+            let destination = row.toOneDestinations[index]
+            if let destination {
+                guard let key = primaryKey(of: destination) else {
+                    throw StoreError(.noStoreForEntity, "\(row.objectID.entityName).\(row.entity.relationships[index].name) points to \(destination), which is not in this store (relationships across stores are not supported)", url: url, objectID: row.objectID)
+                }
+                statement.bind(key, at: parameter)
+            } else {
+                statement.bindNull(at: parameter)
+            }
+            parameter += 1
+            if hasEntityColumn {
+                if let destination { statement.bind(try entityNumber(of: destination), at: parameter) } else { statement.bindNull(at: parameter) }
+                parameter += 1
+            }
+        }
+        return parameter
+    }
+
+    func entityNumber(of objectID: ManagedObjectID) throws -> Int64 {
+        guard let entity = model.entity(named: objectID.entityName) else {
+            throw StoreError(.corrupt, "\(objectID) names entity \(objectID.entityName), which the model does not have", url: url, objectID: objectID)
+        }
+        return schema.map(for: entity).number
+    }
+
+    public func save(_ request: SaveChangesRequest) throws {
+        guard !options.readOnly else {
+            throw StoreError(.io, "The store was opened with read_only=true; it cannot save", url: url)
+        }
+        if !request.deletedObjects.isEmpty { try buildPendingIndexes() }
+        var current: ManagedObjectID?
+        do {
+            try transaction {
+                for row in request.insertedRows {
+                    current = row.objectID
+                    try insert(row)
+                }
+                for row in request.updatedRows {
+                    current = row.objectID
+                    try update(row)
+                }
+                for change in request.toManyChanges {
+                    current = change.objectID
+                    try apply(change)
+                }
+                for (objectID, version) in request.deletedObjects {
+                    current = objectID
+                    try delete(objectID, version: version)
+                }
+                current = nil
+                try writeMetadata()
+            }
+        } catch let error as SQLiteError {
+            if error.code & 0xff == 19, let current {
+                throw StoreError(.constraintViolation, "Saving \(current.entityName) \(current) breaks a uniqueness constraint of the model (\(error.message)); nothing was written", url: url, objectID: current)
+            }
+            throw storeError(error, "The save failed and was rolled back", objectID: current)
+        }
+    }
+
+    private func insert(_ row: StoreRow) throws {
+        guard let key = primaryKey(of: row.objectID) else {
+            throw StoreError(.corrupt, "\(row.objectID) does not have a primary key from this store", url: url, objectID: row.objectID)
+        }
+        let plan = insertPlans[ObjectIdentifier(row.entity)] ?? {
+            let plan = insertPlan(for: row.entity)
+            insertPlans[ObjectIdentifier(row.entity)] = plan
+            return plan
+        }()
+        let statement = try connection.cachedStatement(plan.sql)
+        statement.bind(key, at: 1)
+        statement.bind(schema.map(for: row.entity).number, at: 2)
+        statement.bind(Int64(1), at: 3)
+        _ = try bindValues(of: row, plan, to: statement, from: 4)
+        try statement.stepToEnd()
+    }
+
+    private func update(_ row: StoreRow) throws {
+        let key = try existingKey(row.objectID)
+        let plan = updatePlans[ObjectIdentifier(row.entity)] ?? {
+            let plan = updatePlan(for: row.entity)
+            updatePlans[ObjectIdentifier(row.entity)] = plan
+            return plan
+        }()
+        let statement = try connection.cachedStatement(plan.sql)
+        let next = try bindValues(of: row, plan, to: statement, from: 1)
+        statement.bind(key, at: next)
+        statement.bind(row.version, at: next + 1)
+        try statement.stepToEnd()
+        if connection.changes != 1 { throw try conflict(row.objectID, key: key, readVersion: row.version) }
+    }
+
+    private func delete(_ objectID: ManagedObjectID, version: Int64) throws {
+        let key = try existingKey(objectID)
+        let entity = model.entity(named: objectID.entityName)!
+        let table = schema.map(for: entity).table
+        let statement = try connection.cachedStatement("DELETE FROM \(quote(table.name)) WHERE _pk = ? AND _opt = ?")
+        statement.bind(key, at: 1)
+        statement.bind(version, at: 2)
+        try statement.stepToEnd()
+        if connection.changes != 1 { throw try conflict(objectID, key: key, readVersion: version) }
+        // The row's own links go with it; links inverse-less relationships of other rows hold to it stay.
+        for join in schema.joinTables {
+            var sides: [String] = []
+            if entity.isKind(of: join.owner.entity) { sides.append("source") }
+            if let inverse = join.owner.inverse, entity.isKind(of: inverse.entity) { sides.append("destination") }
+            for side in sides {
+                let unlink = try connection.cachedStatement("DELETE FROM \(quote(join.name)) WHERE \(side) = ?")
+                unlink.bind(key, at: 1)
+                try unlink.stepToEnd()
+            }
+        }
+    }
+
+    private func existingKey(_ objectID: ManagedObjectID) throws -> Int64 {
+        guard let key = primaryKey(of: objectID) else {
+            throw StoreError(.objectNotFound, "\(objectID) is not an object of this store", url: url, objectID: objectID)
+        }
+        return key
+    }
+
+    /// The conflict error for a row whose version check failed: it changed or was deleted.
+    private func conflict(_ objectID: ManagedObjectID, key: Int64, readVersion: Int64) throws -> StoreError {
+        let entity = model.entity(named: objectID.entityName)!
+        let statement = try connection.cachedStatement("SELECT _opt FROM \(quote(schema.map(for: entity).table.name)) WHERE _pk = ?")
+        statement.bind(key, at: 1)
+        guard let current = try statement.firstInt64() else {
+            return StoreError(.conflict, "\(objectID.entityName) \(objectID) was deleted from the store after it was read", url: url, objectID: objectID)
+        }
+        return StoreError(.conflict, "\(objectID.entityName) \(objectID) changed in the store since it was read (read version \(readVersion), store version \(current))", url: url, objectID: objectID)
+    }
+
+    private func apply(_ change: ToManyChange) throws {
+        let owner = try existingKey(change.objectID)
+        switch schema.map(for: change.relationship.entity).toMany[change.relationship.index] {
+        case .foreignKey(let table, _, let orderColumn)?:
+            // The destinations' foreign keys already say who belongs; only an order needs writing.
+            guard let orderColumn, let ordered = change.orderedMembers else { return }
+            let statement = try connection.cachedStatement("UPDATE \(quote(table.name)) SET \(quote(orderColumn)) = ? WHERE _pk = ?")
+            for (position, member) in ordered.enumerated() {
+                try statement.reset()
+                statement.bind(Int64(position), at: 1)
+                statement.bind(try existingKey(member), at: 2)
+                try statement.stepToEnd()
+            }
+        case .joinTable(let join, let isSource)?:
+            let (near, far) = isSource ? ("source", "destination") : ("destination", "source")
+            let nearEntity = isSource ? join.sourceEntityColumn : join.destinationEntityColumn
+            let farEntity = isSource ? join.destinationEntityColumn : join.sourceEntityColumn
+            if !change.removed.isEmpty {
+                let statement = try connection.cachedStatement("DELETE FROM \(quote(join.name)) WHERE \(near) = ? AND \(far) = ?")
+                for member in change.removed {
+                    try statement.reset()
+                    statement.bind(owner, at: 1)
+                    statement.bind(try existingKey(member), at: 2)
+                    try statement.stepToEnd()
+                }
+            }
+            if !change.added.isEmpty {
+                let columns = [near, far] + [nearEntity, farEntity].compactMap { $0 }
+                let statement = try connection.cachedStatement(
+                    "INSERT OR IGNORE INTO \(quote(join.name)) (\(columns.map(quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))")
+                for member in change.added {
+                    try statement.reset()
+                    statement.bind(owner, at: 1)
+                    statement.bind(try existingKey(member), at: 2)
+                    var parameter: Int32 = 3
+                    if nearEntity != nil { statement.bind(try entityNumber(of: change.objectID), at: parameter); parameter += 1 }
+                    if farEntity != nil { statement.bind(try entityNumber(of: member), at: parameter) }
+                    try statement.stepToEnd()
+                }
+            }
+            if let ordered = change.orderedMembers, let order = isSource ? join.sourceOrderColumn : join.destinationOrderColumn {
+                let statement = try connection.cachedStatement("UPDATE \(quote(join.name)) SET \(quote(order)) = ? WHERE \(near) = ? AND \(far) = ?")
+                for (position, member) in ordered.enumerated() {
+                    try statement.reset()
+                    statement.bind(Int64(position), at: 1)
+                    statement.bind(owner, at: 2)
+                    statement.bind(try existingKey(member), at: 3)
+                    try statement.stepToEnd()
+                }
+            }
+        case nil:
+            preconditionFailure("\(change.relationship) is not a to-many relationship")
+        }
+    }
+}

@@ -1,0 +1,481 @@
+import Drivers
+import Foundation
+import ObjectGraph
+
+/// The store for large data: a SQLite file any SQLite client can read, with queries run in the
+/// database so nothing needs to be in memory at once.
+///
+/// Layout: a table per root entity named after it (`_pk INTEGER PRIMARY KEY`, `_ent` entity number,
+/// `_opt` row version, a column per attribute, a foreign-key column per to-one relationship), a join
+/// table per many-to-many or inverse-less to-many relationship, `_sluice_metadata` (store UUID, model
+/// version hashes, user keys) and `_sluice_keys` (primary keys handed out per table). See
+/// `SQLiteSchema` for names and `SQLiteValueCoding` for value formats.
+///
+/// ```swift
+/// SQLiteStore.register()
+/// let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+/// try coordinator.addPersistentStore(type: SQLiteStore.storeType, at: URL(fileURLWithPath: "shop.sqlite"),
+///                                    options: ["journal_mode": "WAL", "synchronous": "NORMAL"])
+/// ```
+///
+/// Options: `journal_mode` (WAL by default), `synchronous` (NORMAL), `cache_size` (SQLite's
+/// meaning: pages, or KiB when negative; -16384 by default), `index_build` (`after_load`, the
+/// default, builds non-unique indexes of an empty store once the first read needs them or the store
+/// is removed, which is much faster for bulk loads; `during_load` keeps them from the start),
+/// `read_only` (`true`/`false`). Unknown options are an error.
+///
+/// Every save is one transaction: a failure (a conflict, a broken uniqueness constraint, I/O) rolls
+/// it back and leaves the file as it was.
+public final class SQLiteStore: PersistentStore {
+    public static let storeType = "SQLite"
+
+    /// Makes the type available to every coordinator as `SQLiteStore.storeType`.
+    public static func register() {
+        PersistentStoreCoordinator.registerStoreType(SQLiteStore.self, named: storeType)
+    }
+
+    public let url: URL?
+    public let configurationName: String?
+    public var metadata: StoreMetadata
+    let model: ManagedObjectModel
+    let schema: SQLiteSchema
+    let options: Options
+    private(set) var connection: SQLiteConnection!
+    /// The metadata as last written to the file.
+    private var writtenMetadata: StoreMetadata?
+    /// Non-unique indexes still to build (bulk load into an empty store).
+    private(set) var pendingIndexes: [SQLiteSchema.Index] = []
+    private var readers: [ObjectIdentifier: RowReader] = [:]
+    var insertPlans: [ObjectIdentifier: WritePlan] = [:]
+    var updatePlans: [ObjectIdentifier: WritePlan] = [:]
+
+    struct Options {
+        var journalMode = "WAL"
+        var synchronous = "NORMAL"
+        var cacheSize: Int64 = -16384
+        var buildIndexesAfterLoad = true
+        var readOnly = false
+
+        init(_ values: [String: String], url: URL?) throws {
+            func invalid(_ key: String, _ allowed: String) -> StoreError {
+                StoreError(.invalidOption, "SQLite store option \(key)=\(values[key]!.debugDescription) is not valid; use \(allowed)", url: url)
+            }
+            for (key, value) in values {
+                switch key {
+                case "journal_mode":
+                    let allowed = ["DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF"]
+                    guard allowed.contains(value.uppercased()) else { throw invalid(key, allowed.joined(separator: ", ")) }
+                    journalMode = value.uppercased()
+                case "synchronous":
+                    let allowed = ["OFF", "NORMAL", "FULL", "EXTRA"]
+                    guard allowed.contains(value.uppercased()) else { throw invalid(key, allowed.joined(separator: ", ")) }
+                    synchronous = value.uppercased()
+                case "cache_size":
+                    guard let size = Int64(value) else { throw invalid(key, "a whole number (pages, or KiB when negative)") }
+                    cacheSize = size
+                case "index_build":
+                    guard value == "after_load" || value == "during_load" else { throw invalid(key, "after_load or during_load") }
+                    buildIndexesAfterLoad = value == "after_load"
+                case "read_only":
+                    guard let flag = Bool(value) else { throw invalid(key, "true or false") }
+                    readOnly = flag
+                default:
+                    throw StoreError(.invalidOption, "SQLite store option \(key.debugDescription) is unknown; known options: cache_size, index_build, journal_mode, read_only, synchronous", url: url)
+                }
+            }
+        }
+    }
+
+    public required init(coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]) throws {
+        self.url = url
+        self.configurationName = configurationName
+        self.model = coordinator.managedObjectModel
+        self.schema = SQLiteSchema(model: model)
+        self.options = try Options(options, url: url)
+        self.metadata = StoreMetadata(storeType: Self.storeType)
+    }
+
+    deinit {
+        if connection != nil { try? buildPendingIndexes() }
+    }
+
+    // MARK: Opening
+
+    public func load() throws {
+        let path = url?.path ?? ":memory:"
+        do {
+            connection = try SQLiteConnection(path: path, mode: options.readOnly ? .readOnly : .readWriteCreate)
+            try connection.execute("PRAGMA busy_timeout = 5000")
+            if !options.readOnly {
+                try connection.execute("PRAGMA journal_mode = \(options.journalMode)")
+                try connection.execute("PRAGMA synchronous = \(options.synchronous)")
+            }
+            try connection.execute("PRAGMA cache_size = \(options.cacheSize)")
+            try SQLiteFunctions.register(on: connection)
+            if try tableExists("_sluice_metadata") {
+                try readMetadata()
+                if metadata.modelVersionHash == model.versionHash { try prepareExistingSchema() }
+                // Otherwise the coordinator refuses the store, naming what differs; nothing is touched.
+            } else {
+                guard try connection.makeStatement("SELECT count(*) FROM sqlite_master WHERE type = 'table'").firstInt64() == 0 else {
+                    throw StoreError(.incompatibleModel, "The file is a SQLite database but not a Sluice store (it has no _sluice_metadata table); import it with the SQLite reader instead of opening it as a store", url: url)
+                }
+                guard !options.readOnly else {
+                    throw StoreError(.io, "The store does not exist yet and read_only is set", url: url)
+                }
+                try createSchema()
+            }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Could not open the SQLite store")
+        }
+    }
+
+    private func tableExists(_ name: String) throws -> Bool {
+        let statement = try connection.makeStatement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+        statement.bind(name, at: 1)
+        return try statement.step()
+    }
+
+    private func createSchema() throws {
+        metadata.modelVersionHash = model.versionHash
+        metadata.entityVersionHashes = model.entityVersionHashes
+        try transaction {
+            try connection.execute("CREATE TABLE _sluice_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            try connection.execute("CREATE TABLE _sluice_keys (\"table\" TEXT PRIMARY KEY, next INTEGER NOT NULL)")
+            for sql in schema.tableStatements { try connection.execute(sql) }
+            for table in schema.tables {
+                let insert = try connection.makeStatement("INSERT INTO _sluice_keys VALUES (?, 1)")
+                insert.bind(table.name, at: 1)
+                try insert.stepToEnd()
+            }
+            for index in schema.indexes where index.isUnique || !options.buildIndexesAfterLoad { try connection.execute(index.sql) }
+            try writeMetadata()
+        }
+        pendingIndexes = options.buildIndexesAfterLoad ? schema.indexes.filter { !$0.isUnique } : []
+    }
+
+    /// A store written with this model: makes sure tables and indexes exist (a crash during a bulk
+    /// load can leave indexes unbuilt) and that key allocation is ahead of every stored key.
+    private func prepareExistingSchema() throws {
+        let existing = try Set(connection.makeStatement("SELECT name FROM sqlite_master WHERE type = 'index'").allStrings())
+        let missing = schema.indexes.filter { !existing.contains($0.name) }
+        guard !options.readOnly else { return }
+        try transaction {
+            for sql in schema.tableStatements { try connection.execute(sql) }
+            for table in schema.tables {
+                let sync = try connection.makeStatement("""
+                    INSERT INTO _sluice_keys VALUES (?1, (SELECT coalesce(max(_pk), 0) + 1 FROM \(quote(table.name))))
+                    ON CONFLICT("table") DO UPDATE SET next = max(next, excluded.next)
+                    """)
+                sync.bind(table.name, at: 1)
+                try sync.stepToEnd()
+            }
+            for index in missing where index.isUnique { try connection.execute(index.sql) }
+        }
+        pendingIndexes = missing.filter { !$0.isUnique }
+        if !options.buildIndexesAfterLoad { try buildPendingIndexes() }
+    }
+
+    /// Builds the indexes a bulk load deferred. Reads call it; call it yourself to pay the cost at a
+    /// moment of your choosing (the end of an import).
+    public func buildPendingIndexes() throws {
+        guard !pendingIndexes.isEmpty, !options.readOnly else { return }
+        do {
+            try transaction { for index in pendingIndexes { try connection.execute(index.sql) } }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Could not build the store's indexes")
+        }
+        pendingIndexes = []
+    }
+
+    public func willRemove(from coordinator: PersistentStoreCoordinator) {
+        try? buildPendingIndexes()
+        if !options.readOnly { try? connection?.execute("PRAGMA optimize") }
+    }
+
+    // MARK: Metadata
+
+    private func readMetadata() throws {
+        let statement = try connection.makeStatement("SELECT key, value FROM _sluice_metadata")
+        var values: [String: String] = [:]
+        while try statement.step() { values[statement.string(0) ?? ""] = statement.string(1) ?? "" }
+        guard let identifier = values["identifier"] else {
+            throw StoreError(.corrupt, "The store's _sluice_metadata table has no identifier row", url: url)
+        }
+        var hashes: [String: String] = [:]
+        if let json = values["entityVersionHashes"] {
+            guard let decoded = try? JSONDecoder().decode([String: String].self, from: Data(json.utf8)) else {
+                throw StoreError(.corrupt, "The store's entity version hashes are not valid JSON", url: url)
+            }
+            hashes = decoded
+        }
+        var userInfo: [String: String] = [:]
+        for (key, value) in values where key.hasPrefix("user.") { userInfo[String(key.dropFirst(5))] = value }
+        metadata = StoreMetadata(storeType: values["storeType"] ?? Self.storeType, identifier: identifier,
+                                 modelVersionHash: values["modelVersionHash"], entityVersionHashes: hashes, userInfo: userInfo)
+        writtenMetadata = metadata
+    }
+
+    /// Writes metadata that changed since it was last written (inside the caller's transaction).
+    func writeMetadata() throws {
+        guard metadata != writtenMetadata else { return }
+        let hashes = String(decoding: try JSONEncoder.sorted.encode(metadata.entityVersionHashes), as: UTF8.self)
+        try connection.execute("DELETE FROM _sluice_metadata")
+        let insert = try connection.cachedStatement("INSERT INTO _sluice_metadata VALUES (?, ?)")
+        var rows = [("storeType", metadata.storeType), ("identifier", metadata.identifier), ("entityVersionHashes", hashes),
+                    ("schemaVersion", "1"), ("sqliteVersion", SQLiteConnection.libraryVersion)]
+        if let hash = metadata.modelVersionHash { rows.append(("modelVersionHash", hash)) }
+        rows += metadata.userInfo.map { ("user.\($0.key)", $0.value) }
+        for (key, value) in rows {
+            try insert.reset()
+            insert.bind(key, at: 1)
+            insert.bind(value, at: 2)
+            try insert.stepToEnd()
+        }
+        writtenMetadata = metadata
+    }
+
+    // MARK: Transactions and errors
+
+    func transaction(_ body: () throws -> Void) throws {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            try body()
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    func storeError(_ error: SQLiteError, _ what: String, objectID: ManagedObjectID? = nil) -> StoreError {
+        let code: StoreError.Code
+        switch error.code & 0xff {
+        case 11, 26: code = .corrupt            // SQLITE_CORRUPT, SQLITE_NOTADB
+        case 19: code = .constraintViolation    // SQLITE_CONSTRAINT
+        default: code = .io
+        }
+        return StoreError(code, "\(what): \(error)", url: url, objectID: objectID)
+    }
+
+    // MARK: Reading rows
+
+    /// Turns result rows of `SELECT <table.selectList>` into store rows.
+    final class RowReader {
+        let entity: EntityDescription
+        let attributePositions: [(index: Int, position: Int32, type: AttributeType)]
+        let foreignKeys: [(index: Int, position: Int32, entityPosition: Int32?, destination: EntityDescription)]
+        let relationshipCount: Int
+
+        init(_ map: SQLiteSchema.EntityMap) {
+            entity = map.entity
+            attributePositions = map.entity.attributes.compactMap { attribute in
+                map.attributeColumns[attribute.index].map { (attribute.index, Int32(map.table.position(of: $0)), attribute.type) }
+            }
+            foreignKeys = map.entity.relationships.compactMap { relationship in
+                map.foreignKeys[relationship.index].map { key in
+                    (relationship.index, Int32(map.table.position(of: key.column)),
+                     key.entityColumn.map { Int32(map.table.position(of: $0)) }, relationship.destinationEntity)
+                }
+            }
+            relationshipCount = map.entity.relationships.count
+        }
+    }
+
+    func reader(for entity: EntityDescription) -> RowReader {
+        if let reader = readers[ObjectIdentifier(entity)] { return reader }
+        let reader = RowReader(schema.map(for: entity))
+        readers[ObjectIdentifier(entity)] = reader
+        return reader
+    }
+
+    /// The object ID of a stored row given its key and entity number.
+    func objectID(primaryKey: Int64, entityNumber: Int64, table: String) throws -> ManagedObjectID {
+        guard let entity = schema.entity(number: entityNumber) else {
+            throw StoreError(.corrupt, "Row _pk=\(primaryKey) of table \(table) has entity number \(entityNumber), which the model does not have", url: url)
+        }
+        return ManagedObjectID(entityName: entity.name, storeIdentifier: metadata.identifier, reference: .integer(primaryKey))
+    }
+
+    /// Reads the current row of `statement` (selected with a table's `selectList`, from position 0).
+    func readRow(_ statement: SQLiteStatement, table: SQLiteSchema.Table) throws -> StoreRow {
+        let primaryKey = statement.int64(0)
+        let id = try objectID(primaryKey: primaryKey, entityNumber: statement.int64(1), table: table.name)
+        let entity = model.entity(named: id.entityName)!
+        let reader = reader(for: entity)
+        var values = [AttributeValue](repeating: .null, count: entity.attributes.count)
+        for (index, position, type) in reader.attributePositions {
+            let stored = statement.value(position)
+            guard let value = SQLiteValueCoding.attributeValue(stored, as: type) else {
+                throw StoreError(.corrupt, "Column \(statement.columnName(position)) of table \(table.name), row _pk=\(primaryKey), holds \(stored), which is not a valid \(type) value", url: url, objectID: id)
+            }
+            values[index] = value
+        }
+        var destinations = [ManagedObjectID?](repeating: nil, count: reader.relationshipCount)
+        for (index, position, entityPosition, destination) in reader.foreignKeys where !statement.isNull(position) {
+            let key = statement.int64(position)
+            var name = destination.name
+            if let entityPosition, !statement.isNull(entityPosition) {
+                guard let actual = schema.entity(number: statement.int64(entityPosition)) else {
+                    throw StoreError(.corrupt, "Column \(statement.columnName(entityPosition)) of table \(table.name), row _pk=\(primaryKey), names an unknown entity", url: url, objectID: id)
+                }
+                name = actual.name
+            }
+            destinations[index] = ManagedObjectID(entityName: name, storeIdentifier: metadata.identifier, reference: .integer(key))
+        }
+        return StoreRow(objectID: id, entity: entity, version: statement.int64(2), attributeValues: values, toOneDestinations: destinations)
+    }
+
+    func primaryKey(of objectID: ManagedObjectID) -> Int64? {
+        guard objectID.storeIdentifier == metadata.identifier, case .integer(let key) = objectID.reference else { return nil }
+        return key
+    }
+
+    public func row(for objectID: ManagedObjectID) throws -> StoreRow? {
+        try rows(for: [objectID]).first
+    }
+
+    public func rows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] {
+        var byTable: [ObjectIdentifier: (table: SQLiteSchema.Table, keys: [Int64])] = [:]
+        for id in objectIDs {
+            guard let key = primaryKey(of: id), let entity = model.entity(named: id.entityName) else { continue }
+            let table = schema.map(for: entity).table
+            byTable[ObjectIdentifier(table), default: (table, [])].keys.append(key)
+        }
+        let wanted = Set(objectIDs)
+        var rows: [StoreRow] = []
+        do {
+            for (table, keys) in byTable.values {
+                var start = 0
+                while start < keys.count {
+                    let chunk = keys[start..<min(start + 500, keys.count)]
+                    let placeholders = chunk.count == 1 ? "= ?" : "IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
+                    let statement = try connection.cachedStatement("SELECT \(table.selectList()) FROM \(quote(table.name)) WHERE _pk \(placeholders)")
+                    for (offset, key) in chunk.enumerated() { statement.bind(key, at: Int32(offset + 1)) }
+                    while try statement.step() {
+                        let row = try readRow(statement, table: table)
+                        // An ID naming another entity than the row's is not this row.
+                        if wanted.contains(row.objectID) { rows.append(row) }
+                    }
+                    start += chunk.count
+                }
+            }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Could not read rows")
+        }
+        return rows
+    }
+
+    // MARK: Fetching
+
+    public func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        try buildPendingIndexes()
+        let table = schema.map(for: request.entity).table
+        let query = try SQLiteQueryBuilder(store: self).select(request, columns: table.selectList(alias: "t0"))
+        let rows = try run(query) { try readRow($0, table: table) }
+        guard !query.isExact else { return rows }
+        return try request.apply(to: rows) { RowSubject(store: self, row: $0) }
+    }
+
+    public func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID] {
+        try buildPendingIndexes()
+        let table = schema.map(for: request.entity).table
+        let query = try SQLiteQueryBuilder(store: self).select(request, columns: "t0._pk, t0._ent")
+        guard query.isExact else { return try fetchRows(request).map(\.objectID) }
+        return try run(query) { try objectID(primaryKey: $0.int64(0), entityNumber: $0.int64(1), table: table.name) }
+    }
+
+    public func countRows(_ request: StoreFetchRequest) throws -> Int {
+        try buildPendingIndexes()
+        let query = try SQLiteQueryBuilder(store: self).select(request.unpaged, columns: "count(*)", sorted: false)
+        guard query.isExact else { return try fetchRows(request.unpaged).count }
+        return Int(try run(query) { $0.int64(0) }.first ?? 0)
+    }
+
+    private func run<T>(_ query: SQLiteQuery, _ read: (SQLiteStatement) throws -> T) throws -> [T] {
+        do {
+            let statement = try connection.cachedStatement(query.sql)
+            for (offset, value) in query.arguments.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
+            var results: [T] = []
+            while try statement.step() { results.append(try read(statement)) }
+            return results
+        } catch let error as SQLiteError {
+            throw storeError(error, "A fetch failed")
+        }
+    }
+
+    public func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] {
+        guard let key = primaryKey(of: objectID) else { return [] }
+        try buildPendingIndexes()
+        let sql: String
+        let tableName: String
+        switch schema.map(for: relationship.entity).toMany[relationship.index] {
+        case .foreignKey(let table, let foreignKey, let orderColumn)?:
+            tableName = table.name
+            sql = "SELECT _pk, _ent FROM \(quote(table.name)) WHERE \(quote(foreignKey.column)) = ? ORDER BY \(orderColumn.map { quote($0) + ", " } ?? "")_pk"
+        case .joinTable(let join, let isSource)?:
+            tableName = join.name
+            let (near, far) = isSource ? ("source", "destination") : ("destination", "source")
+            let farEntity = isSource ? join.destinationEntityColumn : join.sourceEntityColumn
+            let order = isSource ? join.sourceOrderColumn : join.destinationOrderColumn
+            sql = "SELECT \(far), \(farEntity.map(quote) ?? "NULL") FROM \(quote(join.name)) WHERE \(near) = ? ORDER BY \(order.map { quote($0) + ", " } ?? "")rowid"
+        case nil:
+            preconditionFailure("\(relationship) is not a to-many relationship")
+        }
+        let destination = schema.map(for: relationship.destinationEntity)
+        do {
+            let statement = try connection.cachedStatement(sql)
+            statement.bind(key, at: 1)
+            var ids: [ManagedObjectID] = []
+            while try statement.step() {
+                let number = statement.isNull(1) ? destination.number : statement.int64(1)
+                ids.append(try self.objectID(primaryKey: statement.int64(0), entityNumber: number, table: tableName))
+            }
+            return ids
+        } catch let error as SQLiteError {
+            throw storeError(error, "Could not load \(relationship) of \(objectID)", objectID: objectID)
+        }
+    }
+
+    // MARK: Keys
+
+    public func newReferences(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID.Reference] {
+        guard count > 0 else { return [] }
+        let table = schema.map(for: entity).table.name
+        var first: Int64 = 0
+        do {
+            try transaction {
+                let select = try connection.cachedStatement("SELECT next FROM _sluice_keys WHERE \"table\" = ?")
+                select.bind(table, at: 1)
+                guard try select.step() else { throw StoreError(.corrupt, "_sluice_keys has no row for table \(table)", url: url) }
+                first = select.int64(0)
+                try select.reset()
+                let update = try connection.cachedStatement("UPDATE _sluice_keys SET next = ? WHERE \"table\" = ?")
+                update.bind(first + Int64(count), at: 1)
+                update.bind(table, at: 2)
+                try update.stepToEnd()
+            }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Could not allocate primary keys for \(entity.name)")
+        }
+        return (0..<Int64(count)).map { .integer(first + $0) }
+    }
+}
+
+extension SQLiteStatement {
+    func firstInt64() throws -> Int64? { try step() ? int64(0) : nil }
+
+    func allStrings() throws -> [String] {
+        var values: [String] = []
+        while try step() { values.append(string(0) ?? "") }
+        return values
+    }
+}
+
+extension JSONEncoder {
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}
