@@ -109,8 +109,10 @@ extension SQLiteStore {
                     try delete(objectID, version: version)
                 }
                 current = nil
+                try writeKeys()
                 try writeMetadata()
             }
+            writtenKeys = nextKeys
         } catch let error as SQLiteError {
             if error.code & 0xff == 19, let current {
                 throw StoreError(.constraintViolation, "Saving \(current.entityName) \(current) breaks a uniqueness constraint of the model (\(error.message)); nothing was written", url: url, objectID: current)

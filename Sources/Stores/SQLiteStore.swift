@@ -46,6 +46,9 @@ public final class SQLiteStore: PersistentStore {
     /// Non-unique indexes still to build (bulk load into an empty store).
     private(set) var pendingIndexes: [SQLiteSchema.Index] = []
     private var readers: [ObjectIdentifier: RowReader] = [:]
+    /// The next primary key to hand out per table, and the values last written to `_sluice_keys`.
+    var nextKeys: [String: Int64] = [:]
+    var writtenKeys: [String: Int64] = [:]
     var insertPlans: [ObjectIdentifier: WritePlan] = [:]
     var updatePlans: [ObjectIdentifier: WritePlan] = [:]
 
@@ -151,6 +154,7 @@ public final class SQLiteStore: PersistentStore {
             for index in schema.indexes where index.isUnique || !options.buildIndexesAfterLoad { try connection.execute(index.sql) }
             try writeMetadata()
         }
+        try loadKeys()
         pendingIndexes = options.buildIndexesAfterLoad ? schema.indexes.filter { !$0.isUnique } : []
     }
 
@@ -159,7 +163,7 @@ public final class SQLiteStore: PersistentStore {
     private func prepareExistingSchema() throws {
         let existing = try Set(connection.makeStatement("SELECT name FROM sqlite_master WHERE type = 'index'").allStrings())
         let missing = schema.indexes.filter { !existing.contains($0.name) }
-        guard !options.readOnly else { return }
+        guard !options.readOnly else { return try loadKeys() }
         try transaction {
             for sql in schema.tableStatements { try connection.execute(sql) }
             for table in schema.tables {
@@ -172,6 +176,7 @@ public final class SQLiteStore: PersistentStore {
             }
             for index in missing where index.isUnique { try connection.execute(index.sql) }
         }
+        try loadKeys()
         pendingIndexes = missing.filter { !$0.isUnique }
         if !options.buildIndexesAfterLoad { try buildPendingIndexes() }
     }
@@ -439,26 +444,33 @@ public final class SQLiteStore: PersistentStore {
 
     // MARK: Keys
 
+    /// Keys come from a counter per table, read from `_sluice_keys` when the store opens and written
+    /// back inside each save's transaction, so a failed save leaves even the counter as it was. (One
+    /// writer per store: a second process writing the same file meanwhile makes saves fail with a
+    /// constraint error rather than overwrite rows.)
     public func newReferences(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID.Reference] {
-        guard count > 0 else { return [] }
         let table = schema.map(for: entity).table.name
-        var first: Int64 = 0
-        do {
-            try transaction {
-                let select = try connection.cachedStatement("SELECT next FROM _sluice_keys WHERE \"table\" = ?")
-                select.bind(table, at: 1)
-                guard try select.step() else { throw StoreError(.corrupt, "_sluice_keys has no row for table \(table)", url: url) }
-                first = select.int64(0)
-                try select.reset()
-                let update = try connection.cachedStatement("UPDATE _sluice_keys SET next = ? WHERE \"table\" = ?")
-                update.bind(first + Int64(count), at: 1)
-                update.bind(table, at: 2)
-                try update.stepToEnd()
-            }
-        } catch let error as SQLiteError {
-            throw storeError(error, "Could not allocate primary keys for \(entity.name)")
+        guard let first = nextKeys[table] else {
+            throw StoreError(.corrupt, "_sluice_keys has no row for table \(table)", url: url)
         }
+        nextKeys[table] = first + Int64(count)
         return (0..<Int64(count)).map { .integer(first + $0) }
+    }
+
+    func loadKeys() throws {
+        let statement = try connection.makeStatement("SELECT \"table\", next FROM _sluice_keys")
+        while try statement.step() { nextKeys[statement.string(0) ?? ""] = statement.int64(1) }
+        writtenKeys = nextKeys
+    }
+
+    /// Inside a save's transaction: records keys handed out since the last save.
+    func writeKeys() throws {
+        for (table, next) in nextKeys where writtenKeys[table] != next {
+            let update = try connection.cachedStatement("UPDATE _sluice_keys SET next = max(next, ?) WHERE \"table\" = ?")
+            update.bind(next, at: 1)
+            update.bind(table, at: 2)
+            try update.stepToEnd()
+        }
     }
 }
 

@@ -90,12 +90,12 @@ final class Booking: ManagedObject {
         graph.insert("Clerk").setRelatedObject(hotel, forKey: "hotel")
         graph.insert("Booking", ["code": "AB-1", "guests": 2]).setRelatedObject(hotel, forKey: "hotel")
         try graph.context.save()
-        let rowsBefore = graph.store.rowCount
+        let rowsBefore = (graph.store as! InMemoryStore).rowCount
 
         hotel["name"] = "Savoy"
         graph.insert("Booking", ["code": "AB-2", "guests": 99]).setRelatedObject(hotel, forKey: "hotel")
         #expect(throws: ValidationError.self) { try graph.context.save() }
-        #expect(graph.store.rowCount == rowsBefore)
+        #expect((graph.store as! InMemoryStore).rowCount == rowsBefore)
         let stored = try graph.makeContext().existingObject(with: hotel.objectID)
         #expect(stored.string(forKey: "name") == "Ritz")
         #expect(graph.context.hasChanges)

@@ -68,17 +68,19 @@ public enum CompanyModel {
     }
 }
 
-/// A coordinator with one in-memory store and a confinement context on it (tests run on one thread).
+/// A coordinator with one store (in-memory unless told otherwise) and a confinement context on it
+/// (tests run on one thread).
 public struct TestGraph {
     public let model: ManagedObjectModel
     public let coordinator: PersistentStoreCoordinator
-    public let store: InMemoryStore
+    public let store: any PersistentStore
     public let context: ManagedObjectContext
 
-    public init(model: ManagedObjectModel) throws {
+    public init(model: ManagedObjectModel, storeType: String = InMemoryStore.storeType, url: URL? = nil,
+                options: [String: String] = [:]) throws {
         self.model = model
         coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        store = try coordinator.addPersistentStore(type: InMemoryStore.storeType) as! InMemoryStore
+        store = try coordinator.addPersistentStore(type: storeType, at: url, options: options)
         context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
     }
 

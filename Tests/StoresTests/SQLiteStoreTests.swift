@@ -1,0 +1,263 @@
+import Drivers
+import Foundation
+import ObjectGraph
+import Stores
+import Testing
+import TestSupport
+
+@Suite struct SQLiteStoreTests {
+    static func everyTypeModel() throws -> ManagedObjectModel {
+        let types: [(String, AttributeType)] = [("i16", .integer16), ("i32", .integer32), ("i64", .integer64), ("dec", .decimal),
+                                                ("dbl", .double), ("flt", .float), ("str", .string), ("bool", .boolean),
+                                                ("date", .date), ("bin", .binary), ("uuid", .uuid), ("uri", .uri)]
+        return try ManagedObjectModel(entities: [
+            EntityDescription(name: "Sample", attributes: [AttributeDescription(name: "tag", type: .string)]
+                + types.map { AttributeDescription(name: $0.0, type: $0.1) }),
+        ])
+    }
+
+    static let samples: [String: [String: AttributeValue]] = [
+        "max": ["i16": .integer(Int64(Int16.max)), "i32": .integer(Int64(Int32.max)), "i64": .integer(Int64.max),
+                "dec": .decimal(Decimal(string: "12345678901234567890.123456789012345678")!), "dbl": .double(Double.greatestFiniteMagnitude),
+                "flt": .float(Float.greatestFiniteMagnitude), "str": .string("naïve \u{1F600} e\u{301} \0 nul"), "bool": .boolean(true),
+                "date": .date(Date(timeIntervalSinceReferenceDate: 123_456_789.123456)), "bin": .binary(Data([0, 1, 2, 255])),
+                "uuid": .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), "uri": .uri(URL(string: "https://example.com/a?b=c#d")!)],
+        "min": ["i16": .integer(Int64(Int16.min)), "i32": .integer(Int64(Int32.min)), "i64": .integer(Int64.min),
+                "dec": .decimal(Decimal(string: "-0.000000000000000000000000000001")!), "dbl": .double(-Double.infinity),
+                "flt": .float(-0.0), "str": .string(""), "bool": .boolean(false),
+                "date": .date(Date(timeIntervalSinceReferenceDate: -978_307_200)), "bin": .binary(Data()),
+                "uuid": .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000000")!), "uri": .uri(URL(fileURLWithPath: "/tmp/a b"))],
+        "odd": ["dbl": .double(.nan), "flt": .float(.infinity), "dec": .decimal(Decimal(string: "1.50")!), "i64": .integer(0)],
+        "nulls": [:],
+    ]
+
+    @Test func everyAttributeTypeRoundTrips() throws {
+        let file = try SQLiteFile(model: try Self.everyTypeModel())
+        for (tag, values) in Self.samples {
+            let object = file.graph.insert("Sample", ["tag": .string(tag)])
+            for (key, value) in values { object[key] = value }
+        }
+        try file.context.save()
+        let reopened = try file.reopen()
+        let objects = try reopened.context.fetch(FetchRequest(entityName: "Sample"))
+        #expect(objects.count == Self.samples.count)
+        for object in objects {
+            let expected = Self.samples[object.string(forKey: "tag")!]!
+            for attribute in object.entity.attributes where attribute.name != "tag" {
+                let stored = object[attribute.name], wanted = expected[attribute.name] ?? .null
+                if case .double(let d) = wanted, d.isNaN {
+                    guard case .double(let e) = stored else { Issue.record("NaN came back as \(stored)"); continue }
+                    #expect(e.isNaN)
+                } else {
+                    #expect(stored == wanted, "\(attribute.name) of \(object.string(forKey: "tag")!)")
+                }
+            }
+        }
+        // Stored as plain SQL values: dates as seconds since 2001, decimals as exact text.
+        let row = try file.query("SELECT date, dec, uuid, bool FROM Sample WHERE tag = 'max'")[0]
+        #expect(row == [.real(123_456_789.123456), .text("12345678901234567890.123456789012345678"), .text("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"), .integer(1)])
+    }
+
+    @Test func relationshipsOfEveryKindAreWrittenAndReadBack() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let g = file.graph
+        let sales = g.insert("Department", ["name": "Sales"])
+        let ada = g.insert("Employee", ["name": "Ada"]), bob = g.insert("Employee", ["name": "Bob"]), cy = g.insert("Employee", ["name": "Cy"])
+        let apollo = g.insert("Project", ["title": "Apollo"]), gemini = g.insert("Project", ["title": "Gemini"])
+        let badge = g.insert("Badge", ["code": "B-1"])
+        let list = g.insert("Playlist", ["title": "Mix"])
+        let tracks = ["one", "two", "three"].map { g.insert("Track", ["title": .string($0)]) }
+        for person in [ada, bob] { person.setRelatedObject(sales, forKey: "department") }
+        ada.addRelatedObject(apollo, forKey: "projects"); ada.addRelatedObject(gemini, forKey: "projects"); bob.addRelatedObject(gemini, forKey: "projects")
+        bob.setRelatedObject(ada, forKey: "manager"); cy.setRelatedObject(ada, forKey: "manager")
+        ada.addRelatedObject(bob, forKey: "cousins")
+        ada.setRelatedObject(cy, forKey: "spouse")
+        bob.setRelatedObject(badge, forKey: "badge")
+        for track in tracks.reversed() { list.addRelatedObject(track, forKey: "tracks") }
+        try file.context.save()
+
+        let context = try file.reopen().context
+        func one(_ entity: String, _ name: String) throws -> ManagedObject {
+            let key = entity == "Project" || entity == "Playlist" ? "title" : "name"
+            return try context.fetch(FetchRequest(entityName: entity, predicate: try FetchPredicate(format: "%K == %@", key, name)))[0]
+        }
+        let ada2 = try one("Employee", "Ada"), bob2 = try one("Employee", "Bob"), cy2 = try one("Employee", "Cy")
+        #expect(Set(try one("Department", "Sales").relatedObjects(forKey: "employees").map(\.label)) == ["Ada", "Bob"])
+        #expect(Set(ada2.relatedObjects(forKey: "projects").map(\.label)) == ["Apollo", "Gemini"])
+        #expect(Set(try one("Project", "Gemini").relatedObjects(forKey: "members").map(\.label)) == ["Ada", "Bob"])
+        #expect(Set(ada2.relatedObjects(forKey: "reports").map(\.label)) == ["Bob", "Cy"])
+        #expect(bob2.relatedObject(forKey: "manager") === ada2)
+        #expect(bob2.relatedObjects(forKey: "cousins").map(\.label) == ["Ada"])
+        #expect(ada2.relatedObjects(forKey: "cousins").map(\.label) == ["Bob"])
+        #expect(cy2.relatedObject(forKey: "spouse") === ada2)
+        #expect(bob2.relatedObject(forKey: "badge")?.label == "B-1")
+        #expect(try one("Playlist", "Mix").relatedObjects(forKey: "tracks").map(\.label) == ["three", "two", "one"])
+
+        // Reorder and unlink, then read back again.
+        let mix = try one("Playlist", "Mix")
+        let three = mix.relatedObjects(forKey: "tracks")[0]
+        mix.removeRelatedObject(three, forKey: "tracks")
+        mix.addRelatedObject(three, forKey: "tracks")
+        ada2.removeRelatedObject(try one("Project", "Gemini"), forKey: "projects")
+        try context.save()
+        let context3 = try file.reopen().context
+        let mix3 = try context3.fetch(FetchRequest(entityName: "Playlist"))[0]
+        #expect(mix3.relatedObjects(forKey: "tracks").map(\.label) == ["two", "one", "three"])
+        let gemini3 = try context3.fetch(FetchRequest(entityName: "Project", predicate: try FetchPredicate(format: "title == 'Gemini'")))[0]
+        #expect(gemini3.relatedObjects(forKey: "members").map(\.label) == ["Bob"])
+    }
+
+    @Test func deleteRulesReachTheFile() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let g = file.graph
+        let sales = g.insert("Department", ["name": "Sales"])
+        let room = g.insert("Room", ["number": "1"]); room.setRelatedObject(sales, forKey: "department")
+        let desk = g.insert("Desk", ["label": "D"]); desk.setRelatedObject(room, forKey: "room")
+        let ada = g.insert("Employee", ["name": "Ada"]); ada.setRelatedObject(sales, forKey: "department")
+        let apollo = g.insert("Project", ["title": "Apollo"]); ada.addRelatedObject(apollo, forKey: "projects")
+        let badge = g.insert("Badge", ["code": "B"]); ada.setRelatedObject(badge, forKey: "badge")
+        try file.context.save()
+
+        let context = try file.reopen().context
+        let department = try context.fetch(FetchRequest(entityName: "Department"))[0]
+        context.delete(department)   // cascade rooms → desks; nullify employees
+        try context.save()
+        #expect(try file.query("SELECT count(*) FROM Room")[0] == [.integer(0)])
+        #expect(try file.query("SELECT count(*) FROM Desk")[0] == [.integer(0)])
+        #expect(try file.query("SELECT department FROM Person WHERE name = 'Ada'")[0] == [.null])
+
+        let employee = try context.fetch(FetchRequest(entityName: "Employee"))[0]
+        context.delete(employee)     // its many-to-many links go; the badge (No Action, inverse-less) stays
+        try context.save()
+        #expect(try file.query("SELECT count(*) FROM Person_projects")[0] == [.integer(0)])
+        #expect(try file.query("SELECT count(*) FROM Project")[0] == [.integer(1)])
+        #expect(try file.query("SELECT count(*) FROM Badge")[0] == [.integer(1)])
+    }
+
+    @Test func denyRuleFailsTheSaveAndTheFileStaysAsItWas() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let sales = file.graph.insert("Department", ["name": "Sales"])
+        file.graph.insert("Contract", ["code": "C"]).setRelatedObject(sales, forKey: "department")
+        try file.context.save()
+        let before = try file.dump()
+        file.context.delete(sales)
+        #expect(throws: ValidationError.self) { try file.context.save() }
+        #expect(try file.dump() == before)
+    }
+
+    @Test func aStoreFailureRollsBackTheWholeSave() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        file.graph.insert("Department", ["name": "Sales"])
+        try file.context.save()
+        let before = try file.dump()
+        // Many good rows, then one that breaks the unique name: nothing of the save may remain.
+        for n in 0..<50 { file.graph.insert("Employee", ["name": .string("E\(n)")]) }
+        file.graph.insert("Department", ["name": "Sales"])
+        #expect { try file.context.save() } throws: { error in
+            (error as? StoreError)?.code == .constraintViolation && "\(error)".contains("Department")
+        }
+        #expect(try file.dump() == before)
+        #expect(file.context.hasChanges, "the context keeps its changes after a failed save")
+    }
+
+    @Test func concurrentUpdatesConflictAndLeaveTheFileUnchanged() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        file.graph.insert("Department", ["name": "Sales"])
+        try file.context.save()
+        let first = file.graph.makeContext(), second = file.graph.makeContext()
+        let a = try first.fetch(FetchRequest(entityName: "Department"))[0]
+        let b = try second.fetch(FetchRequest(entityName: "Department"))[0]
+        a["budget"] = .decimal(10)
+        try first.save()
+        let before = try file.dump()
+        b["budget"] = .decimal(20)
+        file.graph.insert("Department", ["name": "Ops"], into: second)
+        #expect { try second.save() } throws: { ($0 as? StoreError)?.code == .conflict }
+        #expect(try file.dump() == before)
+    }
+
+    @Test func reopeningWithAnotherModelIsRefusedNamingTheDifference() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        file.graph.insert("Department", ["name": "Sales"])
+        try file.context.save()
+        file.graph.coordinator.removePersistentStore(file.graph.store)
+        let other = try ManagedObjectModel(entities: [EntityDescription(name: "Department", attributes: [AttributeDescription(name: "name", type: .integer64)])])
+        #expect { try TestGraph(model: other, storeType: SQLiteStore.storeType, url: file.url) } throws: { error in
+            (error as? StoreError)?.code == .incompatibleModel && "\(error)".contains("Department")
+        }
+        #expect(try file.query("SELECT name FROM Department") == [[.text("Sales")]], "a refused store is not touched")
+    }
+
+    @Test func aPlainSQLiteFileIsNotTakenForAStore() throws {
+        SQLiteStore.register()
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("other.sqlite")
+        try SQLiteConnection(path: url.path).execute("CREATE TABLE t(a)")
+        #expect { try TestGraph(model: try CompanyModel.make(), storeType: SQLiteStore.storeType, url: url) } throws: { error in
+            "\(error)".contains("not a Sluice store")
+        }
+    }
+
+    @Test func unknownOrInvalidOptionsAreErrors() throws {
+        SQLiteStore.register()
+        let directory = try TemporaryDirectory()
+        for options in [["journal": "WAL"], ["journal_mode": "FAST"], ["cache_size": "big"], ["index_build": "never"]] {
+            #expect(throws: StoreError.self, "\(options)") {
+                try TestGraph(model: try CompanyModel.make(), storeType: SQLiteStore.storeType,
+                              url: directory.url.appendingPathComponent("s.sqlite"), options: options)
+            }
+        }
+        let graph = try TestGraph(model: try CompanyModel.make(), storeType: SQLiteStore.storeType,
+                                  url: directory.url.appendingPathComponent("ok.sqlite"),
+                                  options: ["journal_mode": "delete", "synchronous": "full", "cache_size": "-2000", "index_build": "during_load"])
+        graph.insert("Badge", ["code": "x"])
+        try graph.context.save()
+        #expect(try graph.storedCount("Badge") == 1)
+    }
+
+    @Test func faultsFireOneRowFetchAndBatchesLoadTogether() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        for n in 0..<25 { file.graph.insert("Badge", ["code": .string(String(format: "B%02d", n))]) }
+        try file.context.save()
+        let context = file.graph.makeContext()
+        var request = FetchRequest(entityName: "Badge", sortDescriptors: [FetchSortDescriptor("code")])
+        request.returnsObjectsAsFaults = true
+        let faults = try context.fetch(request)
+        #expect(faults.count == 25 && faults.allSatisfy { $0.isFault })
+        #expect(faults[3].label == "B03")
+        #expect(!faults[3].isFault && faults[4].isFault)
+
+        let batched = file.graph.makeContext()
+        request.returnsObjectsAsFaults = false
+        request.fetchBatchSize = 10
+        let objects = try batched.fetch(request)
+        #expect(objects.allSatisfy { $0.isFault })
+        #expect(objects[12].label == "B12")
+        #expect(objects[10..<20].allSatisfy { !$0.isFault }, "the whole batch loaded")
+        #expect(objects[0..<10].allSatisfy { $0.isFault } && objects[20...].allSatisfy { $0.isFault }, "other batches did not")
+        #expect(objects.map(\.label) == (0..<25).map { String(format: "B%02d", $0) })
+    }
+
+    @Test func bulkLoadDefersIndexesUntilTheFirstRead() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let sales = file.graph.insert("Department", ["name": "Sales"])
+        for n in 0..<10 { file.graph.insert("Employee", ["name": .string("E\(n)")]).setRelatedObject(sales, forKey: "department") }
+        try file.context.save()
+        let indexes = { try Set(file.query("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'").map { "\($0[0])" }) }
+        #expect(try indexes().contains { $0.contains("Department_unique_name") }, "unique indexes exist from the start")
+        #expect(try !indexes().contains { $0.contains("Person_department") })
+        #expect(try file.graph.makeContext().count(for: FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "department.name == 'Sales'"))) == 10)
+        #expect(try indexes().contains { $0.contains("Person_department") })
+    }
+
+    @Test func theFileIsPlainSQLForAnyClient() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let sales = file.graph.insert("Department", ["name": "Sales", "budget": .decimal(Decimal(string: "1000.25")!)])
+        file.graph.insert("Employee", ["name": "Ada", "age": 36]).setRelatedObject(sales, forKey: "department")
+        try file.context.save()
+        let rows = try file.query("SELECT p.name, p.age, d.name, d.budget FROM Person p JOIN Department d ON d._pk = p.department")
+        #expect(rows == [[.text("Ada"), .integer(36), .text("Sales"), .text("1000.25")]])
+        let metadata = try file.query("SELECT value FROM _sluice_metadata WHERE key = 'modelVersionHash'")
+        #expect(metadata == [[.text(file.model.versionHash)]])
+    }
+}
