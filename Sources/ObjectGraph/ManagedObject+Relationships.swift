@@ -21,8 +21,13 @@ extension ManagedObject {
     /// Sets a to-one relationship and keeps the inverse in step: the object leaves its old
     /// destination's inverse and joins the new one's.
     public func setRelatedObject(_ destination: ManagedObject?, forKey key: String) {
-        let relationship = entity.relationships[relationshipIndex(key)]
-        precondition(!relationship.isToMany, "\(entity.name).\(key) is to-many: use add/removeRelatedObject or setRelatedObjects")
+        setRelatedObject(destination, at: relationshipIndex(key))
+    }
+
+    /// Sets a to-one relationship by its index in `entity.relationships` (the fast path for importers).
+    public func setRelatedObject(_ destination: ManagedObject?, at index: Int) {
+        let relationship = entity.relationships[index]
+        precondition(!relationship.isToMany, "\(relationship) is to-many: use add/removeRelatedObject or setRelatedObjects")
         checkDestination(destination, of: relationship)
         willAccess()
         guard case .one(let old) = relationshipSlots[relationship.index], old !== destination else { return }
@@ -37,10 +42,9 @@ extension ManagedObject {
         let relationship = entity.relationships[relationshipIndex(key)]
         precondition(relationship.isToMany, "\(entity.name).\(key) is to-one: use setRelatedObject")
         checkDestination(destination, of: relationship)
-        willAccess()
-        guard case .many(let storage) = relationshipSlots[relationship.index] else { return }
+        let storage = editableStorage(of: relationship)
         if let members = storage.members, members.contains(destination) { return }
-        willChange()
+        willChangeToMany()
         storage.add(destination)
         if let inverse = relationship.inverse { destination.linkInverse(inverse, of: relationship, to: self) }
     }
@@ -49,10 +53,9 @@ extension ManagedObject {
     public func removeRelatedObject(_ destination: ManagedObject, forKey key: String) {
         let relationship = entity.relationships[relationshipIndex(key)]
         precondition(relationship.isToMany, "\(entity.name).\(key) is to-one: use setRelatedObject(nil, ...)")
-        willAccess()
-        guard case .many(let storage) = relationshipSlots[relationship.index] else { return }
+        let storage = editableStorage(of: relationship)
         if let members = storage.members, !members.contains(destination) { return }
-        willChange()
+        willChangeToMany()
         storage.remove(destination)
         if let inverse = relationship.inverse { destination.primitiveUnlink(inverse, self) }
     }
@@ -66,7 +69,7 @@ extension ManagedObject {
         for object in current where !wanted.contains(object) { removeRelatedObject(object, forKey: key) }
         for object in wanted where !current.contains(object) { addRelatedObject(object, forKey: key) }
         if relationship.isOrdered, case .many(let storage) = relationshipSlots[relationship.index], storage.members != wanted {
-            willChange()
+            willChangeToMany()
             storage.members = wanted
             storage.isReordered = true
         }
@@ -108,32 +111,51 @@ extension ManagedObject {
 
     /// Removes `source` from this object's `relationship` (the inverse side), without touching `source`.
     func primitiveUnlink(_ relationship: RelationshipDescription, _ source: ManagedObject) {
-        willAccess()
-        switch relationshipSlots[relationship.index] {
-        case .one(let current):
-            if current === source { primitiveSetToOne(relationship, nil) }
-        case .many(let storage):
+        if relationship.isToMany {
+            let storage = editableStorage(of: relationship)
             if let members = storage.members, !members.contains(source) { return }
-            willChange()
+            willChangeToMany()
             storage.remove(source)
+            return
         }
+        willAccess()
+        if case .one(let current) = relationshipSlots[relationship.index], current === source { primitiveSetToOne(relationship, nil) }
     }
 
     /// Makes this object's `inverse` point at `source`, after `source.relationship` was set to include
     /// this object. For a to-one inverse, the previous owner loses this object first (one-to-one and
     /// one-to-many moves), so both ends stay consistent.
     func linkInverse(_ inverse: RelationshipDescription, of relationship: RelationshipDescription, to source: ManagedObject) {
-        willAccess()
-        switch relationshipSlots[inverse.index] {
-        case .one(let previous):
-            if previous === source { return }
-            if let previous { previous.primitiveUnlink(relationship, self) }
-            primitiveSetToOne(inverse, source)
-        case .many(let storage):
+        if inverse.isToMany {
+            let storage = editableStorage(of: inverse)
             if let members = storage.members, members.contains(source) { return }
-            willChange()
+            willChangeToMany()
             storage.add(source)
+            return
         }
+        willAccess()
+        guard case .one(let previous) = relationshipSlots[inverse.index], previous !== source else { return }
+        if let previous { previous.primitiveUnlink(relationship, self) }
+        primitiveSetToOne(inverse, source)
+    }
+
+    /// The storage of a to-many relationship, ready for an edit, without firing the object's fault:
+    /// a fault keeps the edit (as added/removed) until it loads or is saved, so linking many children
+    /// to a parent never loads the parent. Ordered relationships load, since their order must be known.
+    func editableStorage(of relationship: RelationshipDescription) -> ToManyStorage {
+        if faultState && !relationship.isOrdered {
+            precondition(context != nil, "\(objectID) is a fault with no context (was its context reset?)")
+            if relationshipSlots.isEmpty {
+                relationshipSlots = entity.relationships.map { $0.isToMany ? .many(ToManyStorage(loaded: false)) : .one(nil) }
+            }
+        } else {
+            willAccess()
+            if relationship.isOrdered { _ = members(of: relationship) }
+        }
+        guard case .many(let storage) = relationshipSlots[relationship.index] else {
+            preconditionFailure("\(relationship) is not a to-many relationship")
+        }
+        return storage
     }
 }
 

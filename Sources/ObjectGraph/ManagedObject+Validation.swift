@@ -32,6 +32,17 @@ extension ManagedObject {
         if !failures.isEmpty { throw ValidationError(failures: failures) }
     }
 
+    /// Checks the to-many relationships edited while the object is a fault: dangling destinations and
+    /// count limits (which loads the relationship).
+    func validateToManyEdits() throws {
+        var failures: [ValidationFailure] = []
+        for relationship in entity.relationships where relationship.isToMany && relationship.index < relationshipSlots.count {
+            guard case .many(let storage) = relationshipSlots[relationship.index], !storage.added.isEmpty || !storage.removed.isEmpty else { continue }
+            checkRelationship(relationship, &failures)
+        }
+        if !failures.isEmpty { throw ValidationError(failures: failures) }
+    }
+
     private func checkAttribute(_ attribute: AttributeDescription, _ value: AttributeValue, _ failures: inout [ValidationFailure]) {
         func fail(_ rule: ValidationRule, _ message: String) {
             failures.append(validationFailure(key: attribute.name, value: value, rule: rule, message: message))

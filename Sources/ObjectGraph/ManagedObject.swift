@@ -127,6 +127,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         context?.noteChange(self)
     }
 
+    /// Before an edit of a to-many relationship: the object becomes updated, but its attribute values
+    /// are not needed (nor loaded) for that.
+    @inline(__always) func willChangeToMany() {
+        context?.noteToManyChange(self)
+    }
+
     // MARK: Attributes
 
     func attributeIndex(_ key: String) -> Int {
@@ -247,8 +253,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         var values = row.attributeValues
         for attribute in entity.attributes where attribute.isTransient { values[attribute.index] = attribute.defaultValue }
         attributeValues = values
+        // A fault may already hold to-many edits (see `editableStorage(of:)`); they are kept.
+        let pending = faultState ? relationshipSlots : []
         relationshipSlots = entity.relationships.map { relationship in
-            if relationship.isToMany { return .many(ToManyStorage(loaded: false)) }
+            if relationship.isToMany {
+                if relationship.index < pending.count, case .many(let storage) = pending[relationship.index] { return .many(storage) }
+                return .many(ToManyStorage(loaded: false))
+            }
             return .one(row.toOneDestinations[relationship.index].map { context.object(with: $0) })
         }
         version = row.version

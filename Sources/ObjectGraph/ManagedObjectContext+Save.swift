@@ -19,7 +19,13 @@ extension ManagedObjectContext {
 
         var failures: [ValidationFailure] = []
         for object in inserted { do { try object.validateForInsert() } catch { failures += try ValidationError.extract(error) } }
-        for object in updated { do { try object.validateForUpdate() } catch { failures += try ValidationError.extract(error) } }
+        for object in updated {
+            do {
+                // An object still a fault changed only its to-many relationships: its stored values
+                // were valid, so only those edits are checked (without loading the object).
+                if object.faultState { try object.validateToManyEdits() } else { try object.validateForUpdate() }
+            } catch { failures += try ValidationError.extract(error) }
+        }
         for object in deleted { do { try object.validateForDelete() } catch { failures += try ValidationError.extract(error) } }
         if !failures.isEmpty { throw ValidationError(failures: failures) }
 
@@ -30,10 +36,10 @@ extension ManagedObjectContext {
             request.insertedRows.append(row(of: object, version: 0))
             appendToManyChanges(of: object, to: &request)
         }
-        for object in updated {
-            request.updatedRows.append(row(of: object, version: object.version))
-            appendToManyChanges(of: object, to: &request)
-        }
+        // Objects whose only changes are to-many edits have no row to rewrite: only links change.
+        let rewritten = updated.filter { $0.original != nil }
+        for object in rewritten { request.updatedRows.append(row(of: object, version: object.version)) }
+        for object in updated { appendToManyChanges(of: object, to: &request) }
         request.deletedObjects = deleted.map { ($0.objectID, $0.version) }
         try persistentStoreCoordinator.save(request)
 
@@ -41,10 +47,8 @@ extension ManagedObjectContext {
             object.version = 1
             finishSave(of: object)
         }
-        for object in updated {
-            object.version += 1
-            finishSave(of: object)
-        }
+        for object in rewritten { object.version += 1 }
+        for object in updated { finishSave(of: object) }
         for object in changed where object.changeState == .deleted || object.changeState == .insertedThenDeleted {
             forget(object)
         }
@@ -60,6 +64,7 @@ extension ManagedObjectContext {
     private func finishSave(of object: ManagedObject) {
         object.changeState = .none
         object.original = nil
+        if object.faultState { object.relationshipSlots = [] }
         for case .many(let storage) in object.relationshipSlots { storage.clearEdits() }
     }
 
@@ -74,7 +79,7 @@ extension ManagedObjectContext {
     }
 
     private func appendToManyChanges(of object: ManagedObject, to request: inout SaveChangesRequest) {
-        for relationship in object.entity.relationships where relationship.isToMany {
+        for relationship in object.entity.relationships where relationship.isToMany && relationship.index < object.relationshipSlots.count {
             guard case .many(let storage) = object.relationshipSlots[relationship.index],
                   !storage.added.isEmpty || !storage.removed.isEmpty || storage.isReordered else { continue }
             func stored(_ destination: ManagedObject) -> Bool {

@@ -204,11 +204,19 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if object.changeState == .none {
             captureOriginal(object)
             setChangeState(object, .updated)
+        } else if object.changeState == .updated, object.original == nil {
+            captureOriginal(object)
         }
     }
 
+    /// Called before an edit of a to-many relationship: the object is updated, but (unless its
+    /// attributes or to-one relationships change too) has no row to rewrite, only links.
+    @inline(__always) func noteToManyChange(_ object: ManagedObject) {
+        if object.changeState == .none { setChangeState(object, .updated) }
+    }
+
     private func captureOriginal(_ object: ManagedObject) {
-        guard object.original == nil, object.changeState == .none else { return }
+        guard object.original == nil, object.changeState == .none || object.changeState == .updated else { return }
         let toOne = object.relationshipSlots.map { slot -> ManagedObject? in
             if case .one(let destination) = slot { return destination } else { return nil }
         }
@@ -302,6 +310,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
                     object.attributeValues = original.attributes
                     object.relationshipSlots = object.entity.relationships.map { relationship in
                         relationship.isToMany ? .many(ToManyStorage(loaded: false)) : .one(original.toOne[relationship.index])
+                    }
+                } else if object.faultState {
+                    object.relationshipSlots = []   // drops to-many edits made while a fault
+                } else {
+                    let slots = object.relationshipSlots
+                    object.relationshipSlots = object.entity.relationships.map { relationship in
+                        relationship.isToMany ? .many(ToManyStorage(loaded: false)) : slots[relationship.index]
                     }
                 }
                 object.original = nil

@@ -136,4 +136,32 @@ import TestSupport
         let reader = graph.makeContext()
         #expect(labels(try reader.existingObject(with: sales.objectID).relatedObjects(forKey: "employees")) == ["A", "B", "C"])
     }
+
+    @Test func linkingChildrenToAFaultedParentNeitherLoadsNorRewritesIt() throws {
+        let sales = graph.insert("Department", ["name": "Sales"])
+        try graph.context.save()
+        let other = graph.makeContext()
+        let dept = other.object(with: sales.objectID)
+        #expect(dept.isFault)
+        let child = graph.insert("Employee", ["name": "A"], into: other)
+        child.setRelatedObject(dept, forKey: "department")
+        #expect(dept.isFault, "the parent's values were not needed")
+        #expect(dept.isUpdated && other.updatedObjects.contains(dept))
+        let staleContext = graph.makeContext()
+        let stale = try staleContext.existingObject(with: sales.objectID)
+        try other.save()
+        #expect(dept.isFault)
+        // The parent's row was not rewritten, so a context that read it before the save can still save it.
+        let reader = graph.makeContext()
+        #expect(labels(try reader.existingObject(with: sales.objectID).relatedObjects(forKey: "employees")) == ["A"])
+        stale["budget"] = .decimal(5)
+        try staleContext.save()
+
+        // Rollback drops edits made while a fault.
+        let third = graph.makeContext()
+        let faulted = third.object(with: sales.objectID)
+        graph.insert("Employee", ["name": "B"], into: third).setRelatedObject(faulted, forKey: "department")
+        third.rollback()
+        #expect(labels(faulted.relatedObjects(forKey: "employees")) == ["A"])
+    }
 }
