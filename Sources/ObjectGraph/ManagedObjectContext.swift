@@ -329,14 +329,19 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Forgets every object (their values are released and they must not be used again), as after a
     /// fresh start. Unsaved changes are lost.
     public func reset() {
-        for object in registry.values { forget(object) }
-        for object in changedObjects { forget(object) }
+        for object in registry.values { release(object) }
+        for object in changedObjects { release(object) }
         registry.removeAll(keepingCapacity: true)
         changedObjects.removeAll(keepingCapacity: true)
     }
 
     func forget(_ object: ManagedObject) {
         registry.removeValue(forKey: object.objectID)
+        release(object)
+    }
+
+    /// Turns an object into a fault that no longer belongs to this context (the registry is the caller's).
+    private func release(_ object: ManagedObject) {
         object.turnIntoFault(notify: true)
         object.changeState = .none
         object.isInChangedList = false
@@ -367,8 +372,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Gives each object with a temporary ID its permanent ID now, from the store that will hold it.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         let pending = objects.filter { $0.objectID.isTemporaryID && $0.context === self }
+        guard let first = pending.first else { return }
         var byEntity: [EntityDescription: [ManagedObject]] = [:]
-        for object in pending { byEntity[object.entity, default: []].append(object) }
+        if pending.allSatisfy({ $0.entity === first.entity }) {
+            byEntity[first.entity] = pending    // the usual import batch: one entity
+        } else {
+            for object in pending { byEntity[object.entity, default: []].append(object) }
+        }
         for (entity, group) in byEntity.sorted(by: { $0.key.index < $1.key.index }) {
             let ids = try persistentStoreCoordinator.newObjectIDs(for: entity, count: group.count)
             for (object, id) in zip(group, ids) {

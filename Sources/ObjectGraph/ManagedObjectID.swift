@@ -78,9 +78,14 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Hashes the reference alone: keys are unique within an entity's store table, so the entity name
+    /// and store (compared by `==`) rarely separate IDs and would cost two string hashes per lookup.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(reference)
-        hasher.combine(entityName)
+        switch reference {
+        case .temporary(let n): hasher.combine(n)
+        case .integer(let key): hasher.combine(key)
+        case .string(let key): hasher.combine(key)
+        }
     }
 
     public var description: String { uriRepresentation.absoluteString }

@@ -15,7 +15,7 @@ enum SQLiteValueCoding {
         case .double(let v): if v.isNaN { statement.bind("NaN", at: index) } else { statement.bind(v, at: index) }
         case .float(let v): if v.isNaN { statement.bind("NaN", at: index) } else { statement.bind(Double(v), at: index) }
         case .date(let v): statement.bind(v.timeIntervalSinceReferenceDate, at: index)
-        case .decimal(let v): statement.bind(v.description, at: index)
+        case .decimal(let v): statement.bind(DecimalText.canonical(v), at: index)
         case .string(let v): statement.bind(v, at: index)
         case .binary(let v): statement.bind(v, at: index)
         case .uuid(let v): statement.bind(v.uuidString, at: index)
@@ -31,7 +31,7 @@ enum SQLiteValueCoding {
         case .double(let v): return v.isNaN ? .text("NaN") : .real(v)
         case .float(let v): return v.isNaN ? .text("NaN") : .real(Double(v))
         case .date(let v): return .real(v.timeIntervalSinceReferenceDate)
-        case .decimal(let v): return .text(v.description)
+        case .decimal(let v): return .text(DecimalText.canonical(v))
         case .string(let v): return .text(v)
         case .binary(let v): return .blob(v)
         case .uuid(let v): return .text(v.uuidString)
@@ -91,11 +91,11 @@ enum SQLiteValueCoding {
             }
         case .decimal:
             switch constant {
-            case .decimal(let v): return .value(.text(v.description))
-            case .integer(let v): return .value(.text(Decimal(v).description))
+            case .decimal(let v): return .value(.text(DecimalText.canonical(v)))
+            case .integer(let v): return .value(.text(DecimalText.canonical(Decimal(v))))
             case .boolean(let v): return .value(.text(v ? "1" : "0"))
-            case .double(let v): return v.isFinite ? Decimal(string: "\(v)").map { .value(.text($0.description)) } ?? .inexact : .inexact
-            case .float(let v): return v.isFinite ? Decimal(string: "\(Double(v))").map { .value(.text($0.description)) } ?? .inexact : .inexact
+            case .double(let v): return v.isFinite ? Decimal(string: "\(v)").map { .value(.text(DecimalText.canonical($0))) } ?? .inexact : .inexact
+            case .float(let v): return v.isFinite ? Decimal(string: "\(Double(v))").map { .value(.text(DecimalText.canonical($0))) } ?? .inexact : .inexact
             default: return .incomparable
             }
         case .string: if case .string(let v) = constant { return .value(.text(v)) } else { return .incomparable }
