@@ -10,6 +10,8 @@ struct SQLiteQuery {
     var sql: String
     var arguments: [SQLiteValue]
     var isExact: Bool
+    /// Every table the query reads (their deferred indexes are built before it runs).
+    var tables: Set<String>
 }
 
 /// Compiles fetch requests to SQL: key paths through to-one relationships become LEFT JOINs, to-many
@@ -26,8 +28,15 @@ final class SQLiteQueryBuilder {
     private var arguments: [SQLiteValue] = []
     private var isExact = true
     private var aliasCount = 0
+    private var tables: Set<String> = []
 
     init(store: SQLiteStore) { self.store = store }
+
+    /// A table reference for FROM or JOIN, recorded in `tables`.
+    private func table(_ name: String, as alias: String) -> String {
+        tables.insert(name)
+        return "\(quote(name)) AS \(alias)"
+    }
 
     /// A table alias with the LEFT JOINs its key paths needed.
     private final class Scope {
@@ -77,7 +86,7 @@ final class SQLiteQueryBuilder {
             }
             order.append("\(root.alias)._pk")
         }
-        var sql = "SELECT \(columns) FROM \(quote(map.table.name)) AS \(root.alias)"
+        var sql = "SELECT \(columns) FROM \(table(map.table.name, as: root.alias))"
         if !root.joinClauses.isEmpty { sql += " " + root.joinClauses.joined(separator: " ") }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
@@ -85,7 +94,7 @@ final class SQLiteQueryBuilder {
             sql += " LIMIT \(parameter(.integer(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1)))"
             sql += " OFFSET \(parameter(.integer(Int64(request.fetchOffset))))"
         }
-        return SQLiteQuery(sql: sql, arguments: arguments, isExact: isExact)
+        return SQLiteQuery(sql: sql, arguments: arguments, isExact: isExact, tables: tables)
     }
 
     private func makeAlias() -> String {
@@ -207,12 +216,12 @@ final class SQLiteQueryBuilder {
     private func link(_ relationship: RelationshipDescription, owner: String, destination: String) -> (from: String, condition: String) {
         switch schema.map(for: relationship.entity).toMany[relationship.index]! {
         case .foreignKey(let table, let key, _):
-            return ("\(quote(table.name)) AS \(destination)", "\(destination).\(quote(key.column)) = \(owner)._pk")
+            return (self.table(table.name, as: destination), "\(destination).\(quote(key.column)) = \(owner)._pk")
         case .joinTable(let join, let isSource):
             let (near, far) = isSource ? ("source", "destination") : ("destination", "source")
             let linkAlias = makeAlias()
-            let table = schema.map(for: relationship.destinationEntity).table.name
-            return ("\(quote(join.name)) AS \(linkAlias) JOIN \(quote(table)) AS \(destination) ON \(destination)._pk = \(linkAlias).\(far)",
+            let target = schema.map(for: relationship.destinationEntity).table.name
+            return ("\(table(join.name, as: linkAlias)) JOIN \(table(target, as: destination)) ON \(destination)._pk = \(linkAlias).\(far)",
                     "\(linkAlias).\(near) = \(owner)._pk")
         }
     }
@@ -223,8 +232,8 @@ final class SQLiteQueryBuilder {
         if let existing = scope.joins[key] { return existing }
         let target = makeAlias()
         let column = schema.map(for: relationship.entity).foreignKeys[relationship.index]!.column
-        let table = schema.map(for: relationship.destinationEntity).table.name
-        scope.joinClauses.append("LEFT JOIN \(quote(table)) AS \(target) ON \(target)._pk = \(alias).\(quote(column))")
+        let name = schema.map(for: relationship.destinationEntity).table.name
+        scope.joinClauses.append("LEFT JOIN \(table(name, as: target)) ON \(target)._pk = \(alias).\(quote(column))")
         scope.joins[key] = target
         return target
     }

@@ -181,16 +181,18 @@ public final class SQLiteStore: PersistentStore {
         if !options.buildIndexesAfterLoad { try buildPendingIndexes() }
     }
 
-    /// Builds the indexes a bulk load deferred. Reads call it; call it yourself to pay the cost at a
-    /// moment of your choosing (the end of an import).
-    public func buildPendingIndexes() throws {
-        guard !pendingIndexes.isEmpty, !options.readOnly else { return }
+    /// Builds the indexes a bulk load deferred (all of them, or those of `tables`). Reads build the
+    /// ones of the tables they read; call it yourself to pay the cost at a moment of your choosing
+    /// (the end of an import).
+    public func buildPendingIndexes(on tables: Set<String>? = nil) throws {
+        let due = pendingIndexes.filter { tables?.contains($0.table) ?? true }
+        guard !due.isEmpty, !options.readOnly else { return }
         do {
-            try transaction { for index in pendingIndexes { try connection.execute(index.sql) } }
+            try transaction { for index in due { try connection.execute(index.sql) } }
         } catch let error as SQLiteError {
             throw storeError(error, "Could not build the store's indexes")
         }
-        pendingIndexes = []
+        pendingIndexes.removeAll { index in due.contains { $0.name == index.name } }
     }
 
     public func willRemove(from coordinator: PersistentStoreCoordinator) {
@@ -374,7 +376,6 @@ public final class SQLiteStore: PersistentStore {
     // MARK: Fetching
 
     public func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] {
-        try buildPendingIndexes()
         let table = schema.map(for: request.entity).table
         let query = try SQLiteQueryBuilder(store: self).select(request, columns: table.selectList(alias: "t0"))
         let rows = try run(query) { try readRow($0, table: table) }
@@ -383,7 +384,6 @@ public final class SQLiteStore: PersistentStore {
     }
 
     public func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID] {
-        try buildPendingIndexes()
         let table = schema.map(for: request.entity).table
         let query = try SQLiteQueryBuilder(store: self).select(request, columns: "t0._pk, t0._ent")
         guard query.isExact else { return try fetchRows(request).map(\.objectID) }
@@ -391,13 +391,13 @@ public final class SQLiteStore: PersistentStore {
     }
 
     public func countRows(_ request: StoreFetchRequest) throws -> Int {
-        try buildPendingIndexes()
         let query = try SQLiteQueryBuilder(store: self).select(request.unpaged, columns: "count(*)", sorted: false)
         guard query.isExact else { return try fetchRows(request.unpaged).count }
         return Int(try run(query) { $0.int64(0) }.first ?? 0)
     }
 
     private func run<T>(_ query: SQLiteQuery, _ read: (SQLiteStatement) throws -> T) throws -> [T] {
+        try buildPendingIndexes(on: query.tables)
         do {
             let statement = try connection.cachedStatement(query.sql)
             for (offset, value) in query.arguments.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
@@ -411,7 +411,6 @@ public final class SQLiteStore: PersistentStore {
 
     public func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] {
         guard let key = primaryKey(of: objectID) else { return [] }
-        try buildPendingIndexes()
         let sql: String
         let tableName: String
         switch schema.map(for: relationship.entity).toMany[relationship.index] {
@@ -428,6 +427,7 @@ public final class SQLiteStore: PersistentStore {
             preconditionFailure("\(relationship) is not a to-many relationship")
         }
         let destination = schema.map(for: relationship.destinationEntity)
+        try buildPendingIndexes(on: [tableName])
         do {
             let statement = try connection.cachedStatement(sql)
             statement.bind(key, at: 1)
