@@ -14,8 +14,12 @@ test: ## Run every test (unit, store, CLI)
 	$(SWIFT) build --product sluice
 	$(SWIFT) test
 
-run: build ## Import the sample data and print what the store holds
-	$(SLUICE) seed SampleData/shop.model.yaml SampleData/shop.seed.yaml
+run: build ## Import the sample data into out/shop.sqlite (plain SQLite) and print what it holds
+	rm -f out/shop.sqlite out/shop.sqlite-wal out/shop.sqlite-shm
+	$(SLUICE) seed SampleData/shop.model.yaml SampleData/shop.seed.yaml --to out/shop.sqlite
+	@echo
+	@echo "Query it with any SQLite client, for example:"
+	@echo "  sqlite3 out/shop.sqlite 'SELECT o.number, c.name FROM \"Order\" o JOIN Customer c ON c._pk = o.customer'"
 
 bench: ## Run the benchmarks (release build); prints one BENCH line per case
 	$(SWIFT) build -c release --product sluice-bench

@@ -37,6 +37,6 @@ let package = Package(
         .testTarget(name: "DriversTests", dependencies: ["Drivers"]),
         .testTarget(name: "StoresTests", dependencies: ["Stores", "Drivers", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Stores", "TestSupport"]),
-        .testTarget(name: "SluiceCLITests", dependencies: ["TestSupport"]),
+        .testTarget(name: "SluiceCLITests", dependencies: ["TestSupport", "Drivers"]),
     ]
 )

@@ -15,6 +15,9 @@ struct Seed: ParsableCommand {
     @Argument(help: "The seed file (YAML).")
     var seed: String
 
+    @Option(name: .customLong("to"), help: "The store file to write (SQLite). Without it, an in-memory store.")
+    var store: String?
+
     @Flag(help: "Print only the summary line.")
     var quiet = false
 
@@ -25,7 +28,8 @@ struct Seed: ParsableCommand {
             throw ExitStatus.configError
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: loaded)
-        do { try coordinator.addPersistentStore(type: InMemoryStore.storeType) } catch {
+        let storeURL = store.map { URL(fileURLWithPath: $0) }
+        do { try TargetStore.add(to: coordinator, at: storeURL) } catch {
             FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
             throw ExitStatus.ioError
         }
@@ -41,10 +45,14 @@ struct Seed: ParsableCommand {
             } catch let error as ObjectGraph.ValidationError {
                 FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
                 throw ExitStatus.dataErrors
+            } catch let error as StoreError {
+                FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
+                throw error.code == .constraintViolation || error.code == .conflict ? ExitStatus.dataErrors : ExitStatus.ioError
             }
             context.reset()
             let total = counts.values.reduce(0, +)
-            print("Seeded \(total) objects (\(counts.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))) into an in-memory store.")
+            let target = storeURL.map { "the SQLite store \($0.path)" } ?? "an in-memory store"
+            print("Seeded \(total) objects (\(counts.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))) into \(target).")
             if !quiet { print(try GraphReport.text(for: context)) }
         }
     }

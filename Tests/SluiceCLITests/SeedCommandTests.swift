@@ -1,3 +1,4 @@
+import Drivers
 import Foundation
 import Testing
 import TestSupport
@@ -35,6 +36,26 @@ func runSluice(_ arguments: [String]) throws -> CommandResult {
         #expect(result.stdout.contains("number=1001 placedAt=2024-02-01T10:00:00.000Z note=\"leave at the door,\\nring twice\" customer->Customer(1) lines=[2]"))
         #expect(result.stdout.contains("sku=\"W-100\" title=\"Widget\" price=19.99 lines=[2] tags=[2]"))
         #expect(result.stderr.isEmpty)
+    }
+
+    @Test func seedingIntoAFileLeavesPlainSQLiteAndASecondRunChangesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let store = dir.url.appendingPathComponent("nested/shop.sqlite")
+        let result = try runSluice(["seed", "SampleData/shop.model.yaml", "SampleData/shop.seed.yaml", "--to", store.path, "--quiet"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("into the SQLite store \(store.path)"))
+        let db = try SQLiteConnection(path: store.path, mode: .readOnly)
+        let query = try db.makeStatement("SELECT o.number, c.name FROM \"Order\" o JOIN Customer c ON c._pk = o.customer ORDER BY o.number")
+        var rows: [String] = []
+        while try query.step() { rows.append("\(query.int64(0)) \(query.string(1) ?? "")") }
+        #expect(rows == ["1001 Ada O'Brien", "1002 Бори́с Пастерна́к", "1003 Ada O'Brien"])
+
+        // The same seed again meets its own keys in the store: a data error (exit 1), the file unchanged.
+        let again = try runSluice(["seed", "SampleData/shop.model.yaml", "SampleData/shop.seed.yaml", "--to", store.path, "--quiet"])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("2 Customer objects have id = 1"))
+        let count = try SQLiteConnection(path: store.path, mode: .readOnly).makeStatement("SELECT count(*) FROM Customer")
+        #expect(try count.step() && count.int64(0) == 3)
     }
 
     @Test func aBadModelExitsWithTwoAndNamesThePosition() throws {
