@@ -168,7 +168,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func insert(_ object: ManagedObject) {
         precondition(object.context == nil || object.context === self, "\(object.objectID) already belongs to another context")
         guard object.context == nil else { return }
-        precondition(managedObjectModel.entity(named: object.entity.name) === object.entity,
+        precondition(managedObjectModel.entities.indices.contains(object.entity.index) && managedObjectModel.entities[object.entity.index] === object.entity,
                      "entity \(object.entity.name) is not from this context's model")
         precondition(!object.entity.isAbstract, "\(object.entity.name) is abstract: insert one of its sub-entities")
         object.context = self

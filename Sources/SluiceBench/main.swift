@@ -105,9 +105,10 @@ func runCase(_ name: String, _ count: Int) throws {
         var indexSeconds = 0.0
         let seconds = try time {
             try insertOrders(count, into: coordinator)
+            if ProcessInfo.processInfo.environment["BENCH_PHASES"] != nil { print("before index build rss \(peakRSSMegabytes())") }
             indexSeconds = try time { try store.buildPendingIndexes() }
         }
-        if ProcessInfo.processInfo.environment["BENCH_PHASES"] != nil { print("index build \(indexSeconds)s") }
+        if ProcessInfo.processInfo.environment["BENCH_PHASES"] != nil { print("index build \(indexSeconds)s, rss \(peakRSSMegabytes())") }
         let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
         let stored = try context.count(for: FetchRequest(entityName: "Order"))
         precondition(stored == count, "the store holds \(stored) orders, not \(count)")

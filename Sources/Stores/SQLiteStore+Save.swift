@@ -10,6 +10,18 @@ extension SQLiteStore {
         let attributes: [Int]
         /// To-one relationship indexes, each bound as key then (when `true`) entity number.
         let foreignKeys: [(index: Int, hasEntityColumn: Bool)]
+        /// The prepared statement, kept with the plan so the hot path skips the cache lookup by SQL text.
+        var statement: SQLiteStatement?
+
+        func prepared(on connection: SQLiteConnection) throws -> SQLiteStatement {
+            if let statement {
+                try statement.reset()
+                return statement
+            }
+            let statement = try connection.cachedStatement(sql)
+            self.statement = statement
+            return statement
+        }
 
         init(sql: String, attributes: [Int], foreignKeys: [(index: Int, hasEntityColumn: Bool)]) {
             self.sql = sql
@@ -130,7 +142,7 @@ extension SQLiteStore {
             insertPlans[ObjectIdentifier(row.entity)] = plan
             return plan
         }()
-        let statement = try connection.cachedStatement(plan.sql)
+        let statement = try plan.prepared(on: connection)
         statement.bind(key, at: 1)
         statement.bind(schema.map(for: row.entity).number, at: 2)
         statement.bind(Int64(1), at: 3)
@@ -145,7 +157,7 @@ extension SQLiteStore {
             updatePlans[ObjectIdentifier(row.entity)] = plan
             return plan
         }()
-        let statement = try connection.cachedStatement(plan.sql)
+        let statement = try plan.prepared(on: connection)
         let next = try bindValues(of: row, plan, to: statement, from: 1)
         statement.bind(key, at: next)
         statement.bind(row.version, at: next + 1)

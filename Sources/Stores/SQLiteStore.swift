@@ -19,7 +19,7 @@ import ObjectGraph
 /// ```
 ///
 /// Options: `journal_mode` (WAL by default), `synchronous` (NORMAL), `cache_size` (SQLite's
-/// meaning: pages, or KiB when negative; -16384 by default), `index_build` (`after_load`, the
+/// meaning: pages, or KiB when negative; -4096 (4 MiB) by default), `index_build` (`after_load`, the
 /// default, builds non-unique indexes of an empty store once the first read needs them or the store
 /// is removed, which is much faster for bulk loads; `during_load` keeps them from the start),
 /// `read_only` (`true`/`false`). Unknown options are an error.
@@ -55,7 +55,7 @@ public final class SQLiteStore: PersistentStore {
     struct Options {
         var journalMode = "WAL"
         var synchronous = "NORMAL"
-        var cacheSize: Int64 = -16384
+        var cacheSize: Int64 = -4096
         var buildIndexesAfterLoad = true
         var readOnly = false
 
