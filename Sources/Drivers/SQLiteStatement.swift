@@ -35,10 +35,12 @@ public final class SQLiteStatement {
     public func bind(_ value: Double, at index: Int32) { check(sqlite3_bind_double(handle, index, value), index: index) }
     public func bind(_ value: String, at index: Int32) {
         var text = value
-        let rc = text.withUTF8 { bytes in
-            UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!).withMemoryRebound(to: CChar.self, capacity: 1) {
-                sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(bytes.count), Self.transient, UInt8(SQLITE_UTF8))
-            }
+        text.withUTF8 { bindText(utf8: $0, at: index) }
+    }
+    /// Binds UTF-8 text from a buffer (copied now, so the buffer may go away after the call).
+    public func bindText(utf8 bytes: UnsafeBufferPointer<UInt8>, at index: Int32) {
+        let rc = UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!).withMemoryRebound(to: CChar.self, capacity: 1) {
+            sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(bytes.count), Self.transient, UInt8(SQLITE_UTF8))
         }
         check(rc, index: index)
     }

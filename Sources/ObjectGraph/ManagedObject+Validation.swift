@@ -63,11 +63,13 @@ extension ManagedObject {
         if let maximum = attribute.maxValue, let order = value.compare(to: maximum), order == .orderedDescending {
             fail(.maxValue, "\(attribute.name) must be at most \(maximum)")
         }
-        let length: Int?
-        switch value {
-        case .string(let s): length = s.count
-        case .binary(let d): length = d.count
-        default: length = nil
+        var length: Int?
+        if attribute.minLength != nil || attribute.maxLength != nil {   // counting characters is not free
+            switch value {
+            case .string(let s): length = s.count
+            case .binary(let d): length = d.count
+            default: length = nil
+            }
         }
         if let length {
             let unit = attribute.type == .binary ? "bytes" : "characters"

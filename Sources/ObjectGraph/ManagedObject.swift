@@ -295,7 +295,7 @@ final class ToManyStorage {
             if members!.contains(object) { return }
             members!.append(object)
         }
-        removed.remove(object)
+        if !removed.isEmpty { removed.remove(object) }
         added.append(object)
     }
 

@@ -15,7 +15,7 @@ enum SQLiteValueCoding {
         case .double(let v): if v.isNaN { statement.bind("NaN", at: index) } else { statement.bind(v, at: index) }
         case .float(let v): if v.isNaN { statement.bind("NaN", at: index) } else { statement.bind(Double(v), at: index) }
         case .date(let v): statement.bind(v.timeIntervalSinceReferenceDate, at: index)
-        case .decimal(let v): statement.bind(DecimalText.canonical(v), at: index)
+        case .decimal(let v): DecimalText.withCanonicalUTF8(v) { statement.bindText(utf8: $0, at: index) }
         case .string(let v): statement.bind(v, at: index)
         case .binary(let v): statement.bind(v, at: index)
         case .uuid(let v): statement.bind(v.uuidString, at: index)
