@@ -46,8 +46,7 @@ let model = try ManagedObjectModel(entities: [
         AttributeDescription(name: "price", type: .decimal),
         AttributeDescription(name: "note", type: .string, maxLength: 200),
         AttributeDescription(name: "weight", type: .double),
-    ], relationships: [RelationshipDescription(name: "customer", destination: "Customer", inverse: "orders", isOptional: false)],
-       indexes: [IndexDescription(name: "byNumber", propertyNames: ["number"])]),
+    ], relationships: [RelationshipDescription(name: "customer", destination: "Customer", inverse: "orders", isOptional: false)]),
 ])
 
 /// Inserts `count` orders (and 1,000 customers first) through a context that saves and resets every
@@ -64,7 +63,7 @@ func insertOrders(_ count: Int, into coordinator: PersistentStoreCoordinator) th
     let note = order.attributeIndex(named: "note")!, weight = order.attributeIndex(named: "weight")!
     let customer = order.relationshipIndex(named: "customer")!
     for n in 0..<count {
-        let object = context.insertNewObject(forEntityName: "Order")
+        let object = ManagedObject(entity: order, insertInto: context)   // no entity lookup by name per record
         object[attributeAt: number] = .integer(Int64(n))
         object[attributeAt: placedAt] = .date(Date(timeIntervalSinceReferenceDate: Double(n)))
         object[attributeAt: quantity] = .integer(Int64(n % 7))

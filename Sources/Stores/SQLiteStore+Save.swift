@@ -50,7 +50,8 @@ extension SQLiteStore {
         let map = schema.map(for: entity)
         let (names, attributes, foreignKeys) = columnsOf(map)
         let columns = (["_pk", "_ent", "_opt"] + names).map(quote).joined(separator: ", ")
-        let placeholders = Array(repeating: "?", count: names.count + 3).joined(separator: ", ")
+        // Entity number and first version are constants of the statement, not parameters.
+        let placeholders = (["?", String(map.number), "1"] + Array(repeating: "?", count: names.count)).joined(separator: ", ")
         return WritePlan(sql: "INSERT INTO \(quote(map.table.name)) (\(columns)) VALUES (\(placeholders))",
                          attributes: attributes, foreignKeys: foreignKeys)
     }
@@ -144,9 +145,7 @@ extension SQLiteStore {
         }()
         let statement = try plan.prepared(on: connection)
         statement.bind(key, at: 1)
-        statement.bind(schema.map(for: row.entity).number, at: 2)
-        statement.bind(Int64(1), at: 3)
-        _ = try bindValues(of: row, plan, to: statement, from: 4)
+        _ = try bindValues(of: row, plan, to: statement, from: 2)
         try statement.stepToEnd()
     }
 
