@@ -64,12 +64,14 @@ extension ManagedObject {
             fail(.maxValue, "\(attribute.name) must be at most \(maximum)")
         }
         var length: Int?
-        if attribute.minLength != nil || attribute.maxLength != nil {   // counting characters is not free
-            switch value {
-            case .string(let s): length = s.count
-            case .binary(let d): length = d.count
-            default: length = nil
-            }
+        switch value {
+        case .string(let s) where attribute.minLength != nil || attribute.maxLength != nil:
+            // Counting characters is not free; UTF-8 bytes bound them from above, which settles the
+            // common case (short enough) without counting.
+            let bytes = s.utf8.count
+            if attribute.minLength == nil, let maximum = attribute.maxLength, bytes <= maximum { length = nil } else { length = s.count }
+        case .binary(let d): length = d.count
+        default: length = nil
         }
         if let length {
             let unit = attribute.type == .binary ? "bytes" : "characters"
