@@ -90,7 +90,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     }
 
     /// Whether `self` is `other` or one of its descendants.
-    public func isKind(of other: EntityDescription) -> Bool { other.kindIndexes.contains(index) }
+    public func isKind(of other: EntityDescription) -> Bool { self === other || other.kindIndexes.contains(index) }
 
     /// Names of the properties, attributes first.
     public var propertyNames: [String] { attributes.map(\.name) + relationships.map(\.name) }
