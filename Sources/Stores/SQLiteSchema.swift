@@ -42,6 +42,9 @@ final class SQLiteSchema {
 
         func position(of column: String) -> Int { 3 + columns.firstIndex { $0.name == column }! }
 
+        /// The unqualified select list, built once (row loads by key use it per fault).
+        lazy var plainSelectList: String = selectList()
+
         /// `_pk, _ent, _opt` and every column, qualified with `alias` when given.
         func selectList(alias: String? = nil) -> String {
             (["_pk", "_ent", "_opt"] + columns.map(\.name)).map { (alias.map { $0 + "." } ?? "") + quote($0) }.joined(separator: ", ")

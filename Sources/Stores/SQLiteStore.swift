@@ -357,7 +357,7 @@ public final class SQLiteStore: PersistentStore {
                 while start < keys.count {
                     let chunk = keys[start..<min(start + 500, keys.count)]
                     let placeholders = chunk.count == 1 ? "= ?" : "IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
-                    let statement = try connection.cachedStatement("SELECT \(table.selectList()) FROM \(quote(table.name)) WHERE _pk \(placeholders)")
+                    let statement = try connection.cachedStatement("SELECT \(table.plainSelectList) FROM \(quote(table.name)) WHERE _pk \(placeholders)")
                     for (offset, key) in chunk.enumerated() { statement.bind(key, at: Int32(offset + 1)) }
                     while try statement.step() {
                         let row = try readRow(statement, table: table)
