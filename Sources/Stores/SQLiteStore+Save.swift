@@ -12,6 +12,10 @@ extension SQLiteStore {
         let foreignKeys: [(index: Int, hasEntityColumn: Bool)]
         /// The prepared statement, kept with the plan so the hot path skips the cache lookup by SQL text.
         var statement: SQLiteStatement?
+        /// For inserts: the same INSERT with `batchRows` rows of VALUES, one step for many rows.
+        var batchSQL: String?
+        var batchRows = 1
+        var batchStatement: SQLiteStatement?
 
         func prepared(on connection: SQLiteConnection) throws -> SQLiteStatement {
             if let statement {
@@ -51,9 +55,12 @@ extension SQLiteStore {
         let (names, attributes, foreignKeys) = columnsOf(map)
         let columns = (["_pk", "_ent", "_opt"] + names).map(quote).joined(separator: ", ")
         // Entity number and first version are constants of the statement, not parameters.
-        let placeholders = (["?", String(map.number), "1"] + Array(repeating: "?", count: names.count)).joined(separator: ", ")
-        return WritePlan(sql: "INSERT INTO \(quote(map.table.name)) (\(columns)) VALUES (\(placeholders))",
-                         attributes: attributes, foreignKeys: foreignKeys)
+        let values = "(" + (["?", String(map.number), "1"] + Array(repeating: "?", count: names.count)).joined(separator: ", ") + ")"
+        let head = "INSERT INTO \(quote(map.table.name)) (\(columns)) VALUES "
+        let plan = WritePlan(sql: head + values, attributes: attributes, foreignKeys: foreignKeys)
+        plan.batchRows = max(1, min(64, 32_000 / (names.count + 1)))
+        plan.batchSQL = head + Array(repeating: values, count: plan.batchRows).joined(separator: ", ")
+        return plan
     }
 
     func updatePlan(for entity: EntityDescription) -> WritePlan {
@@ -105,10 +112,7 @@ extension SQLiteStore {
         var current: ManagedObjectID?
         do {
             try transaction {
-                for row in request.insertedRows {
-                    current = row.objectID
-                    try insert(row)
-                }
+                try insertAll(request.insertedRows, current: &current)
                 for row in request.updatedRows {
                     current = row.objectID
                     try update(row)
@@ -134,19 +138,59 @@ extension SQLiteStore {
         }
     }
 
-    private func insert(_ row: StoreRow) throws {
+    private func plan(forInserting entity: EntityDescription) -> WritePlan {
+        if let plan = insertPlans[ObjectIdentifier(entity)] { return plan }
+        let plan = insertPlan(for: entity)
+        insertPlans[ObjectIdentifier(entity)] = plan
+        return plan
+    }
+
+    /// Inserts rows, runs of one entity `batchRows` at a time with one multi-row INSERT. When a
+    /// multi-row INSERT fails (SQLite undoes just that statement), its rows are inserted one by one
+    /// so the error names the row that broke a constraint.
+    private func insertAll(_ rows: [StoreRow], current: inout ManagedObjectID?) throws {
+        var index = 0
+        while index < rows.count {
+            let entity = rows[index].entity
+            let plan = plan(forInserting: entity)
+            let end = index + plan.batchRows
+            if plan.batchRows > 1, end <= rows.count, rows[index..<end].allSatisfy({ $0.entity === entity }) {
+                current = rows[index].objectID
+                do {
+                    let statement: SQLiteStatement
+                    if let prepared = plan.batchStatement { statement = prepared; try statement.reset() } else {
+                        statement = try connection.makeStatement(plan.batchSQL!)
+                        plan.batchStatement = statement
+                    }
+                    var parameter: Int32 = 1
+                    for row in rows[index..<end] { parameter = try bind(row, plan, to: statement, from: parameter) }
+                    try statement.stepToEnd()
+                } catch let error as SQLiteError where error.code & 0xff == 19 {
+                    // SQLite undid just that statement: insert its rows one by one to name the culprit.
+                    for row in rows[index..<end] { try insertOne(row, plan, current: &current) }
+                }
+                index = end
+            } else {
+                try insertOne(rows[index], plan, current: &current)
+                index += 1
+            }
+        }
+    }
+
+    private func insertOne(_ row: StoreRow, _ plan: WritePlan, current: inout ManagedObjectID?) throws {
+        current = row.objectID
+        let statement = try plan.prepared(on: connection)
+        _ = try bind(row, plan, to: statement, from: 1)
+        try statement.stepToEnd()
+    }
+
+    /// Binds one row of an INSERT (key, then values) from `start`; returns the next free parameter.
+    private func bind(_ row: StoreRow, _ plan: WritePlan, to statement: SQLiteStatement, from start: Int32) throws -> Int32 {
         guard let key = primaryKey(of: row.objectID) else {
             throw StoreError(.corrupt, "\(row.objectID) does not have a primary key from this store", url: url, objectID: row.objectID)
         }
-        let plan = insertPlans[ObjectIdentifier(row.entity)] ?? {
-            let plan = insertPlan(for: row.entity)
-            insertPlans[ObjectIdentifier(row.entity)] = plan
-            return plan
-        }()
-        let statement = try plan.prepared(on: connection)
-        statement.bind(key, at: 1)
-        _ = try bindValues(of: row, plan, to: statement, from: 2)
-        try statement.stepToEnd()
+        statement.bind(key, at: start)
+        return try bindValues(of: row, plan, to: statement, from: start + 1)
     }
 
     private func update(_ row: StoreRow) throws {

@@ -160,6 +160,24 @@ import TestSupport
         #expect(file.context.hasChanges, "the context keeps its changes after a failed save")
     }
 
+    @Test func largeSavesUseMultiRowInsertsAndNameTheRowThatBreaksAConstraint() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        for n in 0..<1_000 { file.graph.insert("Department", ["name": .string("D\(n)"), "budget": .decimal(Decimal(n))]) }
+        try file.context.save()
+        #expect(try file.query("SELECT count(*), sum(CAST(budget AS INTEGER)) FROM Department")[0] == [.integer(1_000), .integer(499_500)])
+        let before = try file.dump()
+
+        var duplicate: ManagedObject?
+        for n in 0..<300 {
+            let department = file.graph.insert("Department", ["name": .string(n == 150 ? "D7" : "E\(n)")])
+            if n == 150 { duplicate = department }
+        }
+        #expect { try file.context.save() } throws: { error in
+            (error as? StoreError)?.code == .constraintViolation && (error as? StoreError)?.objectID == duplicate!.objectID
+        }
+        #expect(try file.dump() == before)
+    }
+
     @Test func concurrentUpdatesConflictAndLeaveTheFileUnchanged() throws {
         let file = try SQLiteFile(model: try CompanyModel.make())
         file.graph.insert("Department", ["name": "Sales"])
