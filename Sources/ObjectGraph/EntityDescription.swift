@@ -54,6 +54,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     var resolvedClass: ManagedObject.Type = ManagedObject.self
     /// Each attribute's default value, in attribute order: a new object's values start as a copy.
     var defaultAttributeValues: [AttributeValue] = []
+    /// Indexes of transient attributes (stores never see their values).
+    var transientAttributeIndexes: [Int] = []
 
     public init(
         name: String, parent: String? = nil, isAbstract: Bool = false,

@@ -20,8 +20,9 @@ extension ManagedObject {
     public func validateProperties() throws {
         willAccess()
         var failures: [ValidationFailure] = []
+        let values = attributeValues
         for attribute in entity.attributes {
-            let value = attributeValues[attribute.index]
+            let value = values[attribute.index]
             let before = failures.count
             checkAttribute(attribute, value, &failures)
             if failures.count == before {

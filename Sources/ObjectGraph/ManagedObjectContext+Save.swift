@@ -70,7 +70,7 @@ extension ManagedObjectContext {
 
     private func row(of object: ManagedObject, version: Int64) -> StoreRow {
         var values = object.attributeValues
-        for attribute in object.entity.attributes where attribute.isTransient { values[attribute.index] = .null }
+        for index in object.entity.transientAttributeIndexes { values[index] = .null }
         let toOne = object.relationshipSlots.map { slot -> ManagedObjectID? in
             if case .one(let destination) = slot { return destination?.objectID }
             return nil

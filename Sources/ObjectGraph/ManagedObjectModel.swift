@@ -155,6 +155,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         }
         entity.attributes = attributes
         entity.defaultAttributeValues = attributes.map(\.defaultValue)
+        entity.transientAttributeIndexes = attributes.filter(\.isTransient).map(\.index)
         entity.relationships = relationships
         entity.attributeIndexByName = Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0.index) })
         entity.relationshipIndexByName = Dictionary(uniqueKeysWithValues: relationships.map { ($0.name, $0.index) })
