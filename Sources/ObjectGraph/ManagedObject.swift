@@ -255,7 +255,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Fills values from a store row.
     func fill(from row: StoreRow, in context: ManagedObjectContext) {
         var values = row.attributeValues
-        for attribute in entity.attributes where attribute.isTransient { values[attribute.index] = attribute.defaultValue }
+        for index in entity.transientAttributeIndexes { values[index] = entity.attributes[index].defaultValue }
         attributeValues = values
         // A fault may already hold to-many edits (see `editableStorage(of:)`); they are kept.
         let pending = faultState ? relationshipSlots : []

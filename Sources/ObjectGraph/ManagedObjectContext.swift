@@ -291,7 +291,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 object.attributeValues[attribute.index] = row.attributeValues[attribute.index]
             }
             var snapshot = row.attributeValues
-            for attribute in object.entity.attributes where attribute.isTransient { snapshot[attribute.index] = original.attributes[attribute.index] }
+            for index in object.entity.transientAttributeIndexes { snapshot[index] = original.attributes[index] }
             object.original = (snapshot, original.toOne)
             object.version = row.version
             return

@@ -218,11 +218,11 @@ final class SQLiteQueryBuilder {
         case .foreignKey(let table, let key, _):
             return (self.table(table.name, as: destination), "\(destination).\(quote(key.column)) = \(owner)._pk")
         case .joinTable(let join, let isSource):
-            let (near, far) = isSource ? ("source", "destination") : ("destination", "source")
+            let side = join.side(isSource: isSource)
             let linkAlias = makeAlias()
             let target = schema.map(for: relationship.destinationEntity).table.name
-            return ("\(table(join.name, as: linkAlias)) JOIN \(table(target, as: destination)) ON \(destination)._pk = \(linkAlias).\(far)",
-                    "\(linkAlias).\(near) = \(owner)._pk")
+            return ("\(table(join.name, as: linkAlias)) JOIN \(table(target, as: destination)) ON \(destination)._pk = \(linkAlias).\(side.far)",
+                    "\(linkAlias).\(side.near) = \(owner)._pk")
         }
     }
 

@@ -67,6 +67,19 @@ final class SQLiteSchema {
         var sourceOrderColumn: String?
         var destinationOrderColumn: String?
         init(name: String, owner: RelationshipDescription) { self.name = name; self.owner = owner }
+
+        /// The table's columns seen from one relationship: `near` holds the reading object's key,
+        /// `far` its destinations'; entity and order columns follow the same sides.
+        struct Side {
+            var near: String, far: String
+            var nearEntity: String?, farEntity: String?
+            var order: String?
+        }
+
+        func side(isSource: Bool) -> Side {
+            isSource ? Side(near: "source", far: "destination", nearEntity: sourceEntityColumn, farEntity: destinationEntityColumn, order: sourceOrderColumn)
+                     : Side(near: "destination", far: "source", nearEntity: destinationEntityColumn, farEntity: sourceEntityColumn, order: destinationOrderColumn)
+        }
     }
 
     /// How one to-many relationship is stored.

@@ -262,9 +262,8 @@ extension SQLiteStore {
                 try statement.stepToEnd()
             }
         case .joinTable(let join, let isSource)?:
-            let (near, far) = isSource ? ("source", "destination") : ("destination", "source")
-            let nearEntity = isSource ? join.sourceEntityColumn : join.destinationEntityColumn
-            let farEntity = isSource ? join.destinationEntityColumn : join.sourceEntityColumn
+            let side = join.side(isSource: isSource)
+            let (near, far, nearEntity, farEntity) = (side.near, side.far, side.nearEntity, side.farEntity)
             if !change.removed.isEmpty {
                 let statement = try connection.cachedStatement("DELETE FROM \(quote(join.name)) WHERE \(near) = ? AND \(far) = ?")
                 for member in change.removed {
@@ -288,7 +287,7 @@ extension SQLiteStore {
                     try statement.stepToEnd()
                 }
             }
-            if let ordered = change.orderedMembers, let order = isSource ? join.sourceOrderColumn : join.destinationOrderColumn {
+            if let ordered = change.orderedMembers, let order = side.order {
                 let statement = try connection.cachedStatement("UPDATE \(quote(join.name)) SET \(quote(order)) = ? WHERE \(near) = ? AND \(far) = ?")
                 for (position, member) in ordered.enumerated() {
                     try statement.reset()

@@ -419,10 +419,8 @@ public final class SQLiteStore: PersistentStore {
             sql = "SELECT _pk, _ent FROM \(quote(table.name)) WHERE \(quote(foreignKey.column)) = ? ORDER BY \(orderColumn.map { quote($0) + ", " } ?? "")_pk"
         case .joinTable(let join, let isSource)?:
             tableName = join.name
-            let (near, far) = isSource ? ("source", "destination") : ("destination", "source")
-            let farEntity = isSource ? join.destinationEntityColumn : join.sourceEntityColumn
-            let order = isSource ? join.sourceOrderColumn : join.destinationOrderColumn
-            sql = "SELECT \(far), \(farEntity.map(quote) ?? "NULL") FROM \(quote(join.name)) WHERE \(near) = ? ORDER BY \(order.map { quote($0) + ", " } ?? "")rowid"
+            let side = join.side(isSource: isSource)
+            sql = "SELECT \(side.far), \(side.farEntity.map(quote) ?? "NULL") FROM \(quote(join.name)) WHERE \(side.near) = ? ORDER BY \(side.order.map { quote($0) + ", " } ?? "")rowid"
         case nil:
             preconditionFailure("\(relationship) is not a to-many relationship")
         }

@@ -23,22 +23,6 @@ enum SQLiteValueCoding {
         }
     }
 
-    static func sqliteValue(_ value: AttributeValue) -> SQLiteValue {
-        switch value {
-        case .null: return .null
-        case .integer(let v): return .integer(v)
-        case .boolean(let v): return .integer(v ? 1 : 0)
-        case .double(let v): return v.isNaN ? .text("NaN") : .real(v)
-        case .float(let v): return v.isNaN ? .text("NaN") : .real(Double(v))
-        case .date(let v): return .real(v.timeIntervalSinceReferenceDate)
-        case .decimal(let v): return .text(DecimalText.canonical(v))
-        case .string(let v): return .text(v)
-        case .binary(let v): return .blob(v)
-        case .uuid(let v): return .text(v.uuidString)
-        case .uri(let v): return .text(v.absoluteString)
-        }
-    }
-
     /// The attribute value of a stored value, or `nil` when the stored value cannot be one of `type`
     /// (a file written by another program): the caller reports it as a corrupt row.
     static func attributeValue(_ stored: SQLiteValue, as type: AttributeType) -> AttributeValue? {
