@@ -24,7 +24,8 @@ public struct IndexDescription: Sendable, Hashable {
 /// ```
 ///
 /// `@unchecked Sendable`: resolved fields are written only by `ManagedObjectModel.init`, before the
-/// model is published; `managedObjectClass` must be set before that too.
+/// model is published; `managedObjectClass` must be set before that too. The resolved fields are
+/// `@exclusivity(unchecked)` for that reason (they are read on every object of an import).
 public final class EntityDescription: @unchecked Sendable, Hashable, CustomStringConvertible {
     public let name: String
     public let isAbstract: Bool
@@ -39,23 +40,23 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     public var managedObjectClass: ManagedObject.Type?
 
     // Resolved by the model.
-    public internal(set) unowned var superentity: EntityDescription?
-    public internal(set) var subentities: [EntityDescription] = []
+    @exclusivity(unchecked) public internal(set) unowned var superentity: EntityDescription?
+    @exclusivity(unchecked) public internal(set) var subentities: [EntityDescription] = []
     /// All attributes, inherited first; `attributes[i].index == i`.
-    public internal(set) var attributes: [AttributeDescription] = []
+    @exclusivity(unchecked) public internal(set) var attributes: [AttributeDescription] = []
     /// All relationships, inherited first; `relationships[i].index == i`.
-    public internal(set) var relationships: [RelationshipDescription] = []
+    @exclusivity(unchecked) public internal(set) var relationships: [RelationshipDescription] = []
     /// Position in the model's entity list.
-    public internal(set) var index: Int = -1
-    var attributeIndexByName: [String: Int] = [:]
-    var relationshipIndexByName: [String: Int] = [:]
+    @exclusivity(unchecked) public internal(set) var index: Int = -1
+    @exclusivity(unchecked) var attributeIndexByName: [String: Int] = [:]
+    @exclusivity(unchecked) var relationshipIndexByName: [String: Int] = [:]
     /// Indexes in the model of this entity and all its descendants.
-    var kindIndexes: Set<Int> = []
-    var resolvedClass: ManagedObject.Type = ManagedObject.self
+    @exclusivity(unchecked) var kindIndexes: Set<Int> = []
+    @exclusivity(unchecked) var resolvedClass: ManagedObject.Type = ManagedObject.self
     /// Each attribute's default value, in attribute order: a new object's values start as a copy.
-    var defaultAttributeValues: [AttributeValue] = []
+    @exclusivity(unchecked) var defaultAttributeValues: [AttributeValue] = []
     /// Indexes of transient attributes (stores never see their values).
-    var transientAttributeIndexes: [Int] = []
+    @exclusivity(unchecked) var transientAttributeIndexes: [Int] = []
 
     public init(
         name: String, parent: String? = nil, isAbstract: Bool = false,

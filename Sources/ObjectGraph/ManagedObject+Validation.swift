@@ -21,11 +21,13 @@ extension ManagedObject {
         willAccess()
         var failures: [ValidationFailure] = []
         let values = attributeValues
+        // Plain `ManagedObject`s run the default `validateValue`, which accepts everything.
+        let customValidation = type(of: self) != ManagedObject.self
         for attribute in entity.attributes {
             let value = values[attribute.index]
             let before = failures.count
             checkAttribute(attribute, value, &failures)
-            if failures.count == before {
+            if customValidation, failures.count == before {
                 do { try validateValue(value, forKey: attribute.name) } catch { failures += try ValidationError.extract(error) }
             }
         }
@@ -58,6 +60,7 @@ extension ManagedObject {
         guard value.fitsRange(of: attribute.type) else {
             return fail(.range, "\(value) does not fit in \(attribute.type)")
         }
+        guard attribute.hasValueRules else { return }
         if let minimum = attribute.minValue, let order = value.compare(to: minimum), order == .orderedAscending {
             fail(.minValue, "\(attribute.name) must be at least \(minimum)")
         }

@@ -7,15 +7,23 @@ extension ManagedObjectContext {
     /// - Throws: `ValidationError` holding every failure of every object; `StoreError` from the store
     ///   (a conflict, I/O).
     public func save() throws {
-        let changed = changedObjects.filter { $0.changeState != .none }
-        guard !changed.isEmpty else {
+        var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ManagedObject] = []
+        var insertedThenDeleted: [ManagedObject] = []
+        inserted.reserveCapacity(changedObjects.count)
+        for object in changedObjects {
+            switch object.changeState {
+            case .none: break
+            case .inserted: inserted.append(object)
+            case .updated: updated.append(object)
+            case .deleted: deleted.append(object)
+            case .insertedThenDeleted: insertedThenDeleted.append(object)
+            }
+        }
+        guard !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty || !insertedThenDeleted.isEmpty else {
             for object in changedObjects { object.isInChangedList = false }
             changedObjects.removeAll(keepingCapacity: true)
             return
         }
-        let inserted = changed.filter { $0.changeState == .inserted }
-        let updated = changed.filter { $0.changeState == .updated }
-        let deleted = changed.filter { $0.changeState == .deleted }
 
         var failures: [ValidationFailure] = []
         for object in inserted { do { try object.validateForInsert() } catch { failures += try ValidationError.extract(error) } }
@@ -49,9 +57,8 @@ extension ManagedObjectContext {
         }
         for object in rewritten { object.version += 1 }
         for object in updated { finishSave(of: object) }
-        for object in changed where object.changeState == .deleted || object.changeState == .insertedThenDeleted {
-            forget(object)
-        }
+        for object in deleted { forget(object) }
+        for object in insertedThenDeleted { forget(object) }
         for object in changedObjects { object.isInChangedList = false }
         changedObjects.removeAll(keepingCapacity: true)
         NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: [

@@ -6,16 +6,18 @@ import Foundation
 /// entities. The model resolves names into indexes and references.
 ///
 /// `@unchecked Sendable`: the only mutable state (index, resolved references) is written by
-/// `ManagedObjectModel.init` before the model is published, and never after.
+/// `ManagedObjectModel.init` before the model is published, and never after. For the same reason
+/// that state is `@exclusivity(unchecked)`: it is read on every value access of an import, and a
+/// run-time exclusivity check on a field nobody writes any more proves nothing.
 public class PropertyDescription: @unchecked Sendable, CustomStringConvertible {
     public let name: String
     /// Whether the property may be nil (to-one) / empty (to-many) / null (attribute).
     public let isOptional: Bool
     /// Position of the property in its entity's flat value array (attributes and relationships are
     /// numbered separately). Inherited properties keep their parent's index.
-    public internal(set) var index: Int = -1
+    @exclusivity(unchecked) public internal(set) var index: Int = -1
     /// The entity that declares the property (a parent entity for inherited properties).
-    public internal(set) unowned var entity: EntityDescription! = nil
+    @exclusivity(unchecked) public internal(set) unowned var entity: EntityDescription! = nil
 
     init(name: String, isOptional: Bool) {
         self.name = name
@@ -41,6 +43,9 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     public let regularExpression: String?
     let compiledRegex: NSRegularExpression?
     let regexError: String?
+    /// Whether any rule beyond optionality and type applies (range, length, pattern): most attributes
+    /// have none, and validation stops after the type check for them.
+    let hasValueRules: Bool
 
     public init(
         name: String, type: AttributeType, isOptional: Bool = true, isTransient: Bool = false,
@@ -55,6 +60,7 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         self.minLength = minLength
         self.maxLength = maxLength
         self.regularExpression = regularExpression
+        hasValueRules = minValue != nil || maxValue != nil || minLength != nil || maxLength != nil || regularExpression != nil
         if let pattern = regularExpression {
             do {
                 compiledRegex = try NSRegularExpression(pattern: "^(?:\(pattern))$", options: [])
@@ -84,8 +90,8 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
     /// For to-many relationships: the allowed number of destinations.
     public let minCount: Int?
     public let maxCount: Int?
-    public internal(set) unowned var destinationEntity: EntityDescription! = nil
-    public internal(set) unowned var inverse: RelationshipDescription? = nil
+    @exclusivity(unchecked) public internal(set) unowned var destinationEntity: EntityDescription! = nil
+    @exclusivity(unchecked) public internal(set) unowned var inverse: RelationshipDescription? = nil
 
     public init(
         name: String, destination: String, inverse: String? = nil, isToMany: Bool = false,
