@@ -19,26 +19,27 @@ import OrderedCollections
 /// Objects are not `Sendable`: use them only on their context's queue; pass `objectID` elsewhere.
 open class ManagedObject: Hashable, CustomStringConvertible {
     public let entity: EntityDescription
-    public internal(set) var objectID: ManagedObjectID
+    @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
 
     // The context registers every object whose `context` is set and clears the field when it lets go
     // of the object (save of a delete, reset, deinit), so the pointer never dangles.
-    unowned(unsafe) var context: ManagedObjectContext?
-    // `@exclusivity(unchecked)`: these are read and written on every value access of a bulk import.
-    // They are only touched on the owning context's queue, and no code passes them `inout` across a
-    // call that could reach the same object, so the run-time exclusivity check (about 7% of an
-    // insert, measured with `make bench`) proves nothing the code structure does not already.
+    @exclusivity(unchecked) unowned(unsafe) var context: ManagedObjectContext?
+    // `@exclusivity(unchecked)` (on every stored `var` here and in `ToManyStorage`): these are read
+    // and written for every object of a bulk import. They are only touched on the owning context's
+    // queue, and no code passes them `inout` across a call that could reach the same object, so the
+    // run-time exclusivity check (about 10% of an insert, measured with `make bench`) proves nothing
+    // the code structure does not already.
     @exclusivity(unchecked) var attributeValues: [AttributeValue]
     @exclusivity(unchecked) var relationshipSlots: [RelationshipSlot]
     @exclusivity(unchecked) var faultState: Bool = false
     /// The faults fetched with this one (`fetchBatchSize`), loaded together when one of them fires.
-    var faultBatch: FaultBatch?
+    @exclusivity(unchecked) var faultBatch: FaultBatch?
     @exclusivity(unchecked) var changeState: ChangeState = .none
     @exclusivity(unchecked) var isInChangedList = false
     /// The row version this object was read with (0 for never-saved objects).
-    var version: Int64 = 0
+    @exclusivity(unchecked) var version: Int64 = 0
     /// Attribute values and to-one destinations as last committed, captured at the first change.
-    var original: (attributes: [AttributeValue], toOne: [ManagedObject?])?
+    @exclusivity(unchecked) var original: (attributes: [AttributeValue], toOne: [ManagedObject?])?
 
     enum ChangeState { case none, inserted, updated, deleted, insertedThenDeleted }
 
@@ -284,11 +285,11 @@ final class FaultBatch {
 /// `removed` and applied when it loads, so inserting many objects under one parent never loads the
 /// parent's whole collection.
 final class ToManyStorage {
-    var members: OrderedSet<ManagedObject>?
-    var added: OrderedSet<ManagedObject> = []
-    var removed: Set<ManagedObject> = []
+    @exclusivity(unchecked) var members: OrderedSet<ManagedObject>?
+    @exclusivity(unchecked) var added: OrderedSet<ManagedObject> = []
+    @exclusivity(unchecked) var removed: Set<ManagedObject> = []
     /// Set when an ordered relationship was reordered without adding or removing anything.
-    var isReordered = false
+    @exclusivity(unchecked) var isReordered = false
 
     init(loaded: Bool) { members = loaded ? [] : nil }
 

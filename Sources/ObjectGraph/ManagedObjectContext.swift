@@ -39,9 +39,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Objects by permanent ID. Inserted objects with temporary IDs are found through `changedObjects`
     /// instead, so inserting and saving costs one dictionary insertion per object, not three.
-    var registry: [ManagedObjectID: ManagedObject] = [:]
+    ///
+    /// `@exclusivity(unchecked)` (both collections): touched once or more per object of an import, only
+    /// on the context's queue, and never passed `inout` to code that could reach them again.
+    @exclusivity(unchecked) var registry: [ManagedObjectID: ManagedObject] = [:]
     /// Objects whose change state left `.none` since the last save or rollback (append-only; states are checked).
-    var changedObjects: [ManagedObject] = []
+    @exclusivity(unchecked) var changedObjects: [ManagedObject] = []
 
     public init(concurrencyType: ConcurrencyType = .privateQueue, coordinator: PersistentStoreCoordinator) {
         self.concurrencyType = concurrencyType
@@ -378,7 +381,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Gives each object with a temporary ID its permanent ID now, from the store that will hold it.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
-        let pending = objects.filter { $0.objectID.isTemporaryID && $0.context === self }
+        let pending = objects.allSatisfy { $0.objectID.isTemporaryID && $0.context === self }
+            ? objects : objects.filter { $0.objectID.isTemporaryID && $0.context === self }
         guard let first = pending.first else { return }
         var byEntity: [EntityDescription: [ManagedObject]] = [:]
         if pending.allSatisfy({ $0.entity === first.entity }) {
@@ -386,11 +390,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         } else {
             for object in pending { byEntity[object.entity, default: []].append(object) }
         }
+        registry.reserveCapacity(registry.count + pending.count)
         for (entity, group) in byEntity.sorted(by: { $0.key.index < $1.key.index }) {
             let ids = try persistentStoreCoordinator.newObjectIDs(for: entity, count: group.count)
-            for (object, id) in zip(group, ids) {
-                object.objectID = id
-                registry[id] = object
+            for index in group.indices {
+                group[index].objectID = ids[index]
+                registry[ids[index]] = group[index]
             }
         }
     }
