@@ -55,6 +55,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     @exclusivity(unchecked) var resolvedClass: ManagedObject.Type = ManagedObject.self
     /// Each attribute's default value, in attribute order: a new object's values start as a copy.
     @exclusivity(unchecked) var defaultAttributeValues: [AttributeValue] = []
+    /// The entity half of every temporary ID of this entity's objects.
+    let temporaryIDScope: ManagedObjectID.Scope
     /// Indexes of transient attributes (stores never see their values).
     @exclusivity(unchecked) var transientAttributeIndexes: [Int] = []
 
@@ -72,6 +74,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         self.uniquenessConstraints = uniquenessConstraints
         self.indexes = indexes
         self.managedObjectClass = managedObjectClass
+        self.temporaryIDScope = ManagedObjectID.Scope(entityName: name, storeIdentifier: nil)
     }
 
     public func attribute(named name: String) -> AttributeDescription? {

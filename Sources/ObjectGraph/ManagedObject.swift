@@ -52,7 +52,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// the model's defaults, then `awakeFromInsert` runs).
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         self.entity = entity
-        self.objectID = ManagedObjectID.makeTemporary(entityName: entity.name)
+        self.objectID = ManagedObjectID.makeTemporary(in: entity.temporaryIDScope)
         self.attributeValues = entity.defaultAttributeValues
         self.relationshipSlots = entity.relationships.map { $0.isToMany ? .many(ToManyStorage(loaded: true)) : .one(nil) }
         if let context { context.insert(self) }

@@ -16,22 +16,51 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
         case string(String)
     }
 
-    public let entityName: String
-    /// The identifier (UUID) of the store holding the object; `nil` while the ID is temporary.
-    public let storeIdentifier: String?
+    /// The entity and store of an ID, shared by every ID made from one template (`withReference`), so
+    /// copying an ID retains one object rather than two strings. Equality never depends on sharing.
+    final class Scope: Sendable {
+        let entityName: String
+        let storeIdentifier: String?
+        init(entityName: String, storeIdentifier: String?) {
+            self.entityName = entityName
+            self.storeIdentifier = storeIdentifier
+        }
+    }
+
+    let scope: Scope
     public let reference: Reference
 
+    public var entityName: String { scope.entityName }
+    /// The identifier (UUID) of the store holding the object; `nil` while the ID is temporary.
+    public var storeIdentifier: String? { scope.storeIdentifier }
+
     public init(entityName: String, storeIdentifier: String?, reference: Reference) {
-        self.entityName = entityName
-        self.storeIdentifier = storeIdentifier
+        self.init(scope: Scope(entityName: entityName, storeIdentifier: storeIdentifier), reference: reference)
+    }
+
+    init(scope: Scope, reference: Reference) {
+        self.scope = scope
         self.reference = reference
+    }
+
+    /// An ID of the same entity and store with another reference. Stores that make many IDs of one
+    /// entity (fetches, new keys) keep one ID per entity and derive the others from it: cheaper than
+    /// `init(entityName:storeIdentifier:reference:)`, which allocates.
+    public func withReference(_ reference: Reference) -> ManagedObjectID {
+        ManagedObjectID(scope: scope, reference: reference)
     }
 
     private static let temporaryCounter = Atomic<UInt64>(0)
 
-    static func makeTemporary(entityName: String) -> ManagedObjectID {
+    static func makeTemporary(in scope: Scope) -> ManagedObjectID {
         let n = temporaryCounter.add(1, ordering: .relaxed).newValue
-        return ManagedObjectID(entityName: entityName, storeIdentifier: nil, reference: .temporary(n))
+        return ManagedObjectID(scope: scope, reference: .temporary(n))
+    }
+
+    public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
+        guard lhs.reference == rhs.reference else { return false }
+        return lhs.scope === rhs.scope
+            || (lhs.scope.entityName == rhs.scope.entityName && lhs.scope.storeIdentifier == rhs.scope.storeIdentifier)
     }
 
     public var isTemporaryID: Bool { if case .temporary = reference { return true } else { return false } }

@@ -169,10 +169,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             guard let store = stores(for: entity).first else {
                 throw StoreError(.noStoreForEntity, "No store of this coordinator holds entity \(entity.name); add a store (or one whose configuration includes it) before saving")
             }
-            let identifier = store.identifier, name = entity.name
-            return try store.newReferences(for: entity, count: count).map {
-                ManagedObjectID(entityName: name, storeIdentifier: identifier, reference: $0)
-            }
+            let template = ManagedObjectID(entityName: entity.name, storeIdentifier: store.identifier, reference: .temporary(0))
+            return try store.newReferences(for: entity, count: count).map { template.withReference($0) }
         }
     }
 

@@ -46,6 +46,8 @@ public final class SQLiteStore: PersistentStore {
     /// Non-unique indexes still to build (bulk load into an empty store).
     private(set) var pendingIndexes: [SQLiteSchema.Index] = []
     private var readers: [ObjectIdentifier: RowReader] = [:]
+    /// By entity index: an ID of this store that the IDs of the entity's rows are derived from.
+    private var idTemplates: [ManagedObjectID?] = []
     /// The next primary key to hand out per table, and the values last written to `_sluice_keys`.
     var nextKeys: [String: Int64] = [:]
     var writtenKeys: [String: Int64] = [:]
@@ -298,17 +300,32 @@ public final class SQLiteStore: PersistentStore {
 
     /// The object ID of a stored row given its key and entity number.
     func objectID(primaryKey: Int64, entityNumber: Int64, table: String) throws -> ManagedObjectID {
-        guard let entity = schema.entity(number: entityNumber) else {
-            throw StoreError(.corrupt, "Row _pk=\(primaryKey) of table \(table) has entity number \(entityNumber), which the model does not have", url: url)
+        objectID(of: try entity(number: entityNumber, primaryKey: primaryKey, table: table), primaryKey: primaryKey)
+    }
+
+    private func entity(number: Int64, primaryKey: Int64, table: String) throws -> EntityDescription {
+        guard let entity = schema.entity(number: number) else {
+            throw StoreError(.corrupt, "Row _pk=\(primaryKey) of table \(table) has entity number \(number), which the model does not have", url: url)
         }
-        return ManagedObjectID(entityName: entity.name, storeIdentifier: metadata.identifier, reference: .integer(primaryKey))
+        return entity
+    }
+
+    /// The ID of row `primaryKey` of `entity` (derived from a template per entity: no allocation).
+    func objectID(of entity: EntityDescription, primaryKey: Int64) -> ManagedObjectID {
+        if idTemplates.isEmpty { idTemplates = Array(repeating: nil, count: model.entities.count) }
+        if let template = idTemplates[entity.index], template.storeIdentifier == metadata.identifier {
+            return template.withReference(.integer(primaryKey))
+        }
+        let id = ManagedObjectID(entityName: entity.name, storeIdentifier: metadata.identifier, reference: .integer(primaryKey))
+        idTemplates[entity.index] = id
+        return id
     }
 
     /// Reads the current row of `statement` (selected with a table's `selectList`, from position 0).
     func readRow(_ statement: SQLiteStatement, table: SQLiteSchema.Table) throws -> StoreRow {
         let primaryKey = statement.int64(0)
-        let id = try objectID(primaryKey: primaryKey, entityNumber: statement.int64(1), table: table.name)
-        let entity = model.entity(named: id.entityName)!
+        let entity = try entity(number: statement.int64(1), primaryKey: primaryKey, table: table.name)
+        let id = objectID(of: entity, primaryKey: primaryKey)
         let reader = reader(for: entity)
         var values = [AttributeValue](repeating: .null, count: entity.attributes.count)
         for (index, position, type) in reader.attributePositions {
@@ -321,14 +338,14 @@ public final class SQLiteStore: PersistentStore {
         var destinations = [ManagedObjectID?](repeating: nil, count: reader.relationshipCount)
         for (index, position, entityPosition, destination) in reader.foreignKeys where !statement.isNull(position) {
             let key = statement.int64(position)
-            var name = destination.name
+            var entity = destination
             if let entityPosition, !statement.isNull(entityPosition) {
                 guard let actual = schema.entity(number: statement.int64(entityPosition)) else {
                     throw StoreError(.corrupt, "Column \(statement.columnName(entityPosition)) of table \(table.name), row _pk=\(primaryKey), names an unknown entity", url: url, objectID: id)
                 }
-                name = actual.name
+                entity = actual
             }
-            destinations[index] = ManagedObjectID(entityName: name, storeIdentifier: metadata.identifier, reference: .integer(key))
+            destinations[index] = objectID(of: entity, primaryKey: key)
         }
         return StoreRow(objectID: id, entity: entity, version: statement.int64(2), attributeValues: values, toOneDestinations: destinations)
     }

@@ -91,6 +91,18 @@ final class TrackedEmployee: ManagedObject {
         #expect(a.objectID == id, "a permanent ID does not change at save")
     }
 
+    @Test func objectIDEqualityDoesNotDependOnHowTheIDWasMade() {
+        let made = ManagedObjectID(entityName: "Department", storeIdentifier: "S1", reference: .integer(7))
+        let derived = ManagedObjectID(entityName: "Department", storeIdentifier: "S1", reference: .integer(1)).withReference(.integer(7))
+        #expect(made == derived)
+        #expect(Set([made, derived]).count == 1)
+        #expect(derived.entityName == "Department" && derived.storeIdentifier == "S1")
+        #expect(made != made.withReference(.integer(8)))
+        #expect(made != ManagedObjectID(entityName: "Employee", storeIdentifier: "S1", reference: .integer(7)))
+        #expect(made != ManagedObjectID(entityName: "Department", storeIdentifier: "S2", reference: .integer(7)))
+        #expect(made != ManagedObjectID(entityName: "Department", storeIdentifier: nil, reference: .integer(7)))
+    }
+
     @Test func uriRepresentationRoundTrips() throws {
         let graph = try TestGraph(model: try CompanyModel.make())
         let d = graph.insert("Department", ["name": "Ops"])
