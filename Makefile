@@ -23,6 +23,7 @@ run: build ## Import the sample data into out/shop.sqlite (plain SQLite) and pri
 
 bench: ## Run the benchmarks (release build); prints one BENCH line per case
 	$(SWIFT) build -c release --product sluice-bench
+	python3 ../shared/bench/gen.py medium > /dev/null
 	.build/release/sluice-bench
 
 tsan: ## Run the tests under the thread sanitizer

@@ -31,7 +31,7 @@ let package = Package(
         .executableTarget(name: "SluiceCLI", dependencies: [
             "Pipeline", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "SluiceBench", dependencies: ["ObjectGraph", "Stores"]),
+        .executableTarget(name: "SluiceBench", dependencies: ["ObjectGraph", "Stores", "Readers"]),
         .target(name: "TestSupport", dependencies: ["ObjectGraph"], path: "Tests/TestSupport"),
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "TestSupport"]),
         .testTarget(name: "DriversTests", dependencies: ["Drivers"]),

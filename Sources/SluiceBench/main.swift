@@ -6,7 +6,8 @@ import Stores
 // Release build only; never part of `swift test`.
 //
 //   sluice-bench                     run every case
-//   sluice-bench CASE OBJECTS        run one case (what the driver does for each)
+//   sluice-bench CASE OBJECTS        run one object-graph case (what the driver does for each)
+//   sluice-bench CASE                run one reader case (ReaderCases.swift)
 //
 // Cases:
 //   insert_inmemory    objects with 6 attributes and a to-one relationship, inserted through a
@@ -126,16 +127,19 @@ func runCase(_ name: String, _ count: Int) throws {
 let arguments = CommandLine.arguments
 if arguments.count == 3, let count = Int(arguments[2]) {
     try runCase(arguments[1], count)
+} else if arguments.count == 2 {
+    try runReaderCase(arguments[1])
 } else {
     // Each case in a fresh process: its peak RSS is its own.
     let plan: [(String, Int)] = [
         ("insert_inmemory", 200_000), ("filter_inmemory", 200_000),
         ("insert_sqlite", 100_000), ("insert_sqlite", 1_000_000), ("fetch_sqlite", 1_000_000),
+        ("read_csv", 0), ("read_csv_gz", 0), ("zcat_csv_gz", 0),
     ]
     for (name, count) in plan {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: arguments[0]).standardizedFileURL
-        process.arguments = [name, String(count)]
+        process.arguments = name.hasPrefix("insert") || name.hasPrefix("fetch") || name.hasPrefix("filter") ? [name, String(count)] : [name]
         try process.run()
         process.waitUntilExit()
         if process.terminationStatus != 0 { exit(process.terminationStatus) }

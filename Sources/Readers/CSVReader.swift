@@ -1,0 +1,409 @@
+import Foundation
+
+/// Streams CSV records: a byte-level tokenizer over a 1 MiB buffer, constant memory whatever the file size.
+///
+/// RFC 4180 quoting (delimiters, doubled quotes and CR/LF/CRLF inside quotes), any one-byte delimiter,
+/// optional escape character, header row, comment lines, null markers, trimming; records end at LF, CRLF
+/// or CR; blank lines are skipped. Fields are checked to be valid UTF-8 (after conversion from the
+/// dialect's encoding). Errors name the line and byte column; after a ragged row, a misplaced quote or
+/// invalid text the reader goes on with the next record.
+///
+/// ```swift
+/// var reader = try CSVReader(path: "customers.csv.gz")    // gzip is detected by its magic bytes
+/// while let record = try reader.next() {
+///     print(record["email"] ?? "NULL", record.position)
+/// }
+/// ```
+public final class CSVReader: RecordReader {
+    public let dialect: CSVDialect
+    /// The header's field names (`nil` without a header row).
+    public var schema: RecordSchema? { tokenizer.schema }
+    public let name: String
+
+    // The tokenizer's state is a struct so the hot loops work on it in place, not through a class's
+    // properties; unchecked exclusivity because the reader is used by one thread at a time (it is not
+    // Sendable) and never hands the tokenizer out.
+    @exclusivity(unchecked) private var tokenizer: CSVTokenizer
+
+    /// Opens `path` (`-` for standard input; gzip detected) with `dialect`, reading the header row if it has one.
+    /// - Throws: `ReaderError` when the file cannot be opened, the dialect is invalid, or the header is bad.
+    public convenience init(path: String, dialect: CSVDialect = CSVDialect()) throws {
+        try self.init(source: try Input.open(path), dialect: dialect)
+    }
+
+    /// Reads from `source` (already decompressed; text encoding is handled here).
+    public init(source: ByteSource, dialect: CSVDialect = CSVDialect()) throws {
+        try dialect.validate()
+        self.dialect = dialect
+        name = source.name
+        tokenizer = CSVTokenizer(source: try Input.decodingText(source, encoding: dialect.encoding, lossy: dialect.lossyEncoding),
+                                 dialect: dialect)
+        if dialect.hasHeader, let header = try tokenizer.readRecord(countingRecord: false) {
+            let names = header.strings.enumerated().map { $1 ?? "column \($0 + 1)" }
+            tokenizer.schema = RecordSchema(names: names)
+            tokenizer.expectedFields = names.count
+        }
+    }
+
+    deinit { tokenizer.deallocate() }
+
+    public func next() throws -> Record? {
+        try tokenizer.readRecord(countingRecord: true)
+    }
+}
+
+/// The CSV state machine over a buffer of the input.
+private struct CSVTokenizer {
+    let dialect: CSVDialect
+    let source: ByteSource
+    let capacity = 1 << 20
+    let buffer: UnsafeMutablePointer<UInt8>
+    var pos = 0, end = 0
+    /// Offset in the (decoded) input of `buffer[0]`.
+    var base = 0
+    var atEOF = false
+    var line = 1
+    var lineStart = 0
+    var pendingCR = false
+    var recordNumber = 0
+    var expectedFields: Int?
+    var schema: RecordSchema? { didSet { context = Record.Context(file: fileName, schema: schema) } }
+    let fileName: String
+    var context: Record.Context
+    var builder = RecordBuilder()
+    /// Where the record being read starts.
+    var recordLine = 1
+    /// Bytes that end an unquoted run: delimiter, CR, LF, quote, escape.
+    let special: UnsafeMutablePointer<Bool>
+    let nullMarkers: [[UInt8]]
+    let hasNullMarkers: Bool
+
+    init(source: ByteSource, dialect: CSVDialect) {
+        self.source = source
+        self.dialect = dialect
+        buffer = .allocate(capacity: capacity)
+        special = .allocate(capacity: 256)
+        special.initialize(repeating: false, count: 256)
+        for byte in [dialect.delimiter, 10, 13] + [dialect.quote, dialect.escape].compactMap({ $0 }) { special[Int(byte)] = true }
+        nullMarkers = dialect.nullMarkers.map { Array($0.utf8) }
+        hasNullMarkers = !nullMarkers.isEmpty
+        fileName = source.name
+        context = Record.Context(file: fileName)
+    }
+
+    func deallocate() {
+        buffer.deallocate()
+        special.deallocate()
+    }
+
+    /// Makes `buffer[pos]` readable; `false` at the end of the input.
+    @inline(__always) mutating func fill() throws -> Bool {
+        if pos < end { return true }
+        if atEOF { return false }
+        base += end
+        pos = 0
+        end = try source.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+        if end == 0 { atEOF = true }
+        return end > 0
+    }
+
+    @inline(__always) var offset: Int { base + pos }
+
+    func position(line: Int, column: Int) -> SourcePosition {
+        SourcePosition(file: fileName, line: line, column: column, record: recordNumber > 0 ? recordNumber : nil)
+    }
+
+    /// Appends `buffer[start..<pos]` to the record's bytes.
+    @inline(__always) mutating func take(from start: Int) throws {
+        let count = pos - start
+        guard count > 0 else { return }
+        if builder.length + count > dialect.maxRecordBytes {
+            throw ReaderError(.recordTooLarge, "the record is larger than \(dialect.maxRecordBytes) bytes (is a quote never closed?)",
+                              at: position(line: recordLine, column: 1))
+        }
+        builder.append(buffer + start, count)
+    }
+
+    mutating func newLine() {
+        line += 1
+        lineStart = offset
+    }
+
+    /// Skips blank and comment lines; `false` at the end of the input.
+    mutating func skipToRecord() throws -> Bool {
+        while try fill() {
+            let c = buffer[pos]
+            if c == 10 {
+                pos += 1
+                if pendingCR { pendingCR = false; lineStart = offset } else { newLine() }
+                continue
+            }
+            pendingCR = false
+            if c == 13 {
+                pos += 1
+                newLine()
+                pendingCR = true
+                continue
+            }
+            if let comment = dialect.comment, c == comment, offset == lineStart {
+                try skipLine()
+                continue
+            }
+            return true
+        }
+        return false
+    }
+
+    /// Skips to just past the end of the current line (for comments and error recovery).
+    mutating func skipLine() throws {
+        while try fill() {
+            let c = buffer[pos]
+            pos += 1
+            if c == 10 { newLine(); return }
+            if c == 13 { newLine(); pendingCR = true; return }
+        }
+    }
+
+    mutating func readRecord(countingRecord: Bool) throws -> Record? {
+        guard try skipToRecord() else { return nil }
+        if countingRecord { recordNumber += 1 }
+        let firstLine = line
+        recordLine = line
+        builder.begin()
+        let fast = fastRecord()
+        if !fast {
+            builder.begin()
+            try slowRecord(firstLine: firstLine)
+        }
+        var record = Record(context: context, line: recordLine, column: 1, number: countingRecord ? recordNumber : nil, buffer: builder.finish())
+        try checkText(&record, wholeSpan: fast)
+        try checkFieldCount(record)
+        return record
+    }
+
+    /// The common case in one pass over the buffer: a record on one line, inside the buffer, whose
+    /// quoted fields (if any) hold no quote, escape or line break. Its bytes are copied once and the
+    /// fields point into them. Returns `false`, having changed nothing, for any other record.
+    mutating func fastRecord() -> Bool {
+        guard !dialect.trimsWhitespace, dialect.escape == nil else { return false }
+        let delimiter = dialect.delimiter, quote = dialect.quote ?? 0, hasQuote = dialect.quote != nil
+        let recordStart = pos
+        let columnBase = base + recordStart - lineStart + 1
+        var i = pos
+        var fieldStart = i
+        var fieldCount = 0
+        while true {
+            if hasQuote, i < end, buffer[i] == quote, i == fieldStart {
+                // A quoted field: its closing quote must be followed by a delimiter or a line break.
+                guard let close = memchr(buffer + i + 1, Int32(quote), end - i - 1) else { return false }
+                let closing = close.assumingMemoryBound(to: UInt8.self) - buffer
+                guard closing + 1 < end else { return false }
+                let after = buffer[closing + 1]
+                guard after == delimiter || after == 10 || after == 13 else { return false }
+                guard memchr(buffer + i + 1, 10, closing - i - 1) == nil, memchr(buffer + i + 1, 13, closing - i - 1) == nil else { return false }
+                builder.addField(start: i + 1 - recordStart, end: closing - recordStart, column: columnBase + fieldStart - recordStart,
+                                 lineDelta: 0, isNull: false)
+                fieldCount += 1
+                i = closing + 1
+            } else {
+                i = scanToSpecial(from: i, delimiter: delimiter, quote: hasQuote ? quote : delimiter)
+                guard i < end else { return false }
+                let c = buffer[i]
+                guard c == delimiter || c == 10 || c == 13 else { return false }
+                var isNull = false
+                if hasNullMarkers {
+                    for marker in nullMarkers where marker.count == i - fieldStart {
+                        if marker.isEmpty || memcmp(marker, buffer + fieldStart, marker.count) == 0 { isNull = true; break }
+                    }
+                }
+                builder.addField(start: fieldStart - recordStart, end: i - recordStart, column: columnBase + fieldStart - recordStart,
+                                 lineDelta: 0, isNull: isNull)
+                fieldCount += 1
+            }
+            let c = buffer[i]
+            i += 1
+            if c == delimiter {
+                fieldStart = i
+                continue
+            }
+            // The record ends at a line break.
+            builder.append(buffer + recordStart, i - 1 - recordStart)
+            pos = i
+            newLine()
+            if c == 13 { pendingCR = true }
+            return true
+        }
+    }
+
+    /// The index of the first delimiter, quote, CR or LF at or after `start` (or `end`), eight bytes at
+    /// a time: a byte equal to the sought one becomes zero after XOR, and the has-zero-byte test finds
+    /// the lowest such byte exactly.
+    @inline(__always) func scanToSpecial(from start: Int, delimiter: UInt8, quote: UInt8) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let d = ones &* UInt64(delimiter), q = ones &* UInt64(quote), lf = ones &* 10, cr = ones &* 13
+        var i = start
+        while end - i >= 8 {
+            let w = UnsafeRawPointer(buffer + i).loadUnaligned(as: UInt64.self)
+            let x1 = w ^ d, x2 = w ^ q, x3 = w ^ lf, x4 = w ^ cr
+            let hit = ((x1 &- ones) & ~x1 | (x2 &- ones) & ~x2 | (x3 &- ones) & ~x3 | (x4 &- ones) & ~x4) & highs
+            if hit != 0 { return i + hit.trailingZeroBitCount >> 3 }
+            i += 8
+        }
+        while i < end && !special[Int(buffer[i])] { i += 1 }
+        return i
+    }
+
+    /// Any record: byte by byte through quotes, escapes, line breaks inside quotes and buffer refills.
+    mutating func slowRecord(firstLine: Int) throws {
+        let delimiter = dialect.delimiter, quote = dialect.quote ?? 0, hasQuote = dialect.quote != nil
+        let escape = dialect.escape ?? 0, hasEscape = dialect.escape != nil
+        let trims = dialect.trimsWhitespace
+        while true {
+            // One field.
+            if trims { while try fill(), buffer[pos] == 32 || buffer[pos] == 9 { pos += 1 } }
+            let column = offset - lineStart + 1, fieldLine = line
+            let start = builder.length
+            var quoted = false
+            if hasQuote, try fill(), buffer[pos] == quote {
+                quoted = true
+                pos += 1
+                try readQuoted(quote: quote, escape: hasEscape ? escape : nil, column: column, fieldLine: fieldLine)
+                if trims { while try fill(), buffer[pos] == 32 || buffer[pos] == 9 { pos += 1 } }
+                if try fill() {
+                    let c = buffer[pos]
+                    if c != delimiter && c != 10 && c != 13 {
+                        let at = position(line: line, column: offset - lineStart + 1)
+                        try skipLine()
+                        throw ReaderError(.misplacedQuote, "text after the closing quote of a field (a quote inside a quoted field must be doubled)", at: at)
+                    }
+                }
+            } else {
+                try readUnquoted(delimiter: delimiter, quote: hasQuote ? quote : nil, escape: hasEscape ? escape : nil)
+                if trims {
+                    while builder.length > start, builder[builder.length - 1] == 32 || builder[builder.length - 1] == 9 { builder.truncate(to: builder.length - 1) }
+                }
+            }
+            var isNull = false
+            if !quoted, !nullMarkers.isEmpty {
+                for marker in nullMarkers where builder.currentField(from: start, equals: marker) { isNull = true; break }
+            }
+            builder.endField(start: start, column: column, lineDelta: fieldLine - firstLine, isNull: isNull)
+            // What ends the field.
+            guard try fill() else { break }
+            let c = buffer[pos]
+            pos += 1
+            if c == delimiter { continue }
+            newLine()
+            if c == 13 { pendingCR = true }
+            break
+        }
+    }
+
+    /// Reads an unquoted run up to a delimiter, line break or end of input (not consumed).
+    @inline(__always) mutating func readUnquoted(delimiter: UInt8, quote: UInt8?, escape: UInt8?) throws {
+        while try fill() {
+            var i = pos
+            while i < end && !special[Int(buffer[i])] { i += 1 }
+            let start = pos
+            pos = i
+            try take(from: start)
+            guard i < end else { continue }
+            let c = buffer[i]
+            if c == delimiter || c == 10 || c == 13 { return }
+            if let escape, c == escape {
+                pos += 1
+                guard try fill() else { return }
+                let literal = pos
+                pos += 1
+                try take(from: literal)
+                if buffer[literal] == 10 { newLine() }
+                continue
+            }
+            // A quote inside an unquoted field.
+            guard dialect.lenientQuotes else {
+                let at = position(line: line, column: offset - lineStart + 1)
+                try skipLine()
+                throw ReaderError(.misplacedQuote, "a quote inside an unquoted field (quote the whole field and double the quote, or read with lenient quotes)", at: at)
+            }
+            let literal = pos
+            pos += 1
+            try take(from: literal)
+        }
+    }
+
+    /// Reads a quoted field's contents after its opening quote, up to and including the closing quote.
+    mutating func readQuoted(quote: UInt8, escape: UInt8?, column: Int, fieldLine: Int) throws {
+        while true {
+            guard try fill() else {
+                throw ReaderError(.unterminatedQuote, "the quoted field that starts here is never closed (the input ends inside it)",
+                                  at: position(line: fieldLine, column: column))
+            }
+            var i = pos
+            while i < end {
+                let c = buffer[i]
+                if c == quote || c == escape { break }
+                if c == 10 { line += 1; lineStart = base + i + 1 }
+                i += 1
+            }
+            let start = pos
+            pos = i
+            try take(from: start)
+            guard i < end else { continue }
+            let c = buffer[i]
+            pos += 1
+            if let escape, c == escape, escape != quote {
+                guard try fill() else { continue }
+                let literal = pos
+                pos += 1
+                try take(from: literal)
+                if buffer[literal] == 10 { newLine() }
+                continue
+            }
+            // A quote: doubled means a literal quote, otherwise the field ends.
+            if escape == nil || escape == quote, try fill(), buffer[pos] == quote {
+                let literal = pos
+                pos += 1
+                try take(from: literal)
+                continue
+            }
+            return
+        }
+    }
+
+    /// Checks the record's text is valid UTF-8; repairs it in lossy mode.
+    ///
+    /// - Parameter wholeSpan: the bytes are the record as written (fields with delimiters between them),
+    ///   so checking them at once is the same as checking each field: a sequence cannot run across an
+    ///   ASCII delimiter or quote.
+    func checkText(_ record: inout Record, wholeSpan: Bool) throws {
+        let bytes = UnsafeRawBufferPointer(start: record.buffer.bytes, count: record.buffer.length)
+        if UTF8Validation.isASCII(bytes) { return }
+        if wholeSpan, UTF8Validation.firstInvalidByte(bytes) == nil { return }
+        for index in 0..<record.count {
+            let bad = record.withBytes(index) { UTF8Validation.firstInvalidByte($0) }
+            guard let bad else { continue }
+            if dialect.lossyEncoding {
+                let repaired = record.withBytes(index) { Array(String(decoding: $0, as: UTF8.self).utf8) }
+                record.replaceBytes(ofField: index, with: repaired)
+                continue
+            }
+            let byte = record.bytes(index)[bad]
+            throw ReaderError(.encoding, "invalid UTF-8: byte 0x\(String(byte, radix: 16, uppercase: true)) at byte \(bad + 1) of field \(index + 1); the file is not \(dialect.encoding.rawValue) — set the encoding, or read lossy to replace bad bytes", at: record.position(ofField: index))
+        }
+    }
+
+    mutating func checkFieldCount(_ record: Record) throws {
+        guard let expected = expectedFields else {
+            if dialect.hasHeader == false { expectedFields = record.count }
+            return
+        }
+        guard record.count != expected else { return }
+        let what = schema != nil ? "the header has \(expected)" : "the first record has \(expected)"
+        if record.count > expected {
+            throw ReaderError(.raggedRow, "the record has \(record.count) fields, \(what) (field \(expected + 1) starts here)", at: record.position(ofField: expected))
+        }
+        var at = record.position(ofField: record.count - 1)
+        at.column += record.byteCount(record.count - 1)
+        throw ReaderError(.raggedRow, "the record has \(record.count) fields, \(what) (the line ends here)", at: at)
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Readers
+
+// Reader cases of `make bench`: parse only, every record with every field unquoted/unescaped and
+// checked as UTF-8, over the ../shared/bench `medium` data (`make bench` generates it when missing;
+// SLUICE_BENCH_DATA points elsewhere). mb_per_s counts the uncompressed input, so plain and gzipped
+// cases compare directly; `zcat_*` cases time `zcat` on the same files for the 1.3x check.
+
+let benchData: URL = {
+    if let path = ProcessInfo.processInfo.environment["SLUICE_BENCH_DATA"] { return URL(fileURLWithPath: path) }
+    return FileManager.default.temporaryDirectory.appendingPathComponent("sluice-bench/data/medium")
+}()
+
+let csvFiles = ["customers.csv", "products.csv", "orders.csv", "order_lines.csv"]
+
+func uncompressedBytes(_ names: [String]) throws -> Double {
+    try names.reduce(0.0) { total, name in
+        total + Double((try FileManager.default.attributesOfItem(atPath: benchData.appendingPathComponent(name).path)[.size] as? Int) ?? 0)
+    }
+}
+
+/// Reads every record of `reader`, touching every field; returns the record count.
+func drain(_ reader: inout some RecordReader) throws -> (records: Int, checksum: Int) {
+    var records = 0, checksum = 0
+    while let record = try reader.next() {
+        records += 1
+        for index in 0..<record.count { checksum &+= record.byteCount(index) }
+    }
+    return (records, checksum)
+}
+
+func runReaderCase(_ name: String) throws {
+    switch name {
+    case "read_csv", "read_csv_gz":
+        let suffix = name.hasSuffix("_gz") ? ".gz" : ""
+        var records = 0
+        let seconds = try time {
+            for file in csvFiles {
+                var reader = try CSVReader(path: benchData.appendingPathComponent(file + suffix).path)
+                records += try drain(&reader).records
+            }
+        }
+        report(name, records: records, seconds: seconds, bytes: try uncompressedBytes(csvFiles))
+    case "zcat_csv_gz":
+        let seconds = try time {
+            for file in csvFiles { try zcat(benchData.appendingPathComponent(file + ".gz").path) }
+        }
+        report(name, records: 0, seconds: seconds, bytes: try uncompressedBytes(csvFiles))
+    default:
+        FileHandle.standardError.write(Data("unknown case \(name)\n".utf8))
+        exit(2)
+    }
+}
+
+func zcat(_ path: String) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", "zcat \"$0\" > /dev/null", path]
+    try process.run()
+    process.waitUntilExit()
+    precondition(process.terminationStatus == 0, "zcat \(path) failed")
+}
