@@ -77,6 +77,8 @@ private struct CSVTokenizer {
     let special: UnsafeMutablePointer<Bool>
     let nullMarkers: [[UInt8]]
     let hasNullMarkers: Bool
+    /// Offsets in the record of bytes that followed an escape character in the current unquoted field.
+    var escapedAt: [Int] = []
 
     init(source: ByteSource, dialect: CSVDialect) {
         self.source = source
@@ -133,16 +135,18 @@ private struct CSVTokenizer {
     mutating func skipToRecord() throws -> Bool {
         while try fill() {
             let c = buffer[pos]
-            if c == 10 {
+            if c == 10, pendingCR {
                 pos += 1
-                if pendingCR { pendingCR = false; lineStart = offset } else { newLine() }
+                pendingCR = false
+                lineStart = offset
                 continue
             }
             pendingCR = false
-            if c == 13 {
+            // A blank line is skipped, except where it is a record: a one-field record whose field is empty.
+            if (c == 10 || c == 13), expectedFields != 1 {
                 pos += 1
                 newLine()
-                pendingCR = true
+                if c == 13 { pendingCR = true }
                 continue
             }
             if let comment = dialect.comment, c == comment, offset == lineStart {
@@ -284,9 +288,20 @@ private struct CSVTokenizer {
                 }
             }
             var isNull = false
-            if !quoted, !nullMarkers.isEmpty {
-                for marker in nullMarkers where builder.currentField(from: start, equals: marker) { isNull = true; break }
+            if !quoted, hasNullMarkers {
+                if escapedAt.isEmpty {
+                    for marker in nullMarkers where builder.currentField(from: start, equals: marker) { isNull = true; break }
+                } else {
+                    // Null markers are compared with the field as written (MySQL's `\N`), escapes included.
+                    var raw: [UInt8] = []
+                    for index in start..<builder.length {
+                        if escapedAt.contains(index) { raw.append(dialect.escape!) }
+                        raw.append(builder[index])
+                    }
+                    isNull = nullMarkers.contains(raw)
+                }
             }
+            escapedAt.removeAll(keepingCapacity: true)
             builder.endField(start: start, column: column, lineDelta: fieldLine - firstLine, isNull: isNull)
             // What ends the field.
             guard try fill() else { break }
@@ -315,6 +330,7 @@ private struct CSVTokenizer {
                 guard try fill() else { return }
                 let literal = pos
                 pos += 1
+                escapedAt.append(builder.length)
                 try take(from: literal)
                 if buffer[literal] == 10 { newLine() }
                 continue
