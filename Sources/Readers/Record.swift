@@ -97,6 +97,16 @@ public struct Record: Sendable {
         self.init(context: context, line: line, column: 1, number: number, buffer: builder.finish())
     }
 
+    init(byteFields: [[UInt8]?], context: Context, line: Int, column: Int, number: Int?) {
+        var builder = RecordBuilder()
+        for field in byteFields {
+            let start = builder.length
+            if let field, !field.isEmpty { field.withUnsafeBufferPointer { builder.append($0.baseAddress!, $0.count) } }
+            builder.endField(start: start, column: column, lineDelta: 0, isNull: field == nil)
+        }
+        self.init(context: context, line: line, column: column, number: number, buffer: builder.finish())
+    }
+
     @inlinable public var count: Int { buffer.count }
 
     /// Whether field `index` is null (a null marker, an absent XML node, SQL NULL).

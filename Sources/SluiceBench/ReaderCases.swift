@@ -5,6 +5,7 @@ import Readers
 // checked as UTF-8, over the ../shared/bench `medium` data (`make bench` generates it when missing;
 // SLUICE_BENCH_DATA points elsewhere). mb_per_s counts the uncompressed input, so plain and gzipped
 // cases compare directly; `zcat_*` cases time `zcat` on the same files for the 1.3x check.
+// BENCH_CHECKSUM=1 prints records and total field bytes per file (compare with Python's csv module).
 
 let benchData: URL = {
     if let path = ProcessInfo.processInfo.environment["SLUICE_BENCH_DATA"] { return URL(fileURLWithPath: path) }
@@ -37,10 +38,25 @@ func runReaderCase(_ name: String) throws {
         let seconds = try time {
             for file in csvFiles {
                 var reader = try CSVReader(path: benchData.appendingPathComponent(file + suffix).path)
-                records += try drain(&reader).records
+                let result = try drain(&reader)
+                records += result.records
+                if ProcessInfo.processInfo.environment["BENCH_CHECKSUM"] != nil { print(file, result.records, result.checksum) }
             }
         }
         report(name, records: records, seconds: seconds, bytes: try uncompressedBytes(csvFiles))
+    case "read_xml", "read_xml_gz":
+        let file = "orders.xml" + (name.hasSuffix("_gz") ? ".gz" : "")
+        var records = 0
+        let seconds = try time {
+            var reader = try XMLReader(path: benchData.appendingPathComponent(file).path, specs: orderDocumentSpecs)
+            let result = try drain(&reader)
+            records = result.records
+            if ProcessInfo.processInfo.environment["BENCH_CHECKSUM"] != nil { print(file, result.records, result.checksum) }
+        }
+        report(name, records: records, seconds: seconds, bytes: try uncompressedBytes(["orders.xml"]))
+    case "zcat_xml_gz":
+        let seconds = try time { try zcat(benchData.appendingPathComponent("orders.xml.gz").path) }
+        report(name, records: 0, seconds: seconds, bytes: try uncompressedBytes(["orders.xml"]))
     case "zcat_csv_gz":
         let seconds = try time {
             for file in csvFiles { try zcat(benchData.appendingPathComponent(file + ".gz").path) }
@@ -60,3 +76,18 @@ func zcat(_ path: String) throws {
     process.waitUntilExit()
     precondition(process.terminationStatus == 0, "zcat \(path) failed")
 }
+
+/// Every field of the kit's orders.xml: customers, products, orders with their lines as child records.
+let orderDocumentSpecs = [
+    XMLRecordSpec(path: "/dataset/customers/customer", fields: [
+        ("id", "@id"), ("country", "@country"), ("name", "name"), ("email", "email"), ("signup_date", "signup-date"), ("balance", "balance"),
+    ]),
+    XMLRecordSpec(path: "/dataset/products/product", fields: [
+        ("id", "@id"), ("sku", "@sku"), ("category", "@category"), ("name", "name"), ("price", "price"),
+    ]),
+    XMLRecordSpec(path: "/dataset/orders/order", fields: [
+        ("id", "@id"), ("customer_id", "@customer"), ("ordered_at", "@ordered-at"), ("note", "note"),
+    ], children: [
+        XMLRecordSpec(path: "line", kind: "line", fields: [("line_no", "@no"), ("product_id", "@product"), ("quantity", "@quantity"), ("price", "@price")]),
+    ]),
+]

@@ -1,0 +1,115 @@
+import CLibXML2
+
+/// Receives the events of an `XMLPushParser`. Names and text are UTF-8 bytes valid only during the call.
+public protocol XMLEventHandler: AnyObject {
+    /// An element starts. `attributes` holds `attributeCount` groups of five pointers: local name,
+    /// prefix, namespace URI, value start, value end (libxml2's SAX2 layout).
+    func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
+                      attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int)
+    func endElement()
+    /// Text or CDATA content (entities and character references already replaced).
+    func characters(_ text: UnsafeBufferPointer<UInt8>)
+}
+
+/// libxml2's SAX2 push parser, fed chunk by chunk: constant memory, no tree.
+///
+/// Safe on untrusted input: no DTD is loaded, no network access, and entities other than the five
+/// predefined ones are undefined (so no external entities and no entity expansion bombs); such a
+/// reference is a well-formedness error like any other.
+///
+/// ```swift
+/// let parser = try XMLPushParser(handler: handler, fileName: "orders.xml")
+/// try parser.feed(chunk)
+/// try parser.finish()
+/// ```
+public final class XMLPushParser {
+    private var context: xmlParserCtxtPtr?
+    private var sax = xmlSAXHandler()
+    private unowned let handler: XMLEventHandler
+    /// The first error libxml2 reported.
+    private var failure: XMLParseError?
+
+    /// - Throws: `XMLParseError` when libxml2 cannot create a parser.
+    public init(handler: XMLEventHandler, fileName: String) throws {
+        self.handler = handler
+        sax.initialized = UInt32(XML_SAX2_MAGIC)
+        sax.startElementNs = { context, localName, _, uri, _, _, attributeCount, _, attributes in
+            guard let context, let localName else { return }
+            let parser = Unmanaged<XMLPushParser>.fromOpaque(context).takeUnretainedValue()
+            parser.handler.startElement(localName: localName, namespaceURI: uri,
+                                        attributes: attributes.map { UnsafePointer($0) }, attributeCount: Int(attributeCount))
+        }
+        sax.endElementNs = { context, _, _, _ in
+            guard let context else { return }
+            Unmanaged<XMLPushParser>.fromOpaque(context).takeUnretainedValue().handler.endElement()
+        }
+        let text: charactersSAXFunc = { context, bytes, length in
+            guard let context, let bytes, length > 0 else { return }
+            Unmanaged<XMLPushParser>.fromOpaque(context).takeUnretainedValue().handler.characters(UnsafeBufferPointer(start: bytes, count: Int(length)))
+        }
+        sax.characters = text
+        sax.cdataBlock = text
+        // Entities beyond the predefined five do not exist: no DTD, no external or expanding entities.
+        sax.getEntity = { _, _ in nil }
+        sax.getParameterEntity = { _, _ in nil }
+        sax.serror = { context, error in
+            guard let context, let error else { return }
+            let parser = Unmanaged<XMLPushParser>.fromOpaque(context).takeUnretainedValue()
+            guard parser.failure == nil, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
+            let message = error.pointee.message.map { String(cString: $0) } ?? "malformed XML"
+            parser.failure = XMLParseError(message: message.trimmingCharacters(in: .newlines), line: Int(error.pointee.line), column: Int(error.pointee.int2))
+        }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        context = xmlCreatePushParserCtxt(&sax, me, nil, 0, fileName)
+        guard let context else { throw XMLParseError(message: "libxml2 could not create a parser", line: 0, column: 0) }
+        xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_COMPACT.rawValue))
+    }
+
+    deinit {
+        // No document is built (no startDocument handler), so only the context is freed.
+        if let context { xmlFreeParserCtxt(context) }
+    }
+
+    /// The line and column the parser has reached (for positions of the current event).
+    public var line: Int { context.map { Int(xmlSAX2GetLineNumber($0)) } ?? 0 }
+    public var column: Int { context.map { Int(xmlSAX2GetColumnNumber($0)) } ?? 0 }
+
+    /// Parses the next chunk of the document.
+    /// - Throws: `XMLParseError` for malformed XML, with line and column.
+    public func feed(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let context else { return }
+        let status = xmlParseChunk(context, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), 0)
+        try check(status)
+    }
+
+    /// Ends the document (an unclosed element is an error).
+    public func finish() throws {
+        guard let context else { return }
+        try check(xmlParseChunk(context, nil, 0, 1))
+    }
+
+    private func check(_ status: Int32) throws {
+        if let failure { throw failure }
+        if status != 0 { throw XMLParseError(message: "malformed XML (libxml2 error \(status))", line: line, column: column) }
+    }
+}
+
+/// XML that is not well-formed, with where libxml2 found it.
+public struct XMLParseError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public let line: Int
+    public let column: Int
+    public var description: String { message }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: Set<Character>) -> String {
+        var text = Substring(self)
+        while let last = text.last, set.contains(last) { text = text.dropLast() }
+        return String(text)
+    }
+}
+
+extension Set where Element == Character {
+    fileprivate static var newlines: Set<Character> { ["\n", "\r"] }
+}
