@@ -1,0 +1,101 @@
+import Readers
+import Testing
+
+func readXML(_ text: String, _ specs: [XMLRecordSpec], namespaces: [String: String] = [:]) throws -> [Record] {
+    var results: [[Record]] = []
+    for chunk in [Int.max, 1, 7] {
+        let reader = try XMLReader(source: MemoryByteSource(Array(text.utf8), name: "t.xml", chunkSize: chunk), specs: specs, namespaces: namespaces)
+        var records: [Record] = []
+        while let record = try reader.next() { records.append(record) }
+        results.append(records)
+    }
+    #expect(results.allSatisfy { $0.map(\.strings) == results[0].map(\.strings) }, "chunked reads must agree")
+    return results[0]
+}
+
+func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
+    do {
+        _ = try readXML(text, [spec])
+        return nil
+    } catch {
+        return error as? ReaderError
+    }
+}
+
+@Suite struct XMLReaderTests {
+    static let orders = XMLRecordSpec(path: "/orders/order", fields: [
+        ("number", "@id"), ("customer", "customer/@ref"), ("note", "note"), ("city", "ship-to/city"), ("missing", "nothing"), ("text", "."),
+    ], children: [
+        XMLRecordSpec(path: "line", kind: "line", fields: [("sku", "@sku"), ("qty", "@qty")]),
+    ])
+
+    @Test func recordsFieldsAndChildRecordsFollowThePaths() throws {
+        let text = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <orders>
+          <order id="7"><customer ref="c1"/><note>Fragile &amp; &lt;heavy&gt; &#x2603; &#65;</note>
+            <ship-to><city>Zürich</city></ship-to>
+            <line sku="A" qty="1"/><line sku="B" qty="2"/>
+          </order>
+          <order id="8"><note><![CDATA[<raw> & "quoted"]]></note><note>second note is ignored</note></order>
+        </orders>
+        """
+        let records = try readXML(text, [Self.orders])
+        #expect(records.map(\.kind) == [nil, "line", "line", nil])
+        let first = records[0]
+        #expect(first["number"] == "7" && first["customer"] == "c1" && first["city"] == "Zürich")
+        #expect(first["note"] == "Fragile & <heavy> ☃ A")
+        #expect(first.isNull(4), "an absent element is null")
+        #expect(first.number == 1 && first.position.line == 3)
+        #expect(records[1].strings == ["A", "1"] && records[1].parentRecord == 1 && records[2].strings == ["B", "2"])
+        #expect(records[3]["note"] == "<raw> & \"quoted\"" && records[3]["number"] == "8" && records[3].isNull(1))
+        #expect(records[3].number == 4 && records[3].parentRecord == nil)
+    }
+
+    @Test func namespacePrefixesBindToURIs() throws {
+        let text = """
+        <a:feed xmlns:a="urn:feed" xmlns:x="urn:extra"><a:item x:id="1"><a:title>One</a:title><title>plain</title></a:item><item/></a:feed>
+        """
+        let spec = XMLRecordSpec(path: "/f:feed/f:item", fields: [("id", "@e:id"), ("title", "f:title")])
+        let records = try readXML(text, [spec], namespaces: ["f": "urn:feed", "e": "urn:extra"])
+        #expect(records.map(\.strings) == [["1", "One"]])
+        #expect { _ = try XMLReader(source: MemoryByteSource("<a/>"), specs: [spec]) } throws: { error in
+            (error as? ReaderError)?.kind == .invalidOption
+        }
+    }
+
+    @Test func severalRecordKindsInOnePassAndDeclaredEncodings() throws {
+        let specs = [XMLRecordSpec(path: "/d/c", fields: [("n", ".")]), XMLRecordSpec(path: "/d/p", fields: [("n", "@n")])]
+        #expect(try readXML("<d><c>x</c><p n='y'/><c>z</c></d>", specs).map(\.strings) == [["x"], ["y"], ["z"]])
+        let latin1: [UInt8] = Array("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><d><c>".utf8) + [0x4A, 0xFC] + Array("</c></d>".utf8)
+        let reader = try XMLReader(source: MemoryByteSource(latin1), specs: specs)
+        #expect(try reader.next()?.strings == ["Jü"])
+        let bom: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("<d><c>b</c></d>".utf8)
+        #expect(try XMLReader(source: MemoryByteSource(bom), specs: specs).next()?.strings == ["b"])
+    }
+
+    @Test func malformedXMLIsAnErrorWithLineAndColumn() throws {
+        let error = try #require(xmlError("<orders>\n<order id=\"1\">\n</orders>", Self.orders))
+        #expect(error.kind == .malformedXML && error.position?.line == 3)
+        let unclosed = try #require(xmlError("<orders><order id=\"1\">", Self.orders))
+        #expect(unclosed.kind == .malformedXML)
+        let badAttribute = try #require(xmlError("<orders><order id=1/></orders>", Self.orders))
+        #expect(badAttribute.kind == .malformedXML && badAttribute.position?.line == 1)
+    }
+
+    @Test func externalEntitiesAndEntityExpansionAreRefused() throws {
+        let xxe = """
+        <?xml version="1.0"?>
+        <!DOCTYPE orders [<!ENTITY secret SYSTEM "file:///etc/passwd">]>
+        <orders><order id="1"><note>&secret;</note></order></orders>
+        """
+        let error = try #require(xmlError(xxe, Self.orders))
+        #expect(error.kind == .malformedXML && error.message.contains("secret"))
+        let laughs = """
+        <?xml version="1.0"?>
+        <!DOCTYPE orders [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>
+        <orders><order id="1"><note>&c;</note></order></orders>
+        """
+        #expect(xmlError(laughs, Self.orders)?.kind == .malformedXML)
+    }
+}
