@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["ObjectGraph"], path: "Tests/TestSupport"),
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "TestSupport"]),
         .testTarget(name: "DriversTests", dependencies: ["Drivers"]),
-        .testTarget(name: "ReadersTests", dependencies: ["Readers"]),
+        .testTarget(name: "ReadersTests", dependencies: ["Readers", "Drivers"]),
         .testTarget(name: "StoresTests", dependencies: ["Stores", "Drivers", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Stores", "TestSupport"]),
         .testTarget(name: "SluiceCLITests", dependencies: ["TestSupport", "Drivers"]),
