@@ -54,6 +54,19 @@ func runReaderCase(_ name: String) throws {
             if ProcessInfo.processInfo.environment["BENCH_CHECKSUM"] != nil { print(file, result.records, result.checksum) }
         }
         report(name, records: records, seconds: seconds, bytes: try uncompressedBytes(["orders.xml"]))
+    case "read_sqldump", "read_sqldump_gz":
+        let file = "dump.sql" + (name.hasSuffix("_gz") ? ".gz" : "")
+        var records = 0
+        let seconds = try time {
+            var reader = try SQLDumpReader(path: benchData.appendingPathComponent(file).path)
+            let result = try drain(&reader)
+            records = result.records
+            if ProcessInfo.processInfo.environment["BENCH_CHECKSUM"] != nil { print(file, result.records, result.checksum) }
+        }
+        report(name, records: records, seconds: seconds, bytes: try uncompressedBytes(["dump.sql"]))
+    case "zcat_sqldump_gz":
+        let seconds = try time { try zcat(benchData.appendingPathComponent("dump.sql.gz").path) }
+        report(name, records: 0, seconds: seconds, bytes: try uncompressedBytes(["dump.sql"]))
     case "zcat_xml_gz":
         let seconds = try time { try zcat(benchData.appendingPathComponent("orders.xml.gz").path) }
         report(name, records: 0, seconds: seconds, bytes: try uncompressedBytes(["orders.xml"]))

@@ -1,0 +1,84 @@
+import Readers
+import Testing
+
+func readDump(_ text: String, tables: Set<String>? = nil) throws -> (records: [Record], tables: [TableSchema]) {
+    var results: [([Record], [TableSchema])] = []
+    for chunk in [Int.max, 1, 5] {
+        let reader = try SQLDumpReader(source: MemoryByteSource(Array(text.utf8), name: "d.sql", chunkSize: chunk), tables: tables)
+        var records: [Record] = []
+        while let record = try reader.next() { records.append(record) }
+        results.append((records, reader.tables))
+    }
+    #expect(results.allSatisfy { $0.0.map(\.strings) == results[0].0.map(\.strings) && $0.1 == results[0].1 }, "chunked reads must agree")
+    return results[0]
+}
+
+@Suite struct SQLDumpReaderTests {
+    static let dump = """
+    PRAGMA foreign_keys=OFF;
+    BEGIN TRANSACTION;
+    CREATE TABLE "Customer Table"(
+      id INTEGER PRIMARY KEY,
+      [full name] VARCHAR(40) NOT NULL,
+      `email` TEXT UNIQUE,
+      balance DECIMAL(10, 2) DEFAULT 0.0 -- trailing comment; with a semicolon
+    );
+    CREATE TABLE orders(id INTEGER NOT NULL, customer INTEGER REFERENCES "Customer Table"(id), note TEXT, photo BLOB,
+      PRIMARY KEY(id), FOREIGN KEY(customer) REFERENCES "Customer Table"(id)) WITHOUT ROWID;
+    INSERT INTO "Customer Table" VALUES(1,'O''Brien','ob@example.com',12.5),(2,'Line
+    break',NULL,-3e-2);
+    INSERT INTO orders VALUES(10,1,replace('a\\nb','\\n',char(10)),X'00FF');
+    INSERT INTO orders VALUES(11,2,unistr('tab\\0009end \\u00e9\\+01F600'),NULL);
+    CREATE INDEX orders_customer ON orders(customer);
+    CREATE VIEW v AS SELECT * FROM orders;
+    CREATE TRIGGER t AFTER INSERT ON orders BEGIN UPDATE orders SET note = 'x;y' WHERE id = new.id; SELECT 1; END;
+    /* a block comment ; */
+    INSERT INTO orders(id, note) VALUES(12,'only two columns');
+    COMMIT;
+    """
+
+    @Test func schemasAndRowsFollowTheDump() throws {
+        let (records, tables) = try readDump(Self.dump)
+        #expect(tables.map(\.name) == ["Customer Table", "orders"])
+        let customer = tables[0]
+        #expect(customer.columns.map(\.name) == ["id", "full name", "email", "balance"])
+        #expect(customer.columns.map(\.declaredType) == ["INTEGER", "VARCHAR(40)", "TEXT", "DECIMAL(10,2)"])
+        #expect(customer.primaryKey == ["id"] && customer.uniqueKeys == [["email"]] && customer.columns[1].isNotNull)
+        #expect(tables[1].primaryKey == ["id"])
+        #expect(tables[1].foreignKeys.first == TableSchema.ForeignKey(columns: ["customer"], table: "Customer Table", referencedColumns: ["id"]))
+        #expect(records.map(\.kind) == ["Customer Table", "Customer Table", "orders", "orders", "orders"])
+        #expect(records[0].strings == ["1", "O'Brien", "ob@example.com", "12.5"])
+        #expect(records[1].strings == ["2", "Line\nbreak", nil, "-3e-2"])
+        #expect(records[2].strings == ["10", "1", "a\nb", "00ff"])
+        #expect(records[3].strings == ["11", "2", "tab\tend é😀", nil])
+        #expect(records[4].strings == ["12", "only two columns"] && records[4].schema?.names == ["id", "note"])
+        #expect(records[1].position.line == 11 && records[1].number == 2)
+    }
+
+    @Test func onlyTheChosenTablesYieldRows() throws {
+        let (records, tables) = try readDump(Self.dump, tables: ["orders"])
+        #expect(records.count == 3 && tables.count == 2)
+    }
+
+    @Test func aBadStatementIsAnErrorWithNumberAndLineAndReadingGoesOn() throws {
+        let text = "CREATE TABLE t(a, b);\nINSERT INTO t VALUES(1,2);\nINSERT INTO t VALUES(3,\n  oops);\nINSERT INTO t VALUES(5,6);\nINSERT INTO t VALUES(7);\n"
+        let reader = try SQLDumpReader(source: MemoryByteSource(text, name: "d.sql"))
+        #expect(try reader.next()?.strings == ["1", "2"])
+        do { _ = try reader.next(); Issue.record("expected an error") } catch let error as ReaderError {
+            #expect(error.kind == .sqlSyntax && error.isRecoverable)
+            #expect(error.message.hasPrefix("statement 3:") && error.position?.line == 4 && error.position?.column == 7)
+        }
+        #expect(try reader.next()?.strings == ["5", "6"])
+        #expect { _ = try reader.next() } throws: { error in
+            (error as? ReaderError).map { $0.message.contains("has 1 values, the table has 2 columns") } ?? false
+        }
+        #expect(try reader.next() == nil)
+    }
+
+    @Test func unclosedStringsAndBadLiteralsAreErrors() throws {
+        for bad in ["INSERT INTO t VALUES('open);", "INSERT INTO t VALUES(X'ABC');", "INSERT INTO t VALUES(1e);", "INSERT INTO t VALUES(1 2);", "INSERT INTO t SELECT 1;"] {
+            let reader = try SQLDumpReader(source: MemoryByteSource(bad))
+            #expect(throws: ReaderError.self, "\(bad)") { _ = try reader.next() }
+        }
+    }
+}
