@@ -24,6 +24,9 @@ public final class SQLDumpReader: RecordReader {
     private var pending: [Record] = []
     private var pendingIndex = 0
     private var recordNumber = 0
+    private var builder = RecordBuilder()
+    /// The table of the last INSERT (dumps insert into one table many times in a row).
+    private var lastTable = ""
 
     /// - Parameter tables: only yield rows of these tables (all when `nil`); schemas are kept for all.
     public convenience init(path: String, tables: Set<String>? = nil) throws {
@@ -58,20 +61,18 @@ public final class SQLDumpReader: RecordReader {
         try splitter.statement.withUnsafeBufferPointer { bytes in
             var parser = SQLParser(bytes: bytes)
             do {
-                guard let keyword = parser.keyword() else {
-                    if parser.atEnd { return }
-                    throw SQLParser.Failure("expected a statement keyword")
-                }
-                switch keyword {
-                case "INSERT", "REPLACE":
-                    try insert(&parser, replacing: keyword == "REPLACE")
-                case "CREATE":
+                if parser.isKeyword("INSERT") {
+                    try insert(&parser, replacing: false)
+                } else if parser.isKeyword("REPLACE") {
+                    try insert(&parser, replacing: true)
+                } else if parser.isKeyword("CREATE") {
                     var next = parser.keyword()
                     if next == "TEMP" || next == "TEMPORARY" { next = parser.keyword() }
                     if next == "TABLE" { try createTable(&parser) }
-                default:
-                    return  // PRAGMA, BEGIN, COMMIT, CREATE INDEX/VIEW/TRIGGER, DELETE, ANALYZE: nothing to yield
+                } else if parser.keyword() == nil, !parser.atEnd {
+                    throw SQLParser.Failure("expected a statement keyword")
                 }
+                // PRAGMA, BEGIN, COMMIT, CREATE INDEX/VIEW/TRIGGER, DELETE, ANALYZE: nothing to yield.
             } catch let failure as SQLParser.Failure {
                 throw syntaxError(failure.message, parser)
             }
@@ -147,32 +148,36 @@ public final class SQLDumpReader: RecordReader {
     }
 
     private func insert(_ parser: inout SQLParser, replacing: Bool) throws {
-        if !replacing, parser.keywordIf("OR") { _ = parser.keyword() }
-        guard parser.keyword() == "INTO" else { throw SQLParser.Failure("expected INTO") }
-        var table = try parser.identifier()
+        if !replacing, parser.isKeyword("OR") { _ = parser.keyword() }
+        guard parser.isKeyword("INTO") else { throw SQLParser.Failure("expected INTO") }
+        var table = try parser.identifier(reusing: lastTable)
         if parser.consume(UInt8(ascii: ".")) { table = try parser.identifier() }
+        lastTable = table
         var context = contexts[table]
         if parser.peek() == UInt8(ascii: "(") {
             let columns = try parser.identifierList()
             context = Record.Context(file: splitter.name, schema: RecordSchema(names: columns), kind: table)
         }
-        guard parser.keyword() == "VALUES" else { throw SQLParser.Failure("expected VALUES (only INSERT … VALUES is supported)") }
+        guard parser.isKeyword("VALUES") else { throw SQLParser.Failure("expected VALUES (only INSERT … VALUES is supported)") }
         let wanted = only.map { $0.contains(table) } ?? !table.hasPrefix("sqlite_")
         let expected = context?.schema?.names.count
         let line = splitter.lineAndColumn(at: 0).line
         repeat {
             try parser.expect(UInt8(ascii: "("))
-            var fields: [[UInt8]?] = []
-            if let expected { fields.reserveCapacity(expected) }
-            repeat { fields.append(try parser.value()) } while parser.consume(UInt8(ascii: ","))
+            builder.begin()
+            repeat {
+                let start = builder.length
+                let isNull = try parser.value(into: &builder)
+                builder.endField(start: start, column: 1, lineDelta: 0, isNull: isNull)
+            } while parser.consume(UInt8(ascii: ","))
             try parser.expect(UInt8(ascii: ")"))
             guard wanted else { continue }
-            if let expected, fields.count != expected {
-                throw SQLParser.Failure("a row of \(table) has \(fields.count) values, the table has \(expected) columns")
+            if let expected, builder.count != expected {
+                throw SQLParser.Failure("a row of \(table) has \(builder.count) values, the table has \(expected) columns")
             }
             let rowContext = context ?? Record.Context(file: splitter.name, schema: nil, kind: table)
             recordNumber += 1
-            pending.append(Record(byteFields: fields, context: rowContext, line: line, column: 1, number: recordNumber))
+            pending.append(Record(context: rowContext, line: line, column: 1, number: recordNumber, buffer: builder.finish()))
         } while parser.consume(UInt8(ascii: ","))
         parser.skipSpace()
         guard parser.atEnd else { throw SQLParser.Failure("unexpected text after the VALUES list") }
@@ -195,13 +200,22 @@ struct StatementSplitter {
     var lineStarts: [Int] = []
     var statementNumber = 0
 
+    /// Bytes that end a run of ordinary statement text.
+    let special: UnsafeMutablePointer<Bool>
+
     init(source: ByteSource) {
         self.source = source
         name = source.name
         buffer = .allocate(capacity: capacity)
+        special = .allocate(capacity: 256)
+        special.initialize(repeating: false, count: 256)
+        for c in "'\"`[\n;-/".utf8 { special[Int(c)] = true }
     }
 
-    func deallocate() { buffer.deallocate() }
+    func deallocate() {
+        buffer.deallocate()
+        special.deallocate()
+    }
 
     mutating func fill() throws -> Bool {
         if pos < end { return true }
@@ -270,18 +284,13 @@ struct StatementSplitter {
             default:
                 // Copy a run of ordinary bytes at once.
                 var i = pos + 1     // the first byte is ordinary, or a lone `-` or `/`
-                while i < end, !Self.special[Int(buffer[i])] { i += 1 }
+                while i < end, !special[Int(buffer[i])] { i += 1 }
                 statement.append(contentsOf: UnsafeBufferPointer(start: buffer + pos, count: i - pos))
                 pos = i
             }
         }
     }
 
-    static let special: [Bool] = {
-        var table = [Bool](repeating: false, count: 256)
-        for c in "'\"`[\n;-/".utf8 { table[Int(c)] = true }
-        return table
-    }()
 
     private mutating func append(_ c: UInt8) {
         statement.append(c)
@@ -408,6 +417,18 @@ struct SQLParser {
         return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<pos]), as: UTF8.self).uppercased()
     }
 
+    /// Consumes the next word if it is `word` (given in upper case), comparing without allocating.
+    mutating func isKeyword(_ word: StaticString) -> Bool {
+        skipSpace()
+        let n = word.utf8CodeUnitCount
+        guard pos + n <= bytes.count else { return false }
+        let expected = word.utf8Start
+        for i in 0..<n where bytes[pos + i] & 0xDF != expected[i] { return false }
+        if pos + n < bytes.count, StatementSplitter.isWordByte(bytes[pos + n]) { return false }
+        pos += n
+        return true
+    }
+
     mutating func peekKeyword() -> String? {
         let saved = pos
         defer { pos = saved }
@@ -419,6 +440,32 @@ struct SQLParser {
         if keyword() == word { return true }
         pos = saved
         return false
+    }
+
+    /// An identifier, returning `known` (no new string) when the name is the same.
+    mutating func identifier(reusing known: String) throws -> String {
+        skipSpace()
+        let start = pos
+        var copy = known
+        let same = copy.withUTF8 { name -> Bool in
+            for quoteBytes in [(0, 0), (1, 1)] {
+                let open = quoteBytes.0
+                guard start + open + name.count + quoteBytes.1 <= bytes.count else { continue }
+                if open == 1, bytes[start] != UInt8(ascii: "\"") { continue }
+                guard memcmp(bytes.baseAddress! + start + open, name.baseAddress!, name.count) == 0 else { continue }
+                let after = start + open + name.count
+                if open == 1 {
+                    guard bytes[after] == UInt8(ascii: "\""), after + 1 >= bytes.count || bytes[after + 1] != UInt8(ascii: "\"") else { continue }
+                    pos = after + 1
+                } else {
+                    guard after >= bytes.count || !StatementSplitter.isWordByte(bytes[after]) else { continue }
+                    pos = after
+                }
+                return true
+            }
+            return false
+        }
+        return same && !known.isEmpty ? known : try identifier()
     }
 
     /// An identifier: bare, "quoted", [bracketed] or `backticked`.
@@ -508,6 +555,32 @@ struct SQLParser {
 
     // MARK: Values
 
+    /// One value of a VALUES list written into `builder`; returns whether it is NULL. Plain numbers and
+    /// strings without escapes are copied straight from the statement.
+    mutating func value(into builder: inout RecordBuilder) throws -> Bool {
+        skipSpace()
+        guard pos < bytes.count else { throw Failure("expected a value before the end of the statement") }
+        let c = bytes[pos]
+        if c == UInt8(ascii: "'") {
+            let start = pos + 1
+            if let close = memchr(bytes.baseAddress! + start, Int32(c), bytes.count - start) {
+                let end = UnsafePointer(close.assumingMemoryBound(to: UInt8.self)) - bytes.baseAddress!
+                if end + 1 >= bytes.count || bytes[end + 1] != c {
+                    builder.append(bytes.baseAddress! + start, end - start)
+                    pos = end + 1
+                    return false
+                }
+            }
+        } else if (c >= 48 && c <= 57) || c == UInt8(ascii: "-") {
+            let range = try numberRange()
+            builder.append(bytes.baseAddress! + range.lowerBound, range.count)
+            return false
+        }
+        guard let bytes = try value() else { return true }
+        bytes.withUnsafeBufferPointer { if $0.count > 0 { builder.append($0.baseAddress!, $0.count) } }
+        return false
+    }
+
     /// One value of a VALUES list: bytes of its text form, `nil` for NULL.
     mutating func value() throws -> [UInt8]? {
         skipSpace()
@@ -575,6 +648,11 @@ struct SQLParser {
     }
 
     mutating func number() throws -> [UInt8] {
+        Array(UnsafeBufferPointer(rebasing: bytes[try numberRange()]))
+    }
+
+    /// The text of a numeric literal, without a leading `+`.
+    mutating func numberRange() throws -> Range<Int> {
         let start = pos
         if bytes[pos] == UInt8(ascii: "-") || bytes[pos] == UInt8(ascii: "+") { pos += 1 }
         var digits = 0
@@ -597,9 +675,7 @@ struct SQLParser {
             }
         }
         guard digits > 0 else { throw Failure("a number has no digits") }
-        var text = Array(UnsafeBufferPointer(rebasing: bytes[start..<pos]))
-        if text.first == UInt8(ascii: "+") { text.removeFirst() }
-        return text
+        return (bytes[start] == UInt8(ascii: "+") ? start + 1 : start)..<pos
     }
 
     static func replacing(_ pattern: [UInt8], with replacement: [UInt8], in text: [UInt8]) -> [UInt8] {
