@@ -19,14 +19,16 @@ public final class SQLDumpReader: RecordReader {
     public private(set) var tables: [TableSchema] = []
     public var name: String { splitter.name }
     private let only: Set<String>?
+    // `@exclusivity(unchecked)` here and below: every value of every row touches this state; the reader
+    // is used by one thread at a time (it is not Sendable) and hands none of it out.
     @exclusivity(unchecked) private var splitter: StatementSplitter
-    private var contexts: [String: Record.Context] = [:]
-    private var pending: [Record] = []
-    private var pendingIndex = 0
-    private var recordNumber = 0
-    private var builder = RecordBuilder()
+    @exclusivity(unchecked) private var contexts: [String: Record.Context] = [:]
+    @exclusivity(unchecked) private var pending: [Record] = []
+    @exclusivity(unchecked) private var pendingIndex = 0
+    @exclusivity(unchecked) private var recordNumber = 0
+    @exclusivity(unchecked) private var builder = RecordBuilder()
     /// The table of the last INSERT (dumps insert into one table many times in a row).
-    private var lastTable = ""
+    @exclusivity(unchecked) private var lastTable = ""
 
     /// - Parameter tables: only yield rows of these tables (all when `nil`); schemas are kept for all.
     public convenience init(path: String, tables: Set<String>? = nil) throws {
@@ -355,7 +357,7 @@ struct StatementSplitter {
     private func isCreateTrigger() -> Bool {
         statement.withUnsafeBufferPointer { bytes in
             var parser = SQLParser(bytes: bytes)
-            guard parser.keyword() == "CREATE" else { return false }
+            guard parser.isKeyword("CREATE") else { return false }
             var word = parser.keyword()
             if word == "TEMP" || word == "TEMPORARY" { word = parser.keyword() }
             return word == "TRIGGER"
@@ -392,7 +394,11 @@ struct SQLParser {
     }
 
     mutating func skipSpace() {
-        while pos < bytes.count, [32, 9, 10, 13].contains(bytes[pos]) { pos += 1 }
+        while pos < bytes.count {
+            let c = bytes[pos]
+            guard c == 32 || c == 10 || c == 9 || c == 13 else { return }
+            pos += 1
+        }
     }
 
     mutating func consume(_ c: UInt8) -> Bool {
