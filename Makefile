@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SLUICE := .build/debug/sluice
 
-.PHONY: help build test run bench tsan clean
+.PHONY: help build test run bench tsan fuzz clean
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -29,5 +29,14 @@ bench: ## Run the benchmarks (release build); prints one BENCH line per case
 tsan: ## Run the tests under the thread sanitizer
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?= FuzzCSV FuzzXML FuzzSQLDump FuzzSQLiteFile
+fuzz: ## Fuzz each reader with libFuzzer for FUZZ_SECONDS (default 600); corpora grow in .build-fuzz/corpus
+	cd Fuzz && $(SWIFT) build -c release --scratch-path ../.build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
+	for t in $(FUZZ_TARGETS); do \
+		mkdir -p .build-fuzz/corpus/$$t && cp -n Fuzz/Corpus/$$t/* .build-fuzz/corpus/$$t/ && \
+		.build-fuzz/release/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 .build-fuzz/corpus/$$t || exit 1; \
+	done
+
 clean: ## Remove build products
-	rm -rf .build .build-tsan out
+	rm -rf .build .build-tsan .build-fuzz out

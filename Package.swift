@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "ObjectGraph", targets: ["ObjectGraph"]),
+        .library(name: "Readers", targets: ["Readers"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
         .executable(name: "sluice", targets: ["SluiceCLI"]),
         .executable(name: "sluice-bench", targets: ["SluiceBench"]),

@@ -102,9 +102,11 @@ private struct CSVTokenizer {
     @inline(__always) mutating func fill() throws -> Bool {
         if pos < end { return true }
         if atEOF { return false }
+        // Read first: after a failed read the buffer's old bytes must not look unread.
+        let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
         base += end
         pos = 0
-        end = try source.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+        end = n
         if end == 0 { atEOF = true }
         return end > 0
     }

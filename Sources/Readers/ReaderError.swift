@@ -33,18 +33,18 @@ public struct ReaderError: Error, Sendable, CustomStringConvertible {
     public let kind: Kind
     public let message: String
     public let position: SourcePosition?
+    /// Whether the reader can continue with the next record after this error: true for errors in one
+    /// record (a ragged row, a misplaced quote, invalid text in a field, a bad SQL statement), false
+    /// where the input itself cannot go on (I/O, compression, a broken text stream, malformed XML).
+    public let isRecoverable: Bool
 
-    public init(_ kind: Kind, _ message: String, at position: SourcePosition? = nil) {
+    public init(_ kind: Kind, _ message: String, at position: SourcePosition? = nil, recoverable: Bool? = nil) {
         self.kind = kind
         self.message = message
         self.position = position
-    }
-
-    /// Whether the reader can continue with the next record after this error.
-    public var isRecoverable: Bool {
         switch kind {
-        case .encoding, .raggedRow, .misplacedQuote, .sqlSyntax: return true
-        default: return false
+        case .encoding, .raggedRow, .misplacedQuote, .sqlSyntax: isRecoverable = recoverable ?? true
+        default: isRecoverable = recoverable ?? false
         }
     }
 

@@ -222,8 +222,10 @@ struct StatementSplitter {
     mutating func fill() throws -> Bool {
         if pos < end { return true }
         if atEOF { return false }
+        // Read first: after a failed read the buffer's old bytes must not look unread.
+        let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
         pos = 0
-        end = try source.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+        end = n
         if end == 0 { atEOF = true }
         return end > 0
     }

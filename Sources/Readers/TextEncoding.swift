@@ -63,6 +63,8 @@ final class TranscodingByteSource: ByteSource {
     private var offset = 0          // bytes of the original input converted so far
     private var pendingHighSurrogate: UInt16?
     private var atEnd = false
+    /// The error that stopped the conversion; every later read throws it again.
+    private var failure: ReaderError?
     var name: String { base.name }
 
     init(_ base: ByteSource, from encoding: TextEncoding, lossy: Bool) {
@@ -79,6 +81,18 @@ final class TranscodingByteSource: ByteSource {
     ]
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if let failure { throw failure }
+        do {
+            return try convert(into: buffer)
+        } catch let error as ReaderError {
+            // The stream cannot be resynchronised reliably: the error ends the input.
+            let stop = ReaderError(error.kind, error.message, at: error.position, recoverable: false)
+            failure = stop
+            throw stop
+        }
+    }
+
+    private func convert(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         precondition(buffer.count >= 8, "transcoding needs room for a few characters")
         let out = buffer.bindMemory(to: UInt8.self)
         var produced = 0

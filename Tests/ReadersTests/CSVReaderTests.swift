@@ -111,6 +111,15 @@ func dialect(_ configure: (inout CSVDialect) -> Void) -> CSVDialect {
         #expect(throws: ReaderError.self) { try readCSV(unpaired) }
     }
 
+    @Test func aBrokenTextStreamEndsTheInput() throws {
+        // Found by fuzzing: UTF-16 ending in half a character must not be reported as recoverable
+        // (a caller going on after it would loop forever).
+        let reader = try CSVReader(source: MemoryByteSource([0xFF, 0xFE, 0x6E, 0x00, 0x0A, 0x00, 0x61, 0x00, 0x0A, 0x00, 0x00]))
+        #expect(try reader.next()?.strings == ["a"])
+        #expect { _ = try reader.next() } throws: { ($0 as? ReaderError).map { $0.kind == .encoding && !$0.isRecoverable } ?? false }
+        #expect(throws: ReaderError.self) { _ = try reader.next() }
+    }
+
     @Test func raggedRowsAreErrorsWithPositionAndReadingGoesOn() throws {
         let reader = try CSVReader(source: MemoryByteSource("a,b\n1,2,3\n4\n5,6\n", name: "r.csv"))
         do { _ = try reader.next(); Issue.record("expected an error") } catch let error as ReaderError {

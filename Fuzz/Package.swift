@@ -1,0 +1,16 @@
+// swift-tools-version: 6.0
+// libFuzzer targets for the readers, kept out of the main package: they only link with
+// `-sanitize=fuzzer` (see `make fuzz` and ../shared/docs/TOOLCHAIN.md).
+import PackageDescription
+
+let package = Package(
+    name: "SluiceFuzz",
+    dependencies: [.package(name: "Sluice", path: "..")],
+    targets: [
+        .target(name: "FuzzSupport", dependencies: [.product(name: "Readers", package: "Sluice")]),
+        .executableTarget(name: "FuzzCSV", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
+        .executableTarget(name: "FuzzXML", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
+        .executableTarget(name: "FuzzSQLDump", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
+        .executableTarget(name: "FuzzSQLiteFile", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
+    ]
+)
