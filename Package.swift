@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "Readers", dependencies: ["Drivers"]),
         .target(name: "Pipeline", dependencies: ["ObjectGraph", "Stores", "Readers", "Yams"]),
         .executableTarget(name: "SluiceCLI", dependencies: [
-            "Pipeline", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "Pipeline", "Readers", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "SluiceBench", dependencies: ["ObjectGraph", "Stores", "Readers"]),
         .target(name: "TestSupport", dependencies: ["ObjectGraph"], path: "Tests/TestSupport"),
@@ -38,7 +38,7 @@ let package = Package(
         .testTarget(name: "DriversTests", dependencies: ["Drivers"]),
         .testTarget(name: "ReadersTests", dependencies: ["Readers", "Drivers"]),
         .testTarget(name: "StoresTests", dependencies: ["Stores", "Drivers", "TestSupport"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Stores", "TestSupport"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Stores", "Readers", "TestSupport"]),
         .testTarget(name: "SluiceCLITests", dependencies: ["TestSupport", "Drivers"]),
     ]
 )
