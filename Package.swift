@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["ObjectGraph"], path: "Tests/TestSupport"),
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "TestSupport"]),
         .testTarget(name: "DriversTests", dependencies: ["Drivers"]),
-        .testTarget(name: "ReadersTests", dependencies: ["Readers", "Drivers"]),
+        .testTarget(name: "ReadersTests", dependencies: ["Readers", "Drivers", "TestSupport"]),
         .testTarget(name: "StoresTests", dependencies: ["Stores", "Drivers", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Stores", "Readers", "TestSupport"]),
         .testTarget(name: "SluiceCLITests", dependencies: ["TestSupport", "Drivers"]),

@@ -3,24 +3,18 @@ import ObjectGraph
 import Pipeline
 import Readers
 import Testing
+import TestSupport
 
 @Suite struct ModelInferenceTests {
-    final class Folder {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-infer-\(UUID().uuidString)")
-        init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-        deinit { try? FileManager.default.removeItem(at: url) }
-        func write(_ name: String, _ text: String) throws -> String {
-            let path = url.appendingPathComponent(name).path
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-            return path
-        }
+    static func write(_ folder: TemporaryDirectory, _ name: String, _ text: String) throws -> String {
+        try folder.file(name, contents: text).path
     }
 
     @Test func csvFilesGiveTypedEntitiesKeysAndRelationships() throws {
-        let folder = try Folder()
+        let folder = try TemporaryDirectory()
         var inference = ModelInference()
-        try inference.add(inputAt: try folder.write("customers.csv", "id;name;signup_date;balance;vip\n1;Ada;2023-01-02;12.50;true\n2;Bob;2024-02-03;-3;false\n"))
-        try inference.add(inputAt: try folder.write("order_lines.csv", "id,customer_id,qty,weight,note\n1,1,3,1.5e3,\n2,2,4,2,\"x, y\"\n3,1,5,0.25,z\n"))
+        try inference.add(inputAt: try Self.write(folder, "customers.csv", "id;name;signup_date;balance;vip\n1;Ada;2023-01-02;12.50;true\n2;Bob;2024-02-03;-3;false\n"))
+        try inference.add(inputAt: try Self.write(folder, "order_lines.csv", "id,customer_id,qty,weight,note\n1,1,3,1.5e3,\n2,2,4,2,\"x, y\"\n3,1,5,0.25,z\n"))
         let text = inference.modelFile()
         let model = try ModelFile.load(text: text, file: "inferred.yaml")
         let customer = try #require(model["Customer"]), line = try #require(model["OrderLine"])
@@ -34,8 +28,8 @@ import Testing
     }
 
     @Test func dumpKeysAndForeignKeysAreUsed() throws {
-        let folder = try Folder()
-        let dump = try folder.write("legacy.sql", """
+        let folder = try TemporaryDirectory()
+        let dump = try Self.write(folder, "legacy.sql", """
             CREATE TABLE makers(code TEXT PRIMARY KEY, name TEXT);
             CREATE TABLE widgets(id INTEGER PRIMARY KEY, maker TEXT REFERENCES makers(code), size REAL);
             INSERT INTO makers VALUES('a','Acme'),('b',NULL);
@@ -51,8 +45,8 @@ import Testing
     }
 
     @Test func xmlRecordsAndTheirChildrenBecomeRelatedEntities() throws {
-        let folder = try Folder()
-        let xml = try folder.write("feed.xml", """
+        let folder = try TemporaryDirectory()
+        let xml = try Self.write(folder, "feed.xml", """
             <orders><order id="1"><placed>2024-01-01</placed><line sku="A" qty="1"/><line sku="B" qty="2"/></order>
             <order id="2"><placed>2024-01-02</placed><line sku="C" qty="3"/></order></orders>
             """)
@@ -66,9 +60,9 @@ import Testing
     }
 
     @Test func formatsAreDetected() throws {
-        let folder = try Folder()
-        #expect(try InputFormat.detect(path: try folder.write("a.csv", "x\n1\n")) == .csv)
-        #expect(try InputFormat.detect(path: try folder.write("noext", "  <a/>")) == .xml)
-        #expect(throws: ReaderError.self) { try InputFormat.detect(path: try folder.write("mystery", "hello")) }
+        let folder = try TemporaryDirectory()
+        #expect(try InputFormat.detect(path: try Self.write(folder, "a.csv", "x\n1\n")) == .csv)
+        #expect(try InputFormat.detect(path: try Self.write(folder, "noext", "  <a/>")) == .xml)
+        #expect(throws: ReaderError.self) { try InputFormat.detect(path: try Self.write(folder, "mystery", "hello")) }
     }
 }

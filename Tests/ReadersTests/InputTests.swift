@@ -1,17 +1,7 @@
 import Foundation
 import Readers
 import Testing
-
-/// A temporary directory removed at deinit.
-final class TemporaryDirectory {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-readers-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-}
+import TestSupport
 
 /// gzip output of `text`, made by the system's gzip (a second, independent implementation).
 func gzipped(_ text: String) throws -> [UInt8] {
@@ -42,7 +32,7 @@ func readAll(_ source: ByteSource) throws -> [UInt8] {
 @Suite struct InputTests {
     @Test func gzipIsRecognisedByItsMagicWhateverTheName() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("data.csv")    // no .gz suffix
+        let path = try directory.file("data.csv").path    // no .gz suffix
         try Data(try gzipped("id\n1\n2\n")).write(to: URL(fileURLWithPath: path))
         let reader = try CSVReader(path: path)
         var ids: [String?] = []

@@ -2,6 +2,7 @@ import Drivers
 import Foundation
 import Readers
 import Testing
+import TestSupport
 
 @Suite struct SQLiteFileReaderTests {
     static func makeDatabase(_ path: String) throws -> SQLiteConnection {
@@ -19,7 +20,7 @@ import Testing
 
     @Test func tablesSchemasAndRowsAreReadWithTypesAsText() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("legacy.db")
+        let path = try directory.file("legacy.db").path
         let writer = try Self.makeDatabase(path)
         let reader = try SQLiteFileReader(path: path)
         #expect(reader.tables.map(\.name) == ["customers", "orders"])
@@ -38,11 +39,11 @@ import Testing
 
     @Test func transactionsStillInTheWALFileAreRead() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("live.db")
+        let path = try directory.file("live.db").path
         let writer = try Self.makeDatabase(path)
         try writer.execute("INSERT INTO customers VALUES (3, 'cy@example.com', 'Cy')")
         // A copy of the database with its -wal file, as a backup of a live database would be.
-        let copy = directory.path("copy.db")
+        let copy = try directory.file("copy.db").path
         try FileManager.default.copyItem(atPath: path, toPath: copy)
         try FileManager.default.copyItem(atPath: path + "-wal", toPath: copy + "-wal")
         #expect(FileManager.default.fileExists(atPath: copy + "-wal"))
@@ -55,11 +56,11 @@ import Testing
 
     @Test func notADatabaseOrAMissingTableIsAnError() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("text.db")
+        let path = try directory.file("text.db").path
         try Data("this is not a database, just text that is long enough to have a header".utf8).write(to: URL(fileURLWithPath: path))
         #expect { _ = try SQLiteFileReader(path: path) } throws: { ($0 as? ReaderError)?.kind == .sqlite }
-        #expect { _ = try SQLiteFileReader(path: directory.path("none.db")) } throws: { ($0 as? ReaderError)?.kind == .io }
-        let db = directory.path("ok.db")
+        #expect { _ = try SQLiteFileReader(path: try directory.file("none.db").path) } throws: { ($0 as? ReaderError)?.kind == .io }
+        let db = try directory.file("ok.db").path
         _ = try Self.makeDatabase(db)
         #expect { _ = try SQLiteFileReader(path: db, tables: ["nope"]) } throws: { error in
             (error as? ReaderError).map { $0.kind == .sqlite && $0.message.contains("nope") } ?? false
