@@ -60,6 +60,9 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     @exclusivity(unchecked) private var matchedDepths: [Int]
     /// Records being read, outermost first.
     @exclusivity(unchecked) private var frames: [Frame] = []
+    @exclusivity(unchecked) private var pool: [ObjectIdentifier: [Frame]] = [:]
+    @exclusivity(unchecked) private var builders = Array(repeating: RecordBuilder(), count: 8)
+    @exclusivity(unchecked) private var builderTurn = 0
 
     /// - Parameter namespaces: prefixes the paths use, bound to namespace URIs.
     /// - Throws: `ReaderError` when the file cannot be opened or a path uses an unbound prefix.
@@ -123,7 +126,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
             guard root.steps[depth - 1].matches(name) else { continue }
             matchedDepths[index] = depth
             if depth == root.steps.count {
-                let frame = Frame(spec: root, line: line, column: column)
+                let frame = makeFrame(root, line: line, column: column)
                 frame.begin(attributes: attributes, attributeCount: attributeCount)
                 frames.append(frame)
             }
@@ -148,10 +151,36 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     private func emit(_ frame: Frame, parent: Int?) {
         recordNumber += 1
         let number = recordNumber
-        var record = Record(byteFields: frame.values, context: frame.spec.context, line: frame.line, column: frame.column, number: number)
+        // Builders take turns, so a buffer is reused once the record made in it a few turns ago is gone.
+        builderTurn = (builderTurn + 1) % builders.count
+        builders[builderTurn].begin()
+        for index in frame.present.indices {
+            let start = builders[builderTurn].length
+            if frame.present[index], !frame.bytes[index].isEmpty {
+                frame.bytes[index].withUnsafeBufferPointer { builders[builderTurn].append($0.baseAddress!, $0.count) }
+            }
+            builders[builderTurn].endField(start: start, column: frame.column, lineDelta: 0, isNull: !frame.present[index])
+        }
+        var record = Record(context: frame.spec.context, line: frame.line, column: frame.column, number: number, buffer: builders[builderTurn].finish())
         record.parentRecord = parent
         ready.append(record)
         for child in frame.finishedChildren { emit(child, parent: number) }
+        recycle(frame)
+    }
+
+    /// A frame for `spec`, reused from the pool when one is free (frames keep their arrays' capacity).
+    func makeFrame(_ spec: CompiledSpec, line: Int, column: Int) -> Frame {
+        let key = ObjectIdentifier(spec)
+        if let frame = pool[key]?.popLast() {
+            frame.reset(line: line, column: column)
+            return frame
+        }
+        return Frame(spec: spec, line: line, column: column)
+    }
+
+    private func recycle(_ frame: Frame) {
+        frame.finishedChildren.removeAll(keepingCapacity: true)
+        pool[ObjectIdentifier(frame.spec), default: []].append(frame)
     }
 
     // MARK: Compiled paths
@@ -223,8 +252,11 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     /// One record being read: its fields so far and where inside it the parser is.
     final class Frame {
         let spec: CompiledSpec
-        let line: Int, column: Int
-        @exclusivity(unchecked) var values: [[UInt8]?]
+        @exclusivity(unchecked) var line: Int
+        @exclusivity(unchecked) var column: Int
+        /// Each field's bytes, and whether it was found (absent fields are null).
+        @exclusivity(unchecked) var bytes: [[UInt8]]
+        @exclusivity(unchecked) var present: [Bool]
         /// Element names below the record element, down to the current one.
         @exclusivity(unchecked) var path: [Name] = []
         /// Depth below the record element; -1 once the record element ended.
@@ -238,8 +270,23 @@ public final class XMLReader: RecordReader, XMLEventHandler {
             self.spec = spec
             self.line = line
             self.column = column
-            values = Array(repeating: nil, count: spec.fields.count)
+            bytes = Array(repeating: [], count: spec.fields.count)
+            present = Array(repeating: false, count: spec.fields.count)
             capturing = Array(repeating: nil, count: spec.fields.count)
+        }
+
+        func reset(line: Int, column: Int) {
+            self.line = line
+            self.column = column
+            for index in bytes.indices {
+                bytes[index].removeAll(keepingCapacity: true)
+                present[index] = false
+                capturing[index] = nil
+            }
+            path.removeAll(keepingCapacity: true)
+            relativeDepth = 0
+            children.removeAll(keepingCapacity: true)
+            finishedChildren.removeAll(keepingCapacity: true)
         }
 
         /// The record element itself started: its attributes and own text.
@@ -255,7 +302,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
             matchFields(attributes: attributes, attributeCount: attributeCount)
             for childSpec in spec.children where childSpec.steps.count == path.count {
                 if Self.matches(childSpec.steps, path) {
-                    let child = Frame(spec: childSpec, line: line, column: column)
+                    let child = reader.makeFrame(childSpec, line: line, column: column)
                     child.begin(attributes: attributes, attributeCount: attributeCount)
                     children.append(child)
                 }
@@ -268,7 +315,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         }
 
         private func matchFields(attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {
-            for (index, field) in spec.fields.enumerated() where values[index] == nil && capturing[index] == nil && field.elements.count == path.count {
+            for (index, field) in spec.fields.enumerated() where !present[index] && field.elements.count == path.count {
                 guard Self.matches(field.elements, path) else { continue }
                 if let attribute = field.attribute {
                     guard let attributes else { continue }
@@ -276,11 +323,12 @@ public final class XMLReader: RecordReader, XMLEventHandler {
                         let base = attributes + 5 * a
                         guard let localName = base[0], attribute.matchesAttribute(localName: localName, uri: base[2]),
                               let start = base[3], let end = base[4] else { continue }
-                        values[index] = Array(UnsafeBufferPointer(start: start, count: end - start))
+                        bytes[index].append(contentsOf: UnsafeBufferPointer(start: start, count: end - start))
+                        present[index] = true
                         break
                     }
                 } else {
-                    values[index] = []
+                    present[index] = true
                     capturing[index] = path.count
                 }
             }
@@ -289,7 +337,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         func characters(_ text: UnsafeBufferPointer<UInt8>) {
             guard relativeDepth >= 0 else { return }
             for child in children { child.characters(text) }
-            for index in capturing.indices where capturing[index] != nil { values[index]! += text }
+            for index in capturing.indices where capturing[index] != nil { bytes[index].append(contentsOf: text) }
         }
 
         func end(reader: XMLReader) {
