@@ -48,9 +48,10 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     private let fileName: String
     @exclusivity(unchecked) private var parser: XMLPushParser!
     private let roots: [CompiledSpec]
-    @exclusivity(unchecked) private var chunk = [UInt8](repeating: 0, count: 1 << 18)
+    // Small chunks keep the queue of parsed records short, so their buffers come back for reuse soon.
+    @exclusivity(unchecked) private var chunk = [UInt8](repeating: 0, count: 1 << 13)
     @exclusivity(unchecked) private var finished = false
-    @exclusivity(unchecked) private var ready: [Record] = []
+    @exclusivity(unchecked) private var ready: [Record?] = []
     @exclusivity(unchecked) private var readyIndex = 0
     @exclusivity(unchecked) private var recordNumber = 0
 
@@ -61,7 +62,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     /// Records being read, outermost first.
     @exclusivity(unchecked) private var frames: [Frame] = []
     @exclusivity(unchecked) private var pool: [ObjectIdentifier: [Frame]] = [:]
-    @exclusivity(unchecked) private var builders = Array(repeating: RecordBuilder(), count: 8)
+    @exclusivity(unchecked) private var builders = (0..<512).map { _ in RecordBuilder() }
     @exclusivity(unchecked) private var builderTurn = 0
 
     /// - Parameter namespaces: prefixes the paths use, bound to namespace URIs.
@@ -111,7 +112,8 @@ public final class XMLReader: RecordReader, XMLEventHandler {
             }
         }
         defer { readyIndex += 1 }
-        return ready[readyIndex]
+        // Handed over, not copied: the record's buffer can be reused as soon as the caller drops it.
+        return ready[readyIndex].take()
     }
 
     // MARK: Events
