@@ -220,6 +220,8 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     final class CompiledSpec: Sendable {
         let steps: [Step]
         let fields: [FieldPath]
+        /// For each depth below the record element: the fields whose element path has that length.
+        let fieldsByDepth: [[Int]]
         let children: [CompiledSpec]
         let context: Record.Context
 
@@ -246,6 +248,8 @@ public final class XMLReader: RecordReader, XMLEventHandler {
                 if parts == ["."] { parts = [] }
                 return FieldPath(elements: try parts.map(step), attribute: attribute)
             }
+            let depths = fields.map(\.elements.count)
+            fieldsByDepth = (0...(depths.max() ?? 0)).map { depth in depths.indices.filter { depths[$0] == depth } }
             children = try spec.children.map { try CompiledSpec($0, namespaces: namespaces, file: file) }
             context = Record.Context(file: file, schema: RecordSchema(names: spec.fields.map(\.name)), kind: spec.kind)
         }
@@ -317,7 +321,9 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         }
 
         private func matchFields(attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {
-            for (index, field) in spec.fields.enumerated() where !present[index] && field.elements.count == path.count {
+            guard path.count < spec.fieldsByDepth.count else { return }
+            for index in spec.fieldsByDepth[path.count] where !present[index] {
+                let field = spec.fields[index]
                 guard Self.matches(field.elements, path) else { continue }
                 if let attribute = field.attribute {
                     guard let attributes else { continue }
