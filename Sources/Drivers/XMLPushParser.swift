@@ -25,10 +25,14 @@ public protocol XMLEventHandler: AnyObject {
 public final class XMLPushParser {
     private var context: xmlParserCtxtPtr?
     private var sax = xmlSAXHandler()
-    private unowned let handler: XMLEventHandler
+    // `unowned(unsafe)`: the handler must own or outlive the parser (readers own theirs; discovery keeps
+    // both alive for one call), so it is alive whenever a callback runs; a checked `unowned` costs an
+    // atomic operation per event.
+    private unowned(unsafe) let handler: XMLEventHandler
     /// The first error libxml2 reported.
     private var failure: XMLParseError?
 
+    /// - Parameter handler: must own or outlive the parser (it is not retained).
     /// - Throws: `XMLParseError` when libxml2 cannot create a parser.
     public init(handler: XMLEventHandler, fileName: String) throws {
         self.handler = handler

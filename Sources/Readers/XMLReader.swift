@@ -61,7 +61,8 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     @exclusivity(unchecked) private var matchedDepths: [Int]
     /// Records being read, outermost first.
     @exclusivity(unchecked) private var frames: [Frame] = []
-    @exclusivity(unchecked) private var pool: [ObjectIdentifier: [Frame]] = [:]
+    /// Free frames, by `CompiledSpec.number`.
+    @exclusivity(unchecked) private var pools: [[Frame]]
     @exclusivity(unchecked) private var builders = (0..<512).map { _ in RecordBuilder() }
     @exclusivity(unchecked) private var builderTurn = 0
 
@@ -83,7 +84,9 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         for spec in specs where !spec.path.hasPrefix("/") {
             throw ReaderError(.invalidOption, "the record path \(spec.path.debugDescription) must be absolute (start with /)")
         }
-        roots = try specs.map { try CompiledSpec($0, namespaces: namespaces, file: source.name) }
+        var count = 0
+        roots = try specs.map { try CompiledSpec($0, namespaces: namespaces, file: source.name, count: &count) }
+        pools = Array(repeating: [], count: count)
         matchedDepths = Array(repeating: 0, count: specs.count)
         do {
             parser = try XMLPushParser(handler: self, fileName: source.name)
@@ -123,7 +126,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         depth += 1
         let name = Name(localName: localName, uri: namespaceURI)
         let line = parser.line, column = parser.column
-        for frame in frames { frame.start(name, attributes: attributes, attributeCount: attributeCount, line: line, column: column, reader: self) }
+        for index in frames.indices { frames[index].start(name, attributes: attributes, attributeCount: attributeCount, line: line, column: column, reader: self) }
         for (index, root) in roots.enumerated() where matchedDepths[index] == depth - 1 && depth <= root.steps.count {
             guard root.steps[depth - 1].matches(name) else { continue }
             matchedDepths[index] = depth
@@ -136,7 +139,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     }
 
     public func endElement() {
-        for frame in frames { frame.end(reader: self) }
+        for index in frames.indices { frames[index].end(reader: self) }
         if let top = frames.last, top.relativeDepth < 0 {
             frames.removeLast()
             emit(top, parent: nil)
@@ -146,7 +149,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     }
 
     public func characters(_ text: UnsafeBufferPointer<UInt8>) {
-        for frame in frames { frame.characters(text) }
+        for index in frames.indices { frames[index].characters(text) }
     }
 
     /// Queues a finished top-level record, then its children (depth first), numbering them in order.
@@ -172,8 +175,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
 
     /// A frame for `spec`, reused from the pool when one is free (frames keep their arrays' capacity).
     func makeFrame(_ spec: CompiledSpec, line: Int, column: Int) -> Frame {
-        let key = ObjectIdentifier(spec)
-        if let frame = pool[key]?.popLast() {
+        if let frame = pools[spec.number].popLast() {
             frame.reset(line: line, column: column)
             return frame
         }
@@ -182,7 +184,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
 
     private func recycle(_ frame: Frame) {
         frame.finishedChildren.removeAll(keepingCapacity: true)
-        pool[ObjectIdentifier(frame.spec), default: []].append(frame)
+        pools[frame.spec.number].append(frame)
     }
 
     // MARK: Compiled paths
@@ -224,8 +226,12 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         let fieldsByDepth: [[Int]]
         let children: [CompiledSpec]
         let context: Record.Context
+        /// The spec's position among all specs of the reader (children included).
+        let number: Int
 
-        init(_ spec: XMLRecordSpec, namespaces: [String: String], file: String) throws {
+        init(_ spec: XMLRecordSpec, namespaces: [String: String], file: String, count: inout Int) throws {
+            number = count
+            count += 1
             func step(_ text: Substring) throws -> Step {
                 let parts = text.split(separator: ":", maxSplits: 1)
                 if parts.count == 2 {
@@ -250,7 +256,9 @@ public final class XMLReader: RecordReader, XMLEventHandler {
             }
             let depths = fields.map(\.elements.count)
             fieldsByDepth = (0...(depths.max() ?? 0)).map { depth in depths.indices.filter { depths[$0] == depth } }
-            children = try spec.children.map { try CompiledSpec($0, namespaces: namespaces, file: file) }
+            var children: [CompiledSpec] = []
+            for child in spec.children { children.append(try CompiledSpec(child, namespaces: namespaces, file: file, count: &count)) }
+            self.children = children
             context = Record.Context(file: file, schema: RecordSchema(names: spec.fields.map(\.name)), kind: spec.kind)
         }
     }
@@ -302,7 +310,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
 
         func start(_ name: Name, attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int, line: Int, column: Int, reader: XMLReader) {
             guard relativeDepth >= 0 else { return }
-            for child in children { child.start(name, attributes: attributes, attributeCount: attributeCount, line: line, column: column, reader: reader) }
+            for index in children.indices { children[index].start(name, attributes: attributes, attributeCount: attributeCount, line: line, column: column, reader: reader) }
             relativeDepth += 1
             path.append(name)
             matchFields(attributes: attributes, attributeCount: attributeCount)
@@ -344,13 +352,13 @@ public final class XMLReader: RecordReader, XMLEventHandler {
 
         func characters(_ text: UnsafeBufferPointer<UInt8>) {
             guard relativeDepth >= 0 else { return }
-            for child in children { child.characters(text) }
+            for index in children.indices { children[index].characters(text) }
             for index in capturing.indices where capturing[index] != nil { bytes[index].append(contentsOf: text) }
         }
 
         func end(reader: XMLReader) {
             guard relativeDepth >= 0 else { return }
-            for child in children { child.end(reader: reader) }
+            for index in children.indices { children[index].end(reader: reader) }
             if let last = children.last, last.relativeDepth < 0 {
                 children.removeLast()
                 finishedChildren.append(last)
