@@ -25,7 +25,8 @@ public enum Input {
     public static func decompressingIfNeeded(_ source: ByteSource) throws -> ByteSource {
         let peek = PeekingByteSource(source)
         let head = try peek.peek(2)
-        if head.count == 2, head[0] == 0x1f, head[1] == 0x8b { return try GzipByteSource(peek) }
+        // Decompression runs a few chunks ahead on its own thread, beside the parsing.
+        if head.count == 2, head[0] == 0x1f, head[1] == 0x8b { return ThreadedByteSource(try GzipByteSource(peek)) }
         return peek
     }
 }
