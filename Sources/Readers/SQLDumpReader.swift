@@ -29,6 +29,8 @@ public final class SQLDumpReader: RecordReader {
     @exclusivity(unchecked) private var builder = RecordBuilder()
     /// The table of the last INSERT (dumps insert into one table many times in a row).
     @exclusivity(unchecked) private var lastTable = ""
+    /// What is known about `lastTable`: its context and whether its rows are wanted.
+    @exclusivity(unchecked) private var lastTableInfo: (context: Record.Context?, wanted: Bool)?
 
     /// - Parameter tables: only yield rows of these tables (all when `nil`); schemas are kept for all.
     public convenience init(path: String, tables: Set<String>? = nil) throws {
@@ -147,21 +149,27 @@ public final class SQLDumpReader: RecordReader {
         tables.removeAll { $0.name == name }
         tables.append(schema)
         contexts[name] = Record.Context(file: splitter.name, schema: RecordSchema(names: columns.map(\.name)), kind: name)
+        lastTableInfo = nil
     }
 
     private func insert(_ parser: inout SQLParser, replacing: Bool) throws {
         if !replacing, parser.isKeyword("OR") { _ = parser.keyword() }
         guard parser.isKeyword("INTO") else { throw SQLParser.Failure("expected INTO") }
-        var table = try parser.identifier(reusing: lastTable)
+        let previous = lastTable
+        var table = try parser.identifier(reusing: previous)
         if parser.consume(UInt8(ascii: ".")) { table = try parser.identifier() }
-        lastTable = table
-        var context = contexts[table]
+        let sameTable = table == previous      // the same string object when reused: a cheap comparison
+        if !sameTable || lastTableInfo == nil {
+            lastTable = table
+            lastTableInfo = (contexts[table], only.map { $0.contains(table) } ?? !table.hasPrefix("sqlite_"))
+        }
+        var context = lastTableInfo!.context
         if parser.peek() == UInt8(ascii: "(") {
             let columns = try parser.identifierList()
             context = Record.Context(file: splitter.name, schema: RecordSchema(names: columns), kind: table)
         }
         guard parser.isKeyword("VALUES") else { throw SQLParser.Failure("expected VALUES (only INSERT … VALUES is supported)") }
-        let wanted = only.map { $0.contains(table) } ?? !table.hasPrefix("sqlite_")
+        let wanted = lastTableInfo!.wanted
         let expected = context?.schema?.names.count
         let line = splitter.lineAndColumn(at: 0).line
         repeat {
