@@ -670,28 +670,38 @@ struct SQLParser {
     /// The text of a numeric literal, without a leading `+`.
     mutating func numberRange() throws -> Range<Int> {
         let start = pos
-        if bytes[pos] == UInt8(ascii: "-") || bytes[pos] == UInt8(ascii: "+") { pos += 1 }
+        let n = bytes.count
+        guard let p = bytes.baseAddress else { throw Failure("a number has no digits") }
+        var i = pos
+        @inline(__always) func isDigit(_ c: UInt8) -> Bool { c &- 48 < 10 }
+        @inline(__always) func isHex(_ c: UInt8) -> Bool { isDigit(c) || (c | 0x20) &- 97 < 6 }
+        if p[i] == UInt8(ascii: "-") || p[i] == UInt8(ascii: "+") { i += 1 }
+        let digitsStart = i
         var digits = 0
-        func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
-        if pos + 1 < bytes.count, bytes[pos] == UInt8(ascii: "0"), bytes[pos + 1] | 0x20 == UInt8(ascii: "x") {
-            pos += 2
-            while pos < bytes.count, isDigit(bytes[pos]) || (bytes[pos] | 0x20 >= 97 && bytes[pos] | 0x20 <= 102) { pos += 1; digits += 1 }
+        if i + 1 < n, p[i] == UInt8(ascii: "0"), p[i + 1] | 0x20 == UInt8(ascii: "x") {
+            i += 2
+            while i < n, isHex(p[i]) { i += 1 }
+            digits = i - digitsStart - 2
         } else {
-            while pos < bytes.count, isDigit(bytes[pos]) { pos += 1; digits += 1 }
-            if pos < bytes.count, bytes[pos] == UInt8(ascii: ".") {
-                pos += 1
-                while pos < bytes.count, isDigit(bytes[pos]) { pos += 1; digits += 1 }
+            while i < n, isDigit(p[i]) { i += 1 }
+            digits = i - digitsStart
+            if i < n, p[i] == UInt8(ascii: ".") {
+                i += 1
+                let fraction = i
+                while i < n, isDigit(p[i]) { i += 1 }
+                digits += i - fraction
             }
-            if digits > 0, pos < bytes.count, bytes[pos] | 0x20 == UInt8(ascii: "e") {
-                pos += 1
-                if pos < bytes.count, bytes[pos] == UInt8(ascii: "-") || bytes[pos] == UInt8(ascii: "+") { pos += 1 }
-                let exponentStart = pos
-                while pos < bytes.count, isDigit(bytes[pos]) { pos += 1 }
-                if pos == exponentStart { throw Failure("a number's exponent has no digits") }
+            if digits > 0, i < n, p[i] | 0x20 == UInt8(ascii: "e") {
+                i += 1
+                if i < n, p[i] == UInt8(ascii: "-") || p[i] == UInt8(ascii: "+") { i += 1 }
+                let exponentStart = i
+                while i < n, isDigit(p[i]) { i += 1 }
+                if i == exponentStart { pos = i; throw Failure("a number's exponent has no digits") }
             }
         }
+        pos = i
         guard digits > 0 else { throw Failure("a number has no digits") }
-        return (bytes[start] == UInt8(ascii: "+") ? start + 1 : start)..<pos
+        return (p[start] == UInt8(ascii: "+") ? start + 1 : start)..<i
     }
 
     static func replacing(_ pattern: [UInt8], with replacement: [UInt8], in text: [UInt8]) -> [UInt8] {
