@@ -63,8 +63,9 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     @exclusivity(unchecked) private var frames: [Frame] = []
     /// Free frames, by `CompiledSpec.number`.
     @exclusivity(unchecked) private var pools: [[Frame]]
-    @exclusivity(unchecked) private var builders = (0..<512).map { _ in RecordBuilder() }
-    @exclusivity(unchecked) private var builderTurn = 0
+    /// Grows up to 512 as records queue up; small documents allocate few.
+    @exclusivity(unchecked) private var builders: [RecordBuilder] = []
+    @exclusivity(unchecked) private var builderTurn = -1
 
     /// - Parameter namespaces: prefixes the paths use, bound to namespace URIs.
     /// - Throws: `ReaderError` when the file cannot be opened or a path uses an unbound prefix.
@@ -157,7 +158,10 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         recordNumber += 1
         let number = recordNumber
         // Builders take turns, so a buffer is reused once the record made in it a few turns ago is gone.
-        builderTurn = (builderTurn + 1) % builders.count
+        builderTurn += 1
+        if builderTurn == builders.count {
+            if builders.count < 512 { builders.append(RecordBuilder()) } else { builderTurn = 0 }
+        }
         builders[builderTurn].begin()
         for index in frame.present.indices {
             let start = builders[builderTurn].length
