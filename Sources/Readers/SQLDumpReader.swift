@@ -720,7 +720,7 @@ struct SQLParser {
         return out
     }
 
-    /// unistr()'s escapes: `\\`, `\XXXX`, `\uXXXX`, `\+XXXXXX`, `\UXXXXXXXX`.
+    /// unistr()'s escapes: `\\`, and a backslash followed by 4 hex digits, `u` + 4, `+` + 6 or `U` + 8.
     static func unistr(_ text: [UInt8]) throws -> [UInt8] {
         var out: [UInt8] = []
         var i = 0
