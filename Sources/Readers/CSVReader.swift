@@ -192,71 +192,73 @@ private struct CSVTokenizer {
     /// fields point into them. Returns `false`, having changed nothing, for any other record.
     mutating func fastRecord() -> Bool {
         guard !dialect.trimsWhitespace, dialect.escape == nil else { return false }
-        let delimiter = dialect.delimiter, quote = dialect.quote ?? 0, hasQuote = dialect.quote != nil
+        let delimiter = dialect.delimiter, hasQuote = dialect.quote != nil, quote = dialect.quote ?? delimiter
         let recordStart = pos
         let columnBase = base + recordStart - lineStart + 1
-        var i = pos
-        var fieldStart = i
-        var fieldCount = 0
-        while true {
-            if hasQuote, i < end, buffer[i] == quote, i == fieldStart {
-                // A quoted field: its closing quote must be followed by a delimiter or a line break.
-                guard let close = memchr(buffer + i + 1, Int32(quote), end - i - 1) else { return false }
-                let closing = close.assumingMemoryBound(to: UInt8.self) - buffer
-                guard closing + 1 < end else { return false }
-                let after = buffer[closing + 1]
-                guard after == delimiter || after == 10 || after == 13 else { return false }
-                guard memchr(buffer + i + 1, 10, closing - i - 1) == nil, memchr(buffer + i + 1, 13, closing - i - 1) == nil else { return false }
-                builder.addField(start: i + 1 - recordStart, end: closing - recordStart, column: columnBase + fieldStart - recordStart,
-                                 lineDelta: 0, isNull: false)
-                fieldCount += 1
-                i = closing + 1
-            } else {
-                i = scanToSpecial(from: i, delimiter: delimiter, quote: hasQuote ? quote : delimiter)
-                guard i < end else { return false }
-                let c = buffer[i]
-                guard c == delimiter || c == 10 || c == 13 else { return false }
-                var isNull = false
-                if hasNullMarkers {
-                    for marker in nullMarkers where marker.count == i - fieldStart {
-                        if marker.isEmpty || memcmp(marker, buffer + fieldStart, marker.count) == 0 { isNull = true; break }
-                    }
-                }
-                builder.addField(start: fieldStart - recordStart, end: i - recordStart, column: columnBase + fieldStart - recordStart,
-                                 lineDelta: 0, isNull: isNull)
-                fieldCount += 1
-            }
-            let c = buffer[i]
-            i += 1
-            if c == delimiter {
-                fieldStart = i
-                continue
-            }
-            // The record ends at a line break.
-            builder.append(buffer + recordStart, i - 1 - recordStart)
-            pos = i
-            newLine()
-            if c == 13 { pendingCR = true }
-            return true
-        }
-    }
-
-    /// The index of the first delimiter, quote, CR or LF at or after `start` (or `end`), eight bytes at
-    /// a time: a byte equal to the sought one becomes zero after XOR, and the has-zero-byte test finds
-    /// the lowest such byte exactly.
-    @inline(__always) func scanToSpecial(from start: Int, delimiter: UInt8, quote: UInt8) -> Int {
+        // Eight bytes at a time: a byte equal to a sought one becomes zero after XOR, and the
+        // has-zero-byte test flags it (and, past a true hit, maybe a neighbour: each hit is checked).
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let d = ones &* UInt64(delimiter), q = ones &* UInt64(quote), lf = ones &* 10, cr = ones &* 13
-        var i = start
-        while end - i >= 8 {
+        var i = pos
+        var fieldStart = i
+
+        scan: while end - i >= 8 {
             let w = UnsafeRawPointer(buffer + i).loadUnaligned(as: UInt64.self)
             let x1 = w ^ d, x2 = w ^ q, x3 = w ^ lf, x4 = w ^ cr
-            let hit = ((x1 &- ones) & ~x1 | (x2 &- ones) & ~x2 | (x3 &- ones) & ~x3 | (x4 &- ones) & ~x4) & highs
-            if hit != 0 { return i + hit.trailingZeroBitCount >> 3 }
+            var hit = ((x1 &- ones) & ~x1 | (x2 &- ones) & ~x2 | (x3 &- ones) & ~x3 | (x4 &- ones) & ~x4) & highs
+            while hit != 0 {
+                let j = i + hit.trailingZeroBitCount >> 3
+                hit &= hit &- 1
+                let c = buffer[j]
+                if c == delimiter {
+                    addFastField(from: fieldStart, to: j, recordStart: recordStart, columnBase: columnBase)
+                    fieldStart = j + 1
+                } else if c == 10 || c == 13 {
+                    addFastField(from: fieldStart, to: j, recordStart: recordStart, columnBase: columnBase)
+                    builder.append(buffer + recordStart, j - recordStart)
+                    pos = j + 1
+                    newLine()
+                    if c == 13 { pendingCR = true }
+                    return true
+                } else if hasQuote, c == quote {
+                    // Only a field that starts with the quote, and holds no quote or line break, stays
+                    // on this path; its closing quote must be followed by a delimiter or a line break.
+                    guard j == fieldStart,
+                          let close = memchr(buffer + j + 1, Int32(quote), end - j - 1) else { return false }
+                    let closing = close.assumingMemoryBound(to: UInt8.self) - buffer
+                    guard closing + 1 < end else { return false }
+                    let after = buffer[closing + 1]
+                    guard after == delimiter || after == 10 || after == 13,
+                          memchr(buffer + j + 1, 10, closing - j - 1) == nil, memchr(buffer + j + 1, 13, closing - j - 1) == nil else { return false }
+                    builder.addField(start: j + 1 - recordStart, end: closing - recordStart,
+                                     column: columnBase + fieldStart - recordStart, lineDelta: 0, isNull: false)
+                    if after == delimiter {
+                        fieldStart = closing + 2
+                        i = fieldStart
+                        continue scan
+                    }
+                    builder.append(buffer + recordStart, closing + 1 - recordStart)
+                    pos = closing + 2
+                    newLine()
+                    if after == 13 { pendingCR = true }
+                    return true
+                }
+                // Otherwise a neighbour flagged by the borrow of a true hit: not special.
+            }
             i += 8
         }
-        while i < end && !special[Int(buffer[i])] { i += 1 }
-        return i
+        return false    // near the end of the buffer: the byte-by-byte path handles refills
+    }
+
+    /// An unquoted field of the fast path: `buffer[start..<end]`, null when it equals a null marker.
+    @inline(__always) mutating func addFastField(from start: Int, to end: Int, recordStart: Int, columnBase: Int) {
+        var isNull = false
+        if hasNullMarkers {
+            for marker in nullMarkers where marker.count == end - start {
+                if marker.isEmpty || memcmp(marker, buffer + start, marker.count) == 0 { isNull = true; break }
+            }
+        }
+        builder.addField(start: start - recordStart, end: end - recordStart, column: columnBase + start - recordStart, lineDelta: 0, isNull: isNull)
     }
 
     /// Any record: byte by byte through quotes, escapes, line breaks inside quotes and buffer refills.
