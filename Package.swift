@@ -32,7 +32,7 @@ let package = Package(
         .executableTarget(name: "SluiceCLI", dependencies: [
             "Pipeline", "Readers", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "SluiceBench", dependencies: ["ObjectGraph", "Stores", "Readers"]),
+        .executableTarget(name: "SluiceBench", dependencies: ["ObjectGraph", "Stores", "Readers", "Drivers"]),
         .target(name: "TestSupport", dependencies: ["ObjectGraph"], path: "Tests/TestSupport"),
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "TestSupport"]),
         .testTarget(name: "DriversTests", dependencies: ["Drivers"]),

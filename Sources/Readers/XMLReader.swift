@@ -198,15 +198,22 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         let uri: UnsafePointer<UInt8>?
     }
 
-    struct Step {
-        let localName: [UInt8]
-        let uri: [UInt8]?
+    /// One name of a path, as pointers into its spec's `NameStorage`: matching an element copies no
+    /// arrays (and so costs no reference counting) on the per-element path.
+    ///
+    /// `@unchecked Sendable`: the bytes are written once, before the spec is used, and live as long
+    /// as the spec that owns the storage (steps never leave it).
+    struct Step: @unchecked Sendable {
+        let localName: UnsafePointer<UInt8>
+        let localCount: Int
+        let uri: UnsafePointer<UInt8>?
+        let uriCount: Int
 
         func matches(_ name: Name) -> Bool {
-            guard strcmpBytes(localName, name.localName) else { return false }
+            guard equalsNULTerminated(localName, localCount, name.localName) else { return false }
             switch (uri, name.uri) {
             case (nil, nil): return true
-            case let (expected?, actual?): return strcmpBytes(expected, actual)
+            case let (expected?, actual?): return equalsNULTerminated(expected, uriCount, actual)
             default: return false
             }
         }
@@ -223,7 +230,26 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         let attribute: Step?
     }
 
+    /// Owns the bytes of a spec's names.
+    ///
+    /// `@unchecked Sendable`: `blocks` is appended to only while the spec is being compiled.
+    final class NameStorage: @unchecked Sendable {
+        private var blocks: [UnsafeMutablePointer<UInt8>] = []
+
+        func intern(_ bytes: some Collection<UInt8>) -> (UnsafePointer<UInt8>, Int) {
+            let block = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes.count + 1)
+            var i = 0
+            for byte in bytes { block[i] = byte; i += 1 }
+            block[i] = 0
+            blocks.append(block)
+            return (UnsafePointer(block), bytes.count)
+        }
+
+        deinit { for block in blocks { block.deallocate() } }
+    }
+
     final class CompiledSpec: Sendable {
+        let storage: NameStorage
         let steps: [Step]
         let fields: [FieldPath]
         /// For each depth below the record element: the fields whose element path has that length.
@@ -236,15 +262,19 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         init(_ spec: XMLRecordSpec, namespaces: [String: String], file: String, count: inout Int) throws {
             number = count
             count += 1
+            let storage = NameStorage()
+            self.storage = storage
             func step(_ text: Substring) throws -> Step {
                 let parts = text.split(separator: ":", maxSplits: 1)
                 if parts.count == 2 {
                     guard let uri = namespaces[String(parts[0])] else {
                         throw ReaderError(.invalidOption, "the path \(spec.path.debugDescription) uses the namespace prefix \(parts[0]), which is not bound; bind it in the namespaces")
                     }
-                    return Step(localName: Array(parts[1].utf8), uri: Array(uri.utf8))
+                    let (name, count) = storage.intern(parts[1].utf8), (uriBytes, uriCount) = storage.intern(uri.utf8)
+                    return Step(localName: name, localCount: count, uri: uriBytes, uriCount: uriCount)
                 }
-                return Step(localName: Array(text.utf8), uri: nil)
+                let (name, count) = storage.intern(text.utf8)
+                return Step(localName: name, localCount: count, uri: nil, uriCount: 0)
             }
             steps = try spec.path.split(separator: "/").map(step)
             guard !steps.isEmpty else { throw ReaderError(.invalidOption, "the record path \(spec.path.debugDescription) names no element") }
@@ -296,11 +326,9 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         func reset(line: Int, column: Int) {
             self.line = line
             self.column = column
-            for index in bytes.indices {
-                bytes[index].removeAll(keepingCapacity: true)
-                present[index] = false
-                capturing[index] = nil
-            }
+            for index in bytes.indices where present[index] { bytes[index].removeAll(keepingCapacity: true) }
+            present.withUnsafeMutableBufferPointer { $0.update(repeating: false) }
+            capturing.withUnsafeMutableBufferPointer { $0.update(repeating: nil) }
             path.removeAll(keepingCapacity: true)
             relativeDepth = 0
             children.removeAll(keepingCapacity: true)
@@ -379,9 +407,10 @@ public final class XMLReader: RecordReader, XMLEventHandler {
 }
 
 /// Whether `expected` equals the NUL-terminated `actual`.
-private func strcmpBytes(_ expected: [UInt8], _ actual: UnsafePointer<UInt8>) -> Bool {
+/// Whether the `count` bytes at `expected` equal the NUL-terminated `actual`.
+private func equalsNULTerminated(_ expected: UnsafePointer<UInt8>, _ count: Int, _ actual: UnsafePointer<UInt8>) -> Bool {
     var i = 0
-    while i < expected.count {
+    while i < count {
         if actual[i] != expected[i] { return false }
         i += 1
     }

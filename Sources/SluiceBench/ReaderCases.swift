@@ -67,6 +67,10 @@ func runReaderCase(_ name: String) throws {
     case "zcat_sqldump_gz":
         let seconds = try time { try zcat(benchData.appendingPathComponent("dump.sql.gz").path) }
         report(name, records: 0, seconds: seconds, bytes: try uncompressedBytes(["dump.sql"]))
+    case "parse_xml_only":
+        // libxml2's SAX2 parse with handlers that do nothing: the floor for read_xml.
+        let seconds = try time { try parseOnly(benchData.appendingPathComponent("orders.xml").path) }
+        report(name, records: 0, seconds: seconds, bytes: try uncompressedBytes(["orders.xml"]))
     case "zcat_xml_gz":
         let seconds = try time { try zcat(benchData.appendingPathComponent("orders.xml.gz").path) }
         report(name, records: 0, seconds: seconds, bytes: try uncompressedBytes(["orders.xml"]))
@@ -104,3 +108,26 @@ let orderDocumentSpecs = [
         XMLRecordSpec(path: "line", kind: "line", fields: [("line_no", "@no"), ("product_id", "@product"), ("quantity", "@quantity"), ("price", "@price")]),
     ]),
 ]
+
+import Drivers
+
+final class NoHandler: XMLEventHandler {
+    var events = 0
+    func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?, attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) { events += 1 }
+    func endElement() {}
+    func characters(_ text: UnsafeBufferPointer<UInt8>) {}
+}
+
+func parseOnly(_ path: String) throws {
+    let handler = NoHandler()
+    let parser = try XMLPushParser(handler: handler, fileName: path)
+    let source = try Input.open(path)
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = try chunk.withUnsafeMutableBytes { try source.read(into: $0) }
+        if n == 0 { break }
+        try chunk.withUnsafeBytes { try parser.feed(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+    }
+    try parser.finish()
+    precondition(handler.events > 0)
+}
