@@ -56,13 +56,7 @@ public final class XMLPushParser {
         // Entities beyond the predefined five do not exist: no DTD, no external or expanding entities.
         sax.getEntity = { _, _ in nil }
         sax.getParameterEntity = { _, _ in nil }
-        sax.serror = { context, error in
-            guard let context, let error else { return }
-            let parser = Unmanaged<XMLPushParser>.fromOpaque(context).takeUnretainedValue()
-            guard parser.failure == nil, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
-            let message = error.pointee.message.map { String(cString: $0) } ?? "malformed XML"
-            parser.failure = XMLParseError(message: message.trimmingCharacters(in: .newlines), line: Int(error.pointee.line), column: Int(error.pointee.int2))
-        }
+        sax.serror = Self.recordError
         let me = Unmanaged.passUnretained(self).toOpaque()
         context = xmlCreatePushParserCtxt(&sax, me, nil, 0, fileName)
         guard let context else { throw XMLParseError(message: "libxml2 could not create a parser", line: 0, column: 0) }
@@ -74,6 +68,30 @@ public final class XMLPushParser {
         if let context { xmlFreeParserCtxt(context) }
     }
 
+    /// Keeps the first error libxml2 reports (for parsing and, through the thread's error handler, for
+    /// its encoding layer), instead of letting libxml2 print it.
+    private static let recordError: xmlStructuredErrorFunc = { context, error in
+        guard let context, let error else { return }
+        let parser = Unmanaged<XMLPushParser>.fromOpaque(context).takeUnretainedValue()
+        guard parser.failure == nil, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
+        let message = error.pointee.message.map { String(cString: $0) } ?? "malformed XML"
+        parser.failure = XMLParseError(message: message.trimmingCharacters(in: .newlines), line: Int(error.pointee.line), column: Int(error.pointee.int2))
+    }
+
+    /// Runs `body` with this parser as the thread's libxml2 error handler: errors raised outside the
+    /// parser context (the encoding conversion) are kept too, and nothing is printed to stderr. The
+    /// thread's previous handler is restored after.
+    private func capturingErrors<R>(_ body: () -> R) -> R {
+        let handler = __xmlStructuredError(), handlerContext = __xmlStructuredErrorContext()
+        let saved = (handler?.pointee, handlerContext?.pointee)
+        xmlSetStructuredErrorFunc(Unmanaged.passUnretained(self).toOpaque(), Self.recordError)
+        defer {
+            handler?.pointee = saved.0
+            handlerContext?.pointee = saved.1
+        }
+        return body()
+    }
+
     /// The line and column the parser has reached (for positions of the current event).
     public var line: Int { context.map { Int(xmlSAX2GetLineNumber($0)) } ?? 0 }
     public var column: Int { context.map { Int(xmlSAX2GetColumnNumber($0)) } ?? 0 }
@@ -82,14 +100,14 @@ public final class XMLPushParser {
     /// - Throws: `XMLParseError` for malformed XML, with line and column.
     public func feed(_ bytes: UnsafeRawBufferPointer) throws {
         guard let context else { return }
-        let status = xmlParseChunk(context, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), 0)
+        let status = capturingErrors { xmlParseChunk(context, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), 0) }
         try check(status)
     }
 
     /// Ends the document (an unclosed element is an error).
     public func finish() throws {
         guard let context else { return }
-        try check(xmlParseChunk(context, nil, 0, 1))
+        try check(capturingErrors { xmlParseChunk(context, nil, 0, 1) })
     }
 
     private func check(_ status: Int32) throws {

@@ -83,6 +83,14 @@ func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
         #expect(badAttribute.kind == .malformedXML && badAttribute.position?.line == 1)
     }
 
+    @Test func bytesInvalidInTheDeclaredEncodingAreAnError() throws {
+        let bad: [UInt8] = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<orders><order id=\"1\"><note>".utf8) + [0xC3, 0x28] + Array("</note></order></orders>".utf8)
+        let reader = try XMLReader(source: MemoryByteSource(bad, name: "bad.xml"), specs: [Self.orders])
+        #expect { _ = try reader.next() } throws: { error in
+            (error as? ReaderError).map { $0.kind == .malformedXML && $0.position?.line == 2 && $0.message.contains("UTF-8") } ?? false
+        }
+    }
+
     @Test func externalEntitiesAndEntityExpansionAreRefused() throws {
         let xxe = """
         <?xml version="1.0"?>
