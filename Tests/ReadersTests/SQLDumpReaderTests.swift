@@ -75,6 +75,17 @@ func readDump(_ text: String, tables: Set<String>? = nil) throws -> (records: [R
         #expect(try reader.next() == nil)
     }
 
+    @Test func aBrokenTextStreamEndsTheDump() throws {
+        // UTF-16 (by its byte order mark) cut inside a character: the error ends the input, and later
+        // calls fail again instead of re-reading old bytes (found by fuzzing).
+        let text = "CREATE TABLE t(a);\nINSERT INTO t VALUES(1);\n"
+        let bytes: [UInt8] = [0xFF, 0xFE] + text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] } + [0x41]
+        let reader = try SQLDumpReader(source: MemoryByteSource(bytes, chunkSize: 7))
+        #expect(try reader.next()?.strings == ["1"])
+        #expect { _ = try reader.next() } throws: { ($0 as? ReaderError).map { $0.kind == .encoding && !$0.isRecoverable } ?? false }
+        #expect(throws: ReaderError.self) { _ = try reader.next() }
+    }
+
     @Test func unclosedStringsAndBadLiteralsAreErrors() throws {
         for bad in ["INSERT INTO t VALUES('open);", "INSERT INTO t VALUES(X'ABC');", "INSERT INTO t VALUES(1e);", "INSERT INTO t VALUES(1 2);", "INSERT INTO t SELECT 1;"] {
             let reader = try SQLDumpReader(source: MemoryByteSource(bad))
