@@ -1,4 +1,5 @@
 import CLibXML2
+import Foundation
 
 /// Receives the events of an `XMLPushParser`. Names and text are UTF-8 bytes valid only during the call.
 public protocol XMLEventHandler: AnyObject {
@@ -122,16 +123,4 @@ public struct XMLParseError: Error, Sendable, CustomStringConvertible {
     public let line: Int
     public let column: Int
     public var description: String { message }
-}
-
-extension String {
-    fileprivate func trimmingCharacters(in set: Set<Character>) -> String {
-        var text = Substring(self)
-        while let last = text.last, set.contains(last) { text = text.dropLast() }
-        return String(text)
-    }
-}
-
-extension Set where Element == Character {
-    fileprivate static var newlines: Set<Character> { ["\n", "\r"] }
 }

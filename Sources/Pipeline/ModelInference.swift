@@ -188,14 +188,14 @@ public struct ModelInference {
             }
             var relationships: [String] = []
             for link in links where link.from == index {
-                let name = Self.attributeName(String(link.column.dropLast(link.column.lowercased().hasSuffix("_id") ? 3 : 0)))
+                let name = Self.relationshipName(forColumn: link.column)
                 let inverse = Self.inverseName(of: entity.name)
                 let required = entity.columns.first { $0.source == link.column }.map { $0.nulls == 0 } ?? false
                 relationships.append("      \(name): { destination: \(entities[link.to].name), inverse: \(inverse)\(required ? ", optional: false" : "") }    # column \(link.column.debugDescription)")
             }
             for link in links where link.to == index {
                 let source = entities[link.from]
-                let inverse = Self.attributeName(String(link.column.dropLast(link.column.lowercased().hasSuffix("_id") ? 3 : 0)))
+                let inverse = Self.relationshipName(forColumn: link.column)
                 relationships.append("      \(Self.inverseName(of: source.name)): { destination: \(source.name), toMany: true, inverse: \(inverse) }")
             }
             for (child, parent) in parents where child == index {
@@ -214,6 +214,11 @@ public struct ModelInference {
             if !kept.isEmpty { text += "    unique: [" + kept.map { "[" + $0.joined(separator: ", ") + "]" }.joined(separator: ", ") + "]\n" }
         }
         return text
+    }
+
+    /// `customer_id` → `customer`: the to-one relationship a key column becomes.
+    static func relationshipName(forColumn column: String) -> String {
+        attributeName(String(column.dropLast(column.lowercased().hasSuffix("_id") ? 3 : 0)))
     }
 
     /// The to-many name on the destination: the source entity in lower camel case, plural.

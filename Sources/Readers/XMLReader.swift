@@ -45,7 +45,6 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     // reader is used by one thread at a time (it is not Sendable), and no state is passed `inout`
     // across a call that could reach it again.
     private let source: ByteSource
-    private let fileName: String
     @exclusivity(unchecked) private var parser: XMLPushParser!
     private let roots: [CompiledSpec]
     // Small chunks keep the queue of parsed records short, so their buffers come back for reuse soon.
@@ -81,7 +80,6 @@ public final class XMLReader: RecordReader, XMLEventHandler {
 
     public init(source: ByteSource, specs: [XMLRecordSpec], namespaces: [String: String] = [:]) throws {
         self.source = source
-        fileName = source.name
         for spec in specs where !spec.path.hasPrefix("/") {
             throw ReaderError(.invalidOption, "the record path \(spec.path.debugDescription) must be absolute (start with /)")
         }
@@ -101,18 +99,12 @@ public final class XMLReader: RecordReader, XMLEventHandler {
             ready.removeAll(keepingCapacity: true)
             readyIndex = 0
             if finished { return nil }
-            let n = try chunk.withUnsafeMutableBytes { try source.read(into: $0) }
             do {
-                if n == 0 {
-                    finished = true
-                    try parser.finish()
-                } else {
-                    try chunk.withUnsafeBytes { try parser.feed(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-                }
-            } catch let error as XMLParseError {
+                if try !parser.feedNextChunk(from: source, buffer: &chunk) { finished = true }
+            } catch {
                 finished = true
                 ready.removeAll()
-                throw ReaderError(.malformedXML, error.message, at: SourcePosition(file: fileName, line: error.line, column: error.column))
+                throw error
             }
         }
         defer { readyIndex += 1 }
@@ -407,6 +399,25 @@ public final class XMLReader: RecordReader, XMLEventHandler {
 }
 
 /// Whether `expected` equals the NUL-terminated `actual`.
+extension XMLPushParser {
+    /// Reads the next chunk of `source` into the parser, ending the document at the end of the input.
+    /// Returns `false` once the document has ended.
+    /// - Throws: `ReaderError`: the source's I/O errors; malformed XML with line and column.
+    public func feedNextChunk(from source: ByteSource, buffer: inout [UInt8]) throws -> Bool {
+        let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+        do {
+            if n == 0 {
+                try finish()
+                return false
+            }
+            try buffer.withUnsafeBytes { try feed(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            return true
+        } catch let error as XMLParseError {
+            throw ReaderError(.malformedXML, error.message, at: SourcePosition(file: source.name, line: error.line, column: error.column))
+        }
+    }
+}
+
 /// Whether the `count` bytes at `expected` equal the NUL-terminated `actual`.
 private func equalsNULTerminated(_ expected: UnsafePointer<UInt8>, _ count: Int, _ actual: UnsafePointer<UInt8>) -> Bool {
     var i = 0

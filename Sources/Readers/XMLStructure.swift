@@ -12,15 +12,7 @@ extension XMLReader {
         let parser: XMLPushParser
         do { parser = try XMLPushParser(handler: discovery, fileName: source.name) } catch { throw ReaderError(.malformedXML, "\(error)") }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        do {
-            while !discovery.isDone {
-                let n = try chunk.withUnsafeMutableBytes { try source.read(into: $0) }
-                if n == 0 { try parser.finish(); break }
-                try chunk.withUnsafeBytes { try parser.feed(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-            }
-        } catch let error as XMLParseError {
-            throw ReaderError(.malformedXML, error.message, at: SourcePosition(file: source.name, line: error.line, column: error.column))
-        }
+        while !discovery.isDone, try parser.feedNextChunk(from: source, buffer: &chunk) {}
         guard discovery.records > 0 else {
             throw ReaderError(.invalidOption, "no element of \(path) matches the record path \(recordPath)")
         }

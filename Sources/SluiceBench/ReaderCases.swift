@@ -123,11 +123,6 @@ func parseOnly(_ path: String) throws {
     let parser = try XMLPushParser(handler: handler, fileName: path)
     let source = try Input.open(path)
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let n = try chunk.withUnsafeMutableBytes { try source.read(into: $0) }
-        if n == 0 { break }
-        try chunk.withUnsafeBytes { try parser.feed(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-    }
-    try parser.finish()
+    while try parser.feedNextChunk(from: source, buffer: &chunk) {}
     precondition(handler.events > 0)
 }
