@@ -93,6 +93,18 @@ public final class XMLPushParser {
         return body()
     }
 
+    /// The parser's own copy of `name`, valid as long as the parser. libxml2 keeps one copy of every
+    /// element name, attribute name and namespace URI of a document in its dictionary and passes that
+    /// copy to the events, so an event's name is this name exactly when the pointers are equal.
+    /// `nil` for an empty name, or when libxml2 runs out of memory.
+    public func intern(_ name: String) -> UnsafePointer<UInt8>? {
+        guard !name.isEmpty, let dictionary = context?.pointee.dict else { return nil }
+        var name = name
+        return name.withUTF8 { bytes in
+            xmlDictLookup(dictionary, bytes.baseAddress, Int32(bytes.count)).map { UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self) }
+        }
+    }
+
     /// The line and column the parser has reached (for positions of the current event).
     public var line: Int { context.map { Int(xmlSAX2GetLineNumber($0)) } ?? 0 }
     public var column: Int { context.map { Int(xmlSAX2GetColumnNumber($0)) } ?? 0 }

@@ -212,8 +212,8 @@ struct RecordBuilder {
     private var slotCapacity: Int
     private(set) var count = 0
 
-    init() {
-        buffer = RecordBuffer()
+    init(buffer: RecordBuffer = RecordBuffer()) {
+        self.buffer = buffer
         bytes = buffer.bytes
         byteCapacity = buffer.byteCapacity
         slots = buffer.slots
@@ -227,6 +227,17 @@ struct RecordBuilder {
             bytes = buffer.bytes
             slots = buffer.slots
         }
+        length = 0
+        count = 0
+    }
+
+    /// Starts a record in `buffer`, which no record refers to (a reader's recycled buffer).
+    mutating func begin(in buffer: RecordBuffer) {
+        self.buffer = buffer
+        bytes = buffer.bytes
+        byteCapacity = buffer.byteCapacity
+        slots = buffer.slots
+        slotCapacity = buffer.slotCapacity
         length = 0
         count = 0
     }

@@ -1,4 +1,5 @@
 import Drivers
+import Foundation
 
 /// Which elements of an XML document are records, and what their fields are.
 ///
@@ -34,19 +35,26 @@ public struct XMLRecordSpec: Sendable {
 /// the document's size, encodings as declared (or by byte order mark), no DTD, no network, no entity
 /// expansion. Malformed XML is an error with line and column — never repaired.
 ///
-/// Child records follow their parent record and carry its number in `parentRecord`.
+/// Child records follow their parent record and carry its number in `parentRecord`. Each field's
+/// position (`Record.position(ofField:)`) is where its element starts.
 ///
 /// ```swift
 /// var reader = try XMLReader(path: "orders.xml.gz", spec: orders)
 /// while let record = try reader.next() { print(record.kind ?? "order", record.strings) }
 /// ```
 public final class XMLReader: RecordReader, XMLEventHandler {
-    // `@exclusivity(unchecked)` on the state below and in `Frame`: every parser event touches it, a
-    // reader is used by one thread at a time (it is not Sendable), and no state is passed `inout`
-    // across a call that could reach it again.
+    // How it works: every spec is compiled into one trie of element names (`Program`) whose names
+    // are libxml2's own dictionary copies, so matching an element is comparing pointers. While
+    // parsing, `entries` holds for every open element the trie nodes it reached, each with the record
+    // (`Frame`) it belongs to; a node says which fields of its record the element's attributes and
+    // text fill, and which records start at it. Fields are written straight into the record's buffer.
+    //
+    // `@exclusivity(unchecked)` on the state below: every parser event touches it, a reader is used
+    // by one thread at a time (it is not Sendable), and no state is passed `inout` across a call that
+    // could reach it again.
     private let source: ByteSource
     @exclusivity(unchecked) private var parser: XMLPushParser!
-    private let roots: [CompiledSpec]
+    @exclusivity(unchecked) private var program: Program!
     // Small chunks keep the queue of parsed records short, so their buffers come back for reuse soon.
     @exclusivity(unchecked) private var chunk = [UInt8](repeating: 0, count: 1 << 13)
     @exclusivity(unchecked) private var finished = false
@@ -54,17 +62,18 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     @exclusivity(unchecked) private var readyIndex = 0
     @exclusivity(unchecked) private var recordNumber = 0
 
-    // Streaming match of the top-level record path.
-    @exclusivity(unchecked) private var depth = 0
-    /// For each top-level spec: how many levels of the current element path match its path.
-    @exclusivity(unchecked) private var matchedDepths: [Int]
-    /// Records being read, outermost first.
-    @exclusivity(unchecked) private var frames: [Frame] = []
-    /// Free frames, by `CompiledSpec.number`.
-    @exclusivity(unchecked) private var pools: [[Frame]]
-    /// Grows up to 512 as records queue up; small documents allocate few.
-    @exclusivity(unchecked) private var builders: [RecordBuilder] = []
-    @exclusivity(unchecked) private var builderTurn = -1
+    /// The trie nodes reached by the open elements, innermost element last; `levels` has where each
+    /// open element's entries start (the document's entry is level 0).
+    @exclusivity(unchecked) private var entries = PlainStack<Entry>()
+    @exclusivity(unchecked) private var levels = PlainStack<Int>()
+    @exclusivity(unchecked) private var frames = FrameTable()
+    /// Frames with an open text field: they take the text events.
+    @exclusivity(unchecked) private var capturers = PlainStack<Int>()
+    /// Finished child records waiting for their top-level record to end (they follow it).
+    @exclusivity(unchecked) private var pending: [Pending] = []
+    /// Record buffers taking turns: one is reused once no record made in it is held any more.
+    @exclusivity(unchecked) private var buffers: [RecordBuffer] = []
+    @exclusivity(unchecked) private var bufferTurn = -1
 
     /// - Parameter namespaces: prefixes the paths use, bound to namespace URIs.
     /// - Throws: `ReaderError` when the file cannot be opened or a path uses an unbound prefix.
@@ -80,18 +89,15 @@ public final class XMLReader: RecordReader, XMLEventHandler {
 
     public init(source: ByteSource, specs: [XMLRecordSpec], namespaces: [String: String] = [:]) throws {
         self.source = source
-        for spec in specs where !spec.path.hasPrefix("/") {
-            throw ReaderError(.invalidOption, "the record path \(spec.path.debugDescription) must be absolute (start with /)")
-        }
-        var count = 0
-        roots = try specs.map { try CompiledSpec($0, namespaces: namespaces, file: source.name, count: &count) }
-        pools = Array(repeating: [], count: count)
-        matchedDepths = Array(repeating: 0, count: specs.count)
         do {
             parser = try XMLPushParser(handler: self, fileName: source.name)
         } catch {
             throw ReaderError(.malformedXML, "\(error)")
         }
+        program = try Program(specs, namespaces: namespaces, file: source.name, parser: parser)
+        frames.fieldCapacity = max(1, program.specs.map(\.fieldCount).max() ?? 1)
+        levels.push(0)
+        entries.push(Entry(frame: -1, node: 0, isRecord: false))
     }
 
     public func next() throws -> Record? {
@@ -116,289 +122,480 @@ public final class XMLReader: RecordReader, XMLEventHandler {
 
     public func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
                              attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {
-        depth += 1
-        let name = Name(localName: localName, uri: namespaceURI)
-        let line = parser.line, column = parser.column
-        for index in frames.indices { frames[index].start(name, attributes: attributes, attributeCount: attributeCount, line: line, column: column, reader: self) }
-        for (index, root) in roots.enumerated() where matchedDepths[index] == depth - 1 && depth <= root.steps.count {
-            guard root.steps[depth - 1].matches(name) else { continue }
-            matchedDepths[index] = depth
-            if depth == root.steps.count {
-                let frame = makeFrame(root, line: line, column: column)
-                frame.begin(attributes: attributes, attributeCount: attributeCount)
-                frames.append(frame)
+        let from = levels.last, to = entries.count
+        levels.push(to)
+        var line = 0, column = 0
+        for index in from..<to {
+            let entry = entries[index]
+            for edge in program.nodes[entry.node].edges {
+                let target = program.edges[edge]
+                guard target.name == localName, target.uri == namespaceURI else { continue }
+                if line == 0 { (line, column) = (parser.line, parser.column) }
+                enter(target.node, frame: entry.frame, attributes: attributes, attributeCount: attributeCount, line: line, column: column)
+                break
             }
         }
     }
 
     public func endElement() {
-        for index in frames.indices { frames[index].end(reader: self) }
-        if let top = frames.last, top.relativeDepth < 0 {
-            frames.removeLast()
-            emit(top, parent: nil)
+        let from = levels.removeLast()
+        for index in from..<entries.count {
+            let entry = entries[index]
+            if entry.frame >= 0 { closeTexts(program.nodes[entry.node], frame: entry.frame) }
+            if entry.isRecord { finish(entry.frame) }
         }
-        for index in matchedDepths.indices where matchedDepths[index] == depth { matchedDepths[index] -= 1 }
-        depth -= 1
+        entries.removeLast(entries.count - from)
     }
 
     public func characters(_ text: UnsafeBufferPointer<UInt8>) {
-        for index in frames.indices { frames[index].characters(text) }
+        for index in 0..<capturers.count { frames[capturers[index]].builder.append(text.baseAddress!, text.count) }
     }
 
-    /// Queues a finished top-level record, then its children (depth first), numbering them in order.
-    private func emit(_ frame: Frame, parent: Int?) {
-        recordNumber += 1
-        let number = recordNumber
-        // Builders take turns, so a buffer is reused once the record made in it a few turns ago is gone.
-        builderTurn += 1
-        if builderTurn == builders.count {
-            if builders.count < 512 { builders.append(RecordBuilder()) } else { builderTurn = 0 }
-        }
-        builders[builderTurn].begin()
-        for index in frame.present.indices {
-            let start = builders[builderTurn].length
-            if frame.present[index], !frame.bytes[index].isEmpty {
-                frame.bytes[index].withUnsafeBufferPointer { builders[builderTurn].append($0.baseAddress!, $0.count) }
-            }
-            builders[builderTurn].endField(start: start, column: frame.column, lineDelta: 0, isNull: !frame.present[index])
-        }
-        var record = Record(context: frame.spec.context, line: frame.line, column: frame.column, number: number, buffer: builders[builderTurn].finish())
-        record.parentRecord = parent
-        ready.append(record)
-        for child in frame.finishedChildren { emit(child, parent: number) }
-        recycle(frame)
-    }
-
-    /// A frame for `spec`, reused from the pool when one is free (frames keep their arrays' capacity).
-    func makeFrame(_ spec: CompiledSpec, line: Int, column: Int) -> Frame {
-        if let frame = pools[spec.number].popLast() {
-            frame.reset(line: line, column: column)
-            return frame
-        }
-        return Frame(spec: spec, line: line, column: column)
-    }
-
-    private func recycle(_ frame: Frame) {
-        frame.finishedChildren.removeAll(keepingCapacity: true)
-        pools[frame.spec.number].append(frame)
-    }
-
-    // MARK: Compiled paths
-
-    struct Name {
-        let localName: UnsafePointer<UInt8>
-        let uri: UnsafePointer<UInt8>?
-    }
-
-    /// One name of a path, as pointers into its spec's `NameStorage`: matching an element copies no
-    /// arrays (and so costs no reference counting) on the per-element path.
-    ///
-    /// `@unchecked Sendable`: the bytes are written once, before the spec is used, and live as long
-    /// as the spec that owns the storage (steps never leave it).
-    struct Step: @unchecked Sendable {
-        let localName: UnsafePointer<UInt8>
-        let localCount: Int
-        let uri: UnsafePointer<UInt8>?
-        let uriCount: Int
-
-        func matches(_ name: Name) -> Bool {
-            guard equalsNULTerminated(localName, localCount, name.localName) else { return false }
-            switch (uri, name.uri) {
-            case (nil, nil): return true
-            case let (expected?, actual?): return equalsNULTerminated(expected, uriCount, actual)
-            default: return false
-            }
-        }
-
-        func matchesAttribute(localName: UnsafePointer<UInt8>, uri: UnsafePointer<UInt8>?) -> Bool {
-            matches(Name(localName: localName, uri: uri))
+    /// The element reached `node` of `frame`'s trie: fill the node's fields, start its records.
+    private func enter(_ node: Int, frame: Int, attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int, line: Int, column: Int) {
+        entries.push(Entry(frame: frame, node: node, isRecord: false))
+        if frame >= 0 { fill(program.nodes[node], frame: frame, attributes: attributes, attributeCount: attributeCount, line: line, column: column) }
+        for index in program.nodes[node].records {
+            let spec = program.recordStarts[index]
+            let record = frames.open(spec: spec, fieldCount: program.specs[spec].fieldCount, parent: frame, line: line, column: column, buffer: nextBuffer())
+            let root = program.specs[spec].root
+            entries.push(Entry(frame: record, node: root, isRecord: true))
+            fill(program.nodes[root], frame: record, attributes: attributes, attributeCount: attributeCount, line: line, column: column)
         }
     }
 
-    struct FieldPath {
-        /// Elements below the record element (empty: the record element itself).
-        let elements: [Step]
-        /// The attribute, or `nil` for text.
-        let attribute: Step?
-    }
-
-    /// Owns the bytes of a spec's names.
-    ///
-    /// `@unchecked Sendable`: `blocks` is appended to only while the spec is being compiled.
-    final class NameStorage: @unchecked Sendable {
-        private var blocks: [UnsafeMutablePointer<UInt8>] = []
-
-        func intern(_ bytes: some Collection<UInt8>) -> (UnsafePointer<UInt8>, Int) {
-            let block = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes.count + 1)
-            var i = 0
-            for byte in bytes { block[i] = byte; i += 1 }
-            block[i] = 0
-            blocks.append(block)
-            return (UnsafePointer(block), bytes.count)
-        }
-
-        deinit { for block in blocks { block.deallocate() } }
-    }
-
-    final class CompiledSpec: Sendable {
-        let storage: NameStorage
-        let steps: [Step]
-        let fields: [FieldPath]
-        /// For each depth below the record element: the fields whose element path has that length.
-        let fieldsByDepth: [[Int]]
-        let children: [CompiledSpec]
-        let context: Record.Context
-        /// The spec's position among all specs of the reader (children included).
-        let number: Int
-
-        init(_ spec: XMLRecordSpec, namespaces: [String: String], file: String, count: inout Int) throws {
-            number = count
-            count += 1
-            let storage = NameStorage()
-            self.storage = storage
-            func step(_ text: Substring) throws -> Step {
-                let parts = text.split(separator: ":", maxSplits: 1)
-                if parts.count == 2 {
-                    guard let uri = namespaces[String(parts[0])] else {
-                        throw ReaderError(.invalidOption, "the path \(spec.path.debugDescription) uses the namespace prefix \(parts[0]), which is not bound; bind it in the namespaces")
+    /// Takes the node's attribute values, and opens its text fields (the first element of a field counts).
+    private func fill(_ node: Program.Node, frame: Int, attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int, line: Int, column: Int) {
+        let fields = frames[frame].fields
+        if let attributes {
+            for index in node.attributes {
+                let wanted = program.attributes[index]
+                guard fields[wanted.field].start == FieldState.absent else { continue }
+                for a in 0..<attributeCount {
+                    let base = attributes + 5 * a
+                    guard base[0] == wanted.name, base[2] == wanted.uri, let start = base[3], let end = base[4] else { continue }
+                    let value = UnsafeBufferPointer(start: start, count: end - start)
+                    if memchr(start, 0x26, end - start) == nil {
+                        frames[frame].takeAttribute(field: wanted.field, value: value, line: line, column: column)
+                    } else {
+                        decodeAmpersands(value).withUnsafeBufferPointer {
+                            frames[frame].takeAttribute(field: wanted.field, value: $0, line: line, column: column)
+                        }
                     }
-                    let (name, count) = storage.intern(parts[1].utf8), (uriBytes, uriCount) = storage.intern(uri.utf8)
-                    return Step(localName: name, localCount: count, uri: uriBytes, uriCount: uriCount)
+                    break
                 }
-                let (name, count) = storage.intern(text.utf8)
-                return Step(localName: name, localCount: count, uri: nil, uriCount: 0)
             }
-            steps = try spec.path.split(separator: "/").map(step)
-            guard !steps.isEmpty else { throw ReaderError(.invalidOption, "the record path \(spec.path.debugDescription) names no element") }
-            fields = try spec.fields.map { field in
-                var parts = field.path.split(separator: "/")
-                var attribute: Step?
-                if let last = parts.last, last.hasPrefix("@") {
-                    attribute = try step(last.dropFirst())
-                    parts.removeLast()
-                }
-                if parts == ["."] { parts = [] }
-                return FieldPath(elements: try parts.map(step), attribute: attribute)
-            }
-            let depths = fields.map(\.elements.count)
-            fieldsByDepth = (0...(depths.max() ?? 0)).map { depth in depths.indices.filter { depths[$0] == depth } }
-            var children: [CompiledSpec] = []
-            for child in spec.children { children.append(try CompiledSpec(child, namespaces: namespaces, file: file, count: &count)) }
-            self.children = children
-            context = Record.Context(file: file, schema: RecordSchema(names: spec.fields.map(\.name)), kind: spec.kind)
+        }
+        for index in node.texts {
+            let field = program.texts[index]
+            guard fields[field].start == FieldState.absent else { continue }
+            fields[field] = FieldState(start: frames[frame].builder.length, end: FieldState.open, line: line, column: column)
+            frames[frame].openTexts += 1
+            if frames[frame].openTexts == 1 { capturers.push(frame) }
         }
     }
 
-    /// One record being read: its fields so far and where inside it the parser is.
-    final class Frame {
-        let spec: CompiledSpec
-        @exclusivity(unchecked) var line: Int
-        @exclusivity(unchecked) var column: Int
-        /// Each field's bytes, and whether it was found (absent fields are null).
-        @exclusivity(unchecked) var bytes: [[UInt8]]
-        @exclusivity(unchecked) var present: [Bool]
-        /// Element names below the record element, down to the current one.
-        @exclusivity(unchecked) var path: [Name] = []
-        /// Depth below the record element; -1 once the record element ended.
-        @exclusivity(unchecked) var relativeDepth = 0
-        /// For each field being captured as text: the depth its element started at.
-        @exclusivity(unchecked) var capturing: [Int?]
-        @exclusivity(unchecked) var children: [Frame] = []
-        @exclusivity(unchecked) var finishedChildren: [Frame] = []
-
-        init(spec: CompiledSpec, line: Int, column: Int) {
-            self.spec = spec
-            self.line = line
-            self.column = column
-            bytes = Array(repeating: [], count: spec.fields.count)
-            present = Array(repeating: false, count: spec.fields.count)
-            capturing = Array(repeating: nil, count: spec.fields.count)
-        }
-
-        func reset(line: Int, column: Int) {
-            self.line = line
-            self.column = column
-            for index in bytes.indices where present[index] { bytes[index].removeAll(keepingCapacity: true) }
-            present.withUnsafeMutableBufferPointer { $0.update(repeating: false) }
-            capturing.withUnsafeMutableBufferPointer { $0.update(repeating: nil) }
-            path.removeAll(keepingCapacity: true)
-            relativeDepth = 0
-            children.removeAll(keepingCapacity: true)
-            finishedChildren.removeAll(keepingCapacity: true)
-        }
-
-        /// The record element itself started: its attributes and own text.
-        func begin(attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {
-            matchFields(attributes: attributes, attributeCount: attributeCount)
-        }
-
-        func start(_ name: Name, attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int, line: Int, column: Int, reader: XMLReader) {
-            guard relativeDepth >= 0 else { return }
-            for index in children.indices { children[index].start(name, attributes: attributes, attributeCount: attributeCount, line: line, column: column, reader: reader) }
-            relativeDepth += 1
-            path.append(name)
-            matchFields(attributes: attributes, attributeCount: attributeCount)
-            for childSpec in spec.children where childSpec.steps.count == path.count {
-                if Self.matches(childSpec.steps, path) {
-                    let child = reader.makeFrame(childSpec, line: line, column: column)
-                    child.begin(attributes: attributes, attributeCount: attributeCount)
-                    children.append(child)
-                }
+    /// libxml2 hands attribute values over with every `&` (from `&amp;` or `&#38;`) written as `&#38;`
+    /// (it leaves them for a tree builder to decode); every `&` of a value starts such a reference.
+    private func decodeAmpersands(_ value: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(value.count)
+        var index = 0
+        while index < value.count {
+            decoded.append(value[index])
+            if value[index] == UInt8(ascii: "&"), index + 4 < value.count, value[index + 1] == UInt8(ascii: "#"),
+               value[index + 2] == UInt8(ascii: "3"), value[index + 3] == UInt8(ascii: "8"), value[index + 4] == UInt8(ascii: ";") {
+                index += 5
+            } else {
+                index += 1
             }
         }
+        return decoded
+    }
 
-        static func matches(_ steps: [Step], _ path: [Name]) -> Bool {
-            for i in 0..<steps.count where !steps[i].matches(path[i]) { return false }
-            return true
+    /// The element of `node` ended: its open text fields end here.
+    private func closeTexts(_ node: Program.Node, frame: Int) {
+        let fields = frames[frame].fields
+        for index in node.texts {
+            let field = program.texts[index]
+            guard fields[field].end == FieldState.open else { continue }
+            fields[field].end = frames[frame].builder.length
+            frames[frame].openTexts -= 1
+            if frames[frame].openTexts == 0 { capturers.remove(frame) }
         }
+    }
 
-        private func matchFields(attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {
-            guard path.count < spec.fieldsByDepth.count else { return }
-            for index in spec.fieldsByDepth[path.count] where !present[index] {
-                let field = spec.fields[index]
-                guard Self.matches(field.elements, path) else { continue }
-                if let attribute = field.attribute {
-                    guard let attributes else { continue }
-                    for a in 0..<attributeCount {
-                        let base = attributes + 5 * a
-                        guard let localName = base[0], attribute.matchesAttribute(localName: localName, uri: base[2]),
-                              let start = base[3], let end = base[4] else { continue }
-                        bytes[index].append(contentsOf: UnsafeBufferPointer(start: start, count: end - start))
-                        present[index] = true
-                        break
-                    }
-                } else {
-                    present[index] = true
-                    capturing[index] = path.count
-                }
+    /// A record element ended: a top-level record is queued with its children, a child record waits
+    /// for its top-level record.
+    private func finish(_ frame: Int) {
+        let spec = frames[frame].spec
+        let buffer = frames[frame].publish(fieldCount: program.specs[spec].fieldCount)
+        let parent = frames[frame].parent
+        if parent < 0 {
+            recordNumber += 1
+            ready.append(Record(context: program.contexts[spec], line: frames[frame].line, column: frames[frame].column, number: recordNumber, buffer: buffer))
+            queueChildren(from: frames[frame].firstChild, parent: recordNumber)
+        } else {
+            pending.append(Pending(buffer: buffer, spec: spec, line: frames[frame].line, column: frames[frame].column, firstChild: frames[frame].firstChild))
+            let index = pending.count - 1
+            if frames[parent].lastChild >= 0 { pending[frames[parent].lastChild].next = index } else { frames[parent].firstChild = index }
+            frames[parent].lastChild = index
+        }
+        frames.close(frame)
+        if frames.openCount == 0 { pending.removeAll(keepingCapacity: true) }
+    }
+
+    /// Queues finished child records after their parent, depth first, numbering them in order.
+    private func queueChildren(from first: Int, parent: Int) {
+        var index = first
+        while index >= 0 {
+            recordNumber += 1
+            let number = recordNumber, child = pending[index]
+            var record = Record(context: program.contexts[child.spec], line: child.line, column: child.column, number: number, buffer: child.buffer)
+            record.parentRecord = parent
+            ready.append(record)
+            queueChildren(from: child.firstChild, parent: number)
+            index = child.next
+        }
+    }
+
+    /// The next buffer for a record: the one whose turn it is when no record holds it, else a new one.
+    private func nextBuffer() -> RecordBuffer {
+        bufferTurn += 1
+        if bufferTurn == buffers.count {
+            if buffers.count < 512 {
+                buffers.append(RecordBuffer())
+                return buffers[bufferTurn]
             }
+            bufferTurn = 0
         }
+        if !isKnownUniquelyReferenced(&buffers[bufferTurn]) { buffers[bufferTurn] = RecordBuffer() }
+        return buffers[bufferTurn]
+    }
 
-        func characters(_ text: UnsafeBufferPointer<UInt8>) {
-            guard relativeDepth >= 0 else { return }
-            for index in children.indices { children[index].characters(text) }
-            for index in capturing.indices where capturing[index] != nil { bytes[index].append(contentsOf: text) }
-        }
+    // MARK: State
 
-        func end(reader: XMLReader) {
-            guard relativeDepth >= 0 else { return }
-            for index in children.indices { children[index].end(reader: reader) }
-            if let last = children.last, last.relativeDepth < 0 {
-                children.removeLast()
-                finishedChildren.append(last)
-            }
-            for index in capturing.indices where capturing[index] == path.count { capturing[index] = nil }
-            if relativeDepth == 0 {
-                relativeDepth = -1
+    struct Entry {
+        /// The record the node belongs to (-1: the document's trie).
+        var frame: Int
+        var node: Int
+        /// Whether the element is the record's own element (the record ends with it).
+        var isRecord: Bool
+    }
+
+    struct Pending {
+        var buffer: RecordBuffer
+        var spec: Int
+        var line: Int
+        var column: Int
+        var firstChild: Int
+        var next = -1
+    }
+
+    struct FieldState {
+        static let absent = -1, open = -1, deferred = -2
+        /// Byte range in the record's buffer; `start` is `absent` until the field is found, `end` is
+        /// `open` while its element's text is being read.
+        var start: Int
+        var end: Int
+        var line: Int
+        var column: Int
+    }
+
+    /// One record being read.
+    struct Frame {
+        var spec = 0
+        /// The frame of the record this one is a child of (-1: a top-level record).
+        var parent = -1
+        var line = 0
+        var column = 0
+        var builder: RecordBuilder
+        var fields: UnsafeMutablePointer<FieldState>
+        var openTexts = 0
+        /// Finished child records, as a list through `Pending.next`.
+        var firstChild = -1
+        var lastChild = -1
+        /// Attribute values found while a text field is open (they cannot go between its bytes).
+        var deferred: [(field: Int, bytes: [UInt8])] = []
+
+        mutating func takeAttribute(field: Int, value: UnsafeBufferPointer<UInt8>, line: Int, column: Int) {
+            if openTexts > 0 {
+                deferred.append((field, Array(value)))
+                fields[field] = FieldState(start: FieldState.deferred, end: FieldState.deferred, line: line, column: column)
                 return
             }
-            relativeDepth -= 1
-            path.removeLast()
+            let start = builder.length
+            if let base = value.baseAddress, value.count > 0 { builder.append(base, value.count) }
+            fields[field] = FieldState(start: start, end: builder.length, line: line, column: column)
+        }
+
+        /// Ends the record: its fields in spec order, absent ones null.
+        mutating func publish(fieldCount: Int) -> RecordBuffer {
+            for (field, bytes) in deferred {
+                fields[field].start = builder.length
+                bytes.withUnsafeBufferPointer { if $0.count > 0 { builder.append($0.baseAddress!, $0.count) } }
+                fields[field].end = builder.length
+            }
+            deferred.removeAll(keepingCapacity: true)
+            for index in 0..<fieldCount {
+                let field = fields[index]
+                if field.start < 0 {
+                    builder.addField(start: 0, end: 0, column: column, lineDelta: 0, isNull: true)
+                } else {
+                    builder.addField(start: field.start, end: field.end < 0 ? builder.length : field.end, column: field.column,
+                                     lineDelta: field.line - line, isNull: false)
+                }
+            }
+            return builder.finish()
+        }
+    }
+
+    /// The frames of the reader, reused: a closed frame keeps its field storage for the next record.
+    struct FrameTable: ~Copyable {
+        private var base: UnsafeMutablePointer<Frame>
+        private var capacity = 8
+        private var count = 0
+        private var free = PlainStack<Int>()
+        private(set) var openCount = 0
+        var fieldCapacity = 1
+
+        init() { base = .allocate(capacity: capacity) }
+
+        deinit {
+            for index in 0..<count { base[index].fields.deallocate() }
+            base.deinitialize(count: count)
+            base.deallocate()
+        }
+
+        subscript(index: Int) -> Frame {
+            unsafeAddress { UnsafePointer(base + index) }
+            nonmutating unsafeMutableAddress { base + index }
+        }
+
+        mutating func open(spec: Int, fieldCount: Int, parent: Int, line: Int, column: Int, buffer: RecordBuffer) -> Int {
+            let index: Int
+            if free.count > 0 {
+                index = free.removeLast()
+                base[index].builder.begin(in: buffer)
+            } else {
+                if count == capacity {
+                    let grown = UnsafeMutablePointer<Frame>.allocate(capacity: capacity * 2)
+                    grown.moveInitialize(from: base, count: count)
+                    base.deallocate()
+                    base = grown
+                    capacity *= 2
+                }
+                index = count
+                (base + index).initialize(to: Frame(builder: RecordBuilder(buffer: buffer), fields: .allocate(capacity: fieldCapacity)))
+                count += 1
+            }
+            base[index].spec = spec
+            base[index].parent = parent
+            base[index].line = line
+            base[index].column = column
+            base[index].openTexts = 0
+            base[index].firstChild = -1
+            base[index].lastChild = -1
+            base[index].fields.update(repeating: FieldState(start: FieldState.absent, end: FieldState.absent, line: 0, column: 0), count: fieldCount)
+            openCount += 1
+            return index
+        }
+
+        mutating func close(_ index: Int) {
+            free.push(index)
+            openCount -= 1
+        }
+    }
+
+    // MARK: Compiled specs
+
+    /// All specs of a reader as one trie of element names: node 0 is the document, each spec has a
+    /// node for its record element, and below it the elements its fields and child records name.
+    final class Program {
+        struct Node {
+            /// Child elements that lead somewhere (indices into `edges`).
+            var edges: Range<Int> = 0..<0
+            /// Fields filled from the element's attributes (into `attributes`) or text (into `texts`).
+            var attributes: Range<Int> = 0..<0
+            var texts: Range<Int> = 0..<0
+            /// Specs whose records are this element (into `recordStarts`).
+            var records: Range<Int> = 0..<0
+        }
+
+        /// Names are the parser's dictionary copies (see `XMLPushParser.intern`).
+        struct Edge {
+            let name: UnsafePointer<UInt8>
+            let uri: UnsafePointer<UInt8>?
+            let node: Int
+        }
+
+        struct AttributeField {
+            let name: UnsafePointer<UInt8>
+            let uri: UnsafePointer<UInt8>?
+            let field: Int
+        }
+
+        struct Spec {
+            /// The node of the record element.
+            let root: Int
+            let fieldCount: Int
+        }
+
+        let nodes: [Node]
+        let edges: [Edge]
+        let attributes: [AttributeField]
+        let texts: [Int]
+        let recordStarts: [Int]
+        let specs: [Spec]
+        let contexts: [Record.Context]
+
+        private struct Draft {
+            var edges: [Edge] = []
+            var attributes: [AttributeField] = []
+            var texts: [Int] = []
+            var records: [Int] = []
+        }
+
+        init(_ roots: [XMLRecordSpec], namespaces: [String: String], file: String, parser: XMLPushParser) throws {
+            var drafts = [Draft()]
+            var specs: [Spec] = [], contexts: [Record.Context] = []
+
+            func name(_ text: Substring, of path: String) throws -> (UnsafePointer<UInt8>, UnsafePointer<UInt8>?) {
+                let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+                var uri: UnsafePointer<UInt8>?
+                if parts.count == 2 {
+                    guard let bound = namespaces[String(parts[0])] else {
+                        throw ReaderError(.invalidOption, "the path \(path.debugDescription) uses the namespace prefix \(parts[0]), which is not bound; bind it in the namespaces")
+                    }
+                    guard let interned = parser.intern(bound) else {
+                        throw ReaderError(.invalidOption, "the namespace prefix \(parts[0]) is bound to an empty URI")
+                    }
+                    uri = interned
+                }
+                guard let local = parser.intern(String(parts[parts.count - 1])) else {
+                    throw ReaderError(.invalidOption, "the path \(path.debugDescription) has an empty name")
+                }
+                return (local, uri)
+            }
+
+            func descend(from node: Int, _ steps: [Substring], of path: String) throws -> Int {
+                var node = node
+                for step in steps {
+                    let (local, uri) = try name(step, of: path)
+                    if let edge = drafts[node].edges.first(where: { $0.name == local && $0.uri == uri }) {
+                        node = edge.node
+                    } else {
+                        drafts.append(Draft())
+                        drafts[node].edges.append(Edge(name: local, uri: uri, node: drafts.count - 1))
+                        node = drafts.count - 1
+                    }
+                }
+                return node
+            }
+
+            func compile(_ spec: XMLRecordSpec, at node: Int) throws {
+                let number = specs.count
+                drafts.append(Draft())
+                let root = drafts.count - 1
+                drafts[node].records.append(number)
+                specs.append(Spec(root: root, fieldCount: spec.fields.count))
+                contexts.append(Record.Context(file: file, schema: RecordSchema(names: spec.fields.map(\.name)), kind: spec.kind))
+                for (index, field) in spec.fields.enumerated() {
+                    var steps = field.path.split(separator: "/")
+                    var attribute: Substring?
+                    if let last = steps.last, last.hasPrefix("@") {
+                        attribute = last.dropFirst()
+                        steps.removeLast()
+                    }
+                    if steps == ["."] { steps = [] }
+                    let target = try descend(from: root, steps, of: field.path)
+                    if let attribute {
+                        let (local, uri) = try name(attribute, of: field.path)
+                        drafts[target].attributes.append(AttributeField(name: local, uri: uri, field: index))
+                    } else {
+                        drafts[target].texts.append(index)
+                    }
+                }
+                for child in spec.children {
+                    let steps = child.path.split(separator: "/")
+                    guard !child.path.hasPrefix("/"), !steps.isEmpty else {
+                        throw ReaderError(.invalidOption, "the child record path \(child.path.debugDescription) must name elements below its parent record's element")
+                    }
+                    try compile(child, at: try descend(from: root, steps, of: child.path))
+                }
+            }
+
+            for spec in roots {
+                let steps = spec.path.split(separator: "/")
+                guard spec.path.hasPrefix("/") else {
+                    throw ReaderError(.invalidOption, "the record path \(spec.path.debugDescription) must be absolute (start with /)")
+                }
+                guard !steps.isEmpty else { throw ReaderError(.invalidOption, "the record path \(spec.path.debugDescription) names no element") }
+                try compile(spec, at: try descend(from: 0, steps, of: spec.path))
+            }
+
+            var nodes: [Node] = [], edges: [Edge] = [], attributes: [AttributeField] = [], texts: [Int] = [], recordStarts: [Int] = []
+            for draft in drafts {
+                var node = Node()
+                node.edges = edges.count..<(edges.count + draft.edges.count)
+                edges += draft.edges
+                node.attributes = attributes.count..<(attributes.count + draft.attributes.count)
+                attributes += draft.attributes
+                node.texts = texts.count..<(texts.count + draft.texts.count)
+                texts += draft.texts
+                node.records = recordStarts.count..<(recordStarts.count + draft.records.count)
+                recordStarts += draft.records
+                nodes.append(node)
+            }
+            (self.nodes, self.edges, self.attributes, self.texts, self.recordStarts) = (nodes, edges, attributes, texts, recordStarts)
+            (self.specs, self.contexts) = (specs, contexts)
         }
     }
 }
 
-/// Whether `expected` equals the NUL-terminated `actual`.
+/// A growable stack of plain values in one allocation: no copy-on-write checks on the per-event path.
+struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
+    private var base: UnsafeMutablePointer<Element>
+    private var capacity = 16
+    private(set) var count = 0
+
+    init() { base = .allocate(capacity: capacity) }
+    deinit { base.deallocate() }
+
+    subscript(index: Int) -> Element { base[index] }
+    var last: Element { base[count - 1] }
+
+    mutating func push(_ element: Element) {
+        if count == capacity {
+            let grown = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
+            grown.update(from: base, count: count)
+            base.deallocate()
+            base = grown
+            capacity *= 2
+        }
+        base[count] = element
+        count += 1
+    }
+
+    mutating func removeLast() -> Element {
+        count -= 1
+        return base[count]
+    }
+
+    mutating func removeLast(_ n: Int) { count -= n }
+}
+
+extension PlainStack where Element: Equatable {
+    /// Removes one occurrence of `element` (order is not kept).
+    mutating func remove(_ element: Element) {
+        for index in 0..<count where base[index] == element {
+            base[index] = base[count - 1]
+            count -= 1
+            return
+        }
+    }
+}
+
 extension XMLPushParser {
     /// Reads the next chunk of `source` into the parser, ending the document at the end of the input.
     /// Returns `false` once the document has ended.
@@ -416,14 +613,4 @@ extension XMLPushParser {
             throw ReaderError(.malformedXML, error.message, at: SourcePosition(file: source.name, line: error.line, column: error.column))
         }
     }
-}
-
-/// Whether the `count` bytes at `expected` equal the NUL-terminated `actual`.
-private func equalsNULTerminated(_ expected: UnsafePointer<UInt8>, _ count: Int, _ actual: UnsafePointer<UInt8>) -> Bool {
-    var i = 0
-    while i < count {
-        if actual[i] != expected[i] { return false }
-        i += 1
-    }
-    return actual[i] == 0
 }

@@ -106,4 +106,83 @@ func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
         """
         #expect(xmlError(laughs, Self.orders)?.kind == .malformedXML)
     }
+
+    @Test func ampersandsInAttributesAndTextAreDecodedOnce() throws {
+        let text = """
+        <d><r a="Toys &amp; Games" b="&#38;x" c="&amp;#38;" e="&lt;&amp;&gt;&quot;&apos;" f="&amp;&amp;"><t>A &amp; B &#38; C</t></r></d>
+        """
+        let spec = XMLRecordSpec(path: "/d/r", fields: [("a", "@a"), ("b", "@b"), ("c", "@c"), ("e", "@e"), ("f", "@f"), ("t", "t")])
+        #expect(try readXML(text, [spec]).map(\.strings) == [["Toys & Games", "&x", "&#38;", "<&>\"'", "&&", "A & B & C"]])
+    }
+
+    @Test func nestedTextFieldsAndAttributesInsideThemKeepTheirOwnBytes() throws {
+        let text = """
+        <d><r id="1">head <address kind="home &amp; work"><street>Main</street> <city code="Z">Zürich</city></address> tail</r></d>
+        """
+        let spec = XMLRecordSpec(path: "/d/r", fields: [
+            ("all", "."), ("address", "address"), ("kind", "address/@kind"), ("city", "address/city"), ("code", "address/city/@code"),
+            ("id", "@id"), ("city again", "address/city"),
+        ])
+        let record = try #require(try readXML(text, [spec]).first)
+        #expect(record.strings == ["head Main Zürich tail", "Main Zürich", "home & work", "Zürich", "Z", "1", "Zürich"])
+    }
+
+    @Test func grandchildRecordsFollowTheirParentsDepthFirst() throws {
+        let text = """
+        <orders>
+          <order id="1"><line no="1"><serial>s1</serial><serial>s2</serial></line><line no="2"/><note>after the lines</note></order>
+          <order id="2"><line no="1"><serial>s3</serial></line></order>
+        </orders>
+        """
+        let spec = XMLRecordSpec(path: "/orders/order", fields: [("id", "@id"), ("note", "note")], children: [
+            XMLRecordSpec(path: "line", kind: "line", fields: [("no", "@no")], children: [
+                XMLRecordSpec(path: "serial", kind: "serial", fields: [("value", ".")]),
+            ]),
+        ])
+        let records = try readXML(text, [spec])
+        #expect(records.map(\.strings) == [["1", "after the lines"], ["1"], ["s1"], ["s2"], ["2"], ["2", nil], ["1"], ["s3"]])
+        #expect(records.map(\.kind) == [nil, "line", "serial", "serial", "line", nil, "line", "serial"])
+        #expect(records.map(\.number) == Array(1...8))
+        #expect(records.map(\.parentRecord) == [nil, 1, 2, 2, 1, nil, 6, 7])
+    }
+
+    @Test func recordsNestedInRecordsOfAnotherSpecAreBothRead() throws {
+        let specs = [XMLRecordSpec(path: "/a/b", fields: [("n", "@n")]), XMLRecordSpec(path: "/a/b/c", fields: [("v", ".")])]
+        // A record is queued when its element ends.
+        #expect(try readXML("<a><b n='1'><c>x</c><c>y</c></b><b n='2'/></a>", specs).map(\.strings) == [["x"], ["y"], ["1"], ["2"]])
+    }
+
+    @Test func fieldsCarryThePositionOfTheirElement() throws {
+        let text = "<d>\n<r id='1'>\n  <name>n</name>\n  <x>\n    <city>c</city></x></r></d>"
+        let spec = XMLRecordSpec(path: "/d/r", fields: [("id", "@id"), ("name", "name"), ("city", "x/city"), ("none", "none")])
+        let record = try #require(try readXML(text, [spec]).first)
+        #expect(record.position.line == 2 && record.position(ofField: 0).line == 2)
+        #expect(record.position(ofField: 1).line == 3 && record.position(ofField: 2).line == 5)
+        #expect(record.position(ofField: 3).line == 2, "an absent field is placed at its record")
+    }
+
+    @Test func recordsKeptByTheCallerAreNotOverwrittenByLaterOnes() throws {
+        let count = 3000
+        var text = "<d>"
+        for i in 0..<count { text += "<r id='\(i)'><v>\(String(repeating: "x", count: i % 50))</v></r>" }
+        text += "</d>"
+        let reader = try XMLReader(source: MemoryByteSource(Array(text.utf8), chunkSize: 1000), specs: [XMLRecordSpec(path: "/d/r", fields: [("id", "@id"), ("v", "v")])])
+        var records: [Record] = []
+        while let record = try reader.next() { records.append(record) }
+        #expect(records.count == count)
+        #expect(records.indices.allSatisfy { records[$0].strings == ["\($0)", String(repeating: "x", count: $0 % 50)] })
+    }
+
+    @Test func badPathsAreRefusedBeforeReading() {
+        let bad = [
+            XMLRecordSpec(path: "d/r", fields: []),
+            XMLRecordSpec(path: "/", fields: []),
+            XMLRecordSpec(path: "/d/r", fields: [("x", "@")]),
+            XMLRecordSpec(path: "/d/r", fields: [], children: [XMLRecordSpec(path: "/d/r/c", fields: [])]),
+            XMLRecordSpec(path: "/d/r", fields: [], children: [XMLRecordSpec(path: "", fields: [])]),
+        ]
+        for spec in bad {
+            #expect(throws: ReaderError.self) { _ = try XMLReader(source: MemoryByteSource("<d/>"), specs: [spec]) }
+        }
+    }
 }
