@@ -1,15 +1,21 @@
 import CLibXML2
 import Foundation
 
-/// Receives the events of an `XMLPushParser`. Names and text are UTF-8 bytes valid only during the call.
-public protocol XMLEventHandler: AnyObject {
+/// Receives the events of an `XMLPushParser`: subclass it and override what you need. Names and text
+/// are UTF-8 bytes valid only during the call.
+///
+/// A class rather than a protocol: the parser calls it through a reference it does not retain, so an
+/// event costs no reference counting.
+open class XMLEventHandler {
+    public init() {}
+
     /// An element starts. `attributes` holds `attributeCount` groups of five pointers: local name,
     /// prefix, namespace URI, value start, value end (libxml2's SAX2 layout).
-    func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
-                      attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int)
-    func endElement()
+    open func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
+                           attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {}
+    open func endElement() {}
     /// Text or CDATA content (entities and character references already replaced).
-    func characters(_ text: UnsafeBufferPointer<UInt8>)
+    open func characters(_ text: UnsafeBufferPointer<UInt8>) {}
 }
 
 /// libxml2's SAX2 push parser, fed chunk by chunk: constant memory, no tree.
@@ -26,31 +32,41 @@ public protocol XMLEventHandler: AnyObject {
 public final class XMLPushParser {
     private var context: xmlParserCtxtPtr?
     private var sax = xmlSAXHandler()
-    // `unowned(unsafe)`: the handler must own or outlive the parser (readers own theirs; discovery keeps
-    // both alive for one call), so it is alive whenever a callback runs; a checked `unowned` costs an
-    // atomic operation per event.
-    private unowned(unsafe) let handler: XMLEventHandler
+    // Not retained: the handler must own or outlive the parser (readers own theirs; discovery keeps
+    // both alive for one call), so it is alive whenever a callback runs; a strong or `unowned`
+    // reference would cost atomic operations per event.
+    private var handler: Unmanaged<XMLEventHandler>
     /// The first error libxml2 reported.
     private var failure: XMLParseError?
 
     /// - Parameter handler: must own or outlive the parser (it is not retained).
     /// - Throws: `XMLParseError` when libxml2 cannot create a parser.
-    public init(handler: XMLEventHandler, fileName: String) throws {
-        self.handler = handler
+    public convenience init(handler: XMLEventHandler, fileName: String) throws {
+        try self.init(fileName: fileName)
+        attach(handler)
+    }
+
+    /// A parser whose handler is attached later (`attach(_:)`), before the first chunk: a handler that
+    /// needs the parser to set itself up (`intern(_:)`) can then own it.
+    public init(fileName: String) throws {
+        handler = .passUnretained(XMLPushParser.noHandler)
         sax.initialized = UInt32(XML_SAX2_MAGIC)
         sax.startElementNs = { context, localName, _, uri, _, _, attributeCount, _, attributes in
             guard let context, let localName else { return }
-            let parser = Unmanaged<XMLPushParser>.fromOpaque(context).takeUnretainedValue()
-            parser.handler.startElement(localName: localName, namespaceURI: uri,
-                                        attributes: attributes.map { UnsafePointer($0) }, attributeCount: Int(attributeCount))
+            Unmanaged<XMLPushParser>.fromOpaque(context)._withUnsafeGuaranteedRef {
+                $0.handler._withUnsafeGuaranteedRef {
+                    $0.startElement(localName: localName, namespaceURI: uri, attributes: attributes.map { UnsafePointer($0) },
+                                    attributeCount: Int(attributeCount))
+                }
+            }
         }
         sax.endElementNs = { context, _, _, _ in
             guard let context else { return }
-            Unmanaged<XMLPushParser>.fromOpaque(context).takeUnretainedValue().handler.endElement()
+            Unmanaged<XMLPushParser>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.handler._withUnsafeGuaranteedRef { $0.endElement() } }
         }
         let text: charactersSAXFunc = { context, bytes, length in
             guard let context, let bytes, length > 0 else { return }
-            Unmanaged<XMLPushParser>.fromOpaque(context).takeUnretainedValue().handler.characters(UnsafeBufferPointer(start: bytes, count: Int(length)))
+            Unmanaged<XMLPushParser>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.handler._withUnsafeGuaranteedRef { $0.characters(UnsafeBufferPointer(start: bytes, count: Int(length))) } }
         }
         sax.characters = text
         sax.cdataBlock = text
@@ -63,6 +79,13 @@ public final class XMLPushParser {
         guard let context else { throw XMLParseError(message: "libxml2 could not create a parser", line: 0, column: 0) }
         xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_COMPACT.rawValue))
     }
+
+    /// Sends the events to `handler`, which must own or outlive the parser (it is not retained).
+    public func attach(_ handler: XMLEventHandler) { self.handler = .passUnretained(handler) }
+
+    /// Events before a handler is attached go here, so the handler reference is never dangling.
+    /// `nonisolated(unsafe)`: the base class has no state, so sharing it across threads is safe.
+    nonisolated(unsafe) private static let noHandler = XMLEventHandler()
 
     deinit {
         // No document is built (no startDocument handler), so only the context is freed.

@@ -42,7 +42,7 @@ public struct XMLRecordSpec: Sendable {
 /// var reader = try XMLReader(path: "orders.xml.gz", spec: orders)
 /// while let record = try reader.next() { print(record.kind ?? "order", record.strings) }
 /// ```
-public final class XMLReader: RecordReader, XMLEventHandler {
+public final class XMLReader: XMLEventHandler, RecordReader {
     // How it works: every spec is compiled into one trie of element names (`Program`) whose names
     // are libxml2's own dictionary copies, so matching an element is comparing pointers. While
     // parsing, `entries` holds for every open element the trie nodes it reached, each with the record
@@ -53,10 +53,11 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     // by one thread at a time (it is not Sendable), and no state is passed `inout` across a call that
     // could reach it again.
     private let source: ByteSource
-    @exclusivity(unchecked) private var parser: XMLPushParser!
-    @exclusivity(unchecked) private var program: Program!
-    // Small chunks keep the queue of parsed records short, so their buffers come back for reuse soon.
-    @exclusivity(unchecked) private var chunk = [UInt8](repeating: 0, count: 1 << 13)
+    private let parser: XMLPushParser
+    private let program: Program
+    // Small chunks keep the queue of parsed records short, so their buffers come back for reuse soon
+    // while still in cache (4 KB measured faster than 8 KB and 32 KB on the medium data).
+    @exclusivity(unchecked) private var chunk = [UInt8](repeating: 0, count: 1 << 12)
     @exclusivity(unchecked) private var finished = false
     @exclusivity(unchecked) private var ready: [Record?] = []
     @exclusivity(unchecked) private var readyIndex = 0
@@ -90,14 +91,16 @@ public final class XMLReader: RecordReader, XMLEventHandler {
     public init(source: ByteSource, specs: [XMLRecordSpec], namespaces: [String: String] = [:]) throws {
         self.source = source
         do {
-            parser = try XMLPushParser(handler: self, fileName: source.name)
+            parser = try XMLPushParser(fileName: source.name)
         } catch {
             throw ReaderError(.malformedXML, "\(error)")
         }
         program = try Program(specs, namespaces: namespaces, file: source.name, parser: parser)
         frames.fieldCapacity = max(1, program.specs.map(\.fieldCount).max() ?? 1)
         levels.push(0)
+        super.init()
         entries.push(Entry(frame: -1, node: 0, isRecord: false))
+        parser.attach(self)
     }
 
     public func next() throws -> Record? {
@@ -120,7 +123,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
 
     // MARK: Events
 
-    public func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
+    override public func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
                              attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {
         let from = levels.last, to = entries.count
         levels.push(to)
@@ -137,7 +140,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         }
     }
 
-    public func endElement() {
+    override public func endElement() {
         let from = levels.removeLast()
         for index in from..<entries.count {
             let entry = entries[index]
@@ -147,7 +150,7 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         entries.removeLast(entries.count - from)
     }
 
-    public func characters(_ text: UnsafeBufferPointer<UInt8>) {
+    override public func characters(_ text: UnsafeBufferPointer<UInt8>) {
         for index in 0..<capturers.count { frames[capturers[index]].builder.append(text.baseAddress!, text.count) }
     }
 
@@ -259,17 +262,14 @@ public final class XMLReader: RecordReader, XMLEventHandler {
         }
     }
 
-    /// The next buffer for a record: the one whose turn it is when no record holds it, else a new one.
+    /// The next buffer for a record: the one whose turn it is when no record holds it any more, else
+    /// a new one in its place (the ring grows to the number of records held at once, up to 512).
     private func nextBuffer() -> RecordBuffer {
-        bufferTurn += 1
-        if bufferTurn == buffers.count {
-            if buffers.count < 512 {
-                buffers.append(RecordBuffer())
-                return buffers[bufferTurn]
-            }
-            bufferTurn = 0
+        if buffers.isEmpty { buffers.append(RecordBuffer()) }
+        bufferTurn = bufferTurn + 1 == buffers.count ? 0 : bufferTurn + 1
+        if !isKnownUniquelyReferenced(&buffers[bufferTurn]) {
+            if buffers.count < 512 { buffers.insert(RecordBuffer(), at: bufferTurn) } else { buffers[bufferTurn] = RecordBuffer() }
         }
-        if !isKnownUniquelyReferenced(&buffers[bufferTurn]) { buffers[bufferTurn] = RecordBuffer() }
         return buffers[bufferTurn]
     }
 

@@ -59,7 +59,7 @@ extension XMLReader {
 
         private func note(_ field: String) { if !fields.contains(field) { fields.append(field) } }
 
-        func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
+        override func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
                           attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {
             stack.append(String(cString: localName))
             hasText.append(false)
@@ -77,14 +77,14 @@ extension XMLReader {
             }
         }
 
-        func endElement() {
+        override func endElement() {
             if let relative, !relative.isEmpty, relative.count <= 2, hasText.last == true { note(relative.joined(separator: "/")) }
             if relative?.isEmpty == true, records >= limit { isDone = true }
             stack.removeLast()
             hasText.removeLast()
         }
 
-        func characters(_ text: UnsafeBufferPointer<UInt8>) {
+        override func characters(_ text: UnsafeBufferPointer<UInt8>) {
             if !hasText.isEmpty, text.contains(where: { $0 != 32 && $0 != 10 && $0 != 9 && $0 != 13 }) { hasText[hasText.count - 1] = true }
         }
     }

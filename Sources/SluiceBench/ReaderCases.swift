@@ -113,9 +113,9 @@ import Drivers
 
 final class NoHandler: XMLEventHandler {
     var events = 0
-    func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?, attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) { events += 1 }
-    func endElement() {}
-    func characters(_ text: UnsafeBufferPointer<UInt8>) {}
+    override func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?, attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) { events += 1 }
+    override func endElement() {}
+    override func characters(_ text: UnsafeBufferPointer<UInt8>) {}
 }
 
 func parseOnly(_ path: String) throws {
