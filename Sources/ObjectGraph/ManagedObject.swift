@@ -123,6 +123,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     @inline(__always) func willAccess() {
+        if ManagedObjectContext.checksQueue { context?.checkQueue(using: self) }
         if faultState { context?.fulfillFault(self) }
         precondition(!faultState, "\(objectID) is a fault with no context to load it from (was its context reset?)")
     }
@@ -135,6 +136,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Before an edit of a to-many relationship: the object becomes updated, but its attribute values
     /// are not needed (nor loaded) for that.
     @inline(__always) func willChangeToMany() {
+        if ManagedObjectContext.checksQueue { context?.checkQueue(using: self) }
         context?.noteToManyChange(self)
     }
 

@@ -12,6 +12,7 @@ extension ManagedObjectContext {
     /// Runs a fetch request of any result type.
     /// - Throws: `FetchRequestError` for an unknown entity or key path; `StoreError` from the store.
     public func execute(_ request: FetchRequest) throws -> FetchResult {
+        checkQueue()
         switch request.resultType {
         case .objects: return .objects(try fetch(request))
         case .objectIDs: return .objectIDs(try fetchObjectIDs(request))
@@ -24,10 +25,12 @@ extension ManagedObjectContext {
     /// inserted objects that match are returned, deleted ones are not, updated ones are tested on their
     /// current values.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        try fetchMerged(request)
+        checkQueue()
+        return try fetchMerged(request)
     }
 
     public func fetchObjectIDs(_ request: FetchRequest) throws -> [ManagedObjectID] {
+        checkQueue()
         var faultRequest = request
         faultRequest.returnsObjectsAsFaults = true
         return try fetch(faultRequest).map(\.objectID)
@@ -36,6 +39,7 @@ extension ManagedObjectContext {
     /// Dictionaries of the requested attributes (all when `propertiesToFetch` is nil) and to-one
     /// relationships (as object IDs).
     public func fetchDictionaries(_ request: FetchRequest) throws -> [[String: FetchedValue]] {
+        checkQueue()
         let entity = try entity(for: request)
         let keys = request.propertiesToFetch ?? entity.attributes.map(\.name)
         for key in keys where entity.attribute(named: key) == nil && entity.relationship(named: key).map({ !$0.isToMany }) != true {
@@ -56,6 +60,7 @@ extension ManagedObjectContext {
 
     /// The number of objects the request would return (limit and offset applied).
     public func count(for request: FetchRequest) throws -> Int {
+        checkQueue()
         let entity = try entity(for: request)
         if request.predicate != nil { _ = try request.predicate!.compiled(for: entity) }
         if !hasPendingChanges(for: entity, request), request.fetchLimit == 0, request.fetchOffset == 0 {

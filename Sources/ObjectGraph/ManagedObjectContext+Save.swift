@@ -7,6 +7,7 @@ extension ManagedObjectContext {
     /// - Throws: `ValidationError` holding every failure of every object; `StoreError` from the store
     ///   (a conflict, I/O).
     public func save() throws {
+        checkQueue()
         var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ManagedObject] = []
         var insertedThenDeleted: [ManagedObject] = []
         inserted.reserveCapacity(changedObjects.count)

@@ -35,6 +35,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var name: String?
     let queue: DispatchQueue?
     private let queueToken = UUID()
+    /// The thread that made a `.confinement` context.
+    private let creatorThread = pthread_self()
     static let queueKey = DispatchSpecificKey<UUID>()
 
     /// Objects by permanent ID. Inserted objects with temporary IDs are found through `changedObjects`
@@ -74,8 +76,36 @@ public final class ManagedObjectContext: @unchecked Sendable {
         switch concurrencyType {
         case .privateQueue: return DispatchQueue.getSpecific(key: Self.queueKey) == queueToken
         case .mainQueue: return Thread.isMainThread
-        case .confinement: return true
+        case .confinement: return pthread_equal(pthread_self(), creatorThread) != 0
         }
+    }
+
+    /// Whether using a context or one of its objects off the context's queue (or, for `.confinement`,
+    /// off the thread that made it) traps with a message naming the call: always in debug builds; in
+    /// release builds when the environment has `SLUICE_CONCURRENCY_CHECKS=1` when the process starts.
+    public static let checksQueue: Bool = {
+        #if DEBUG
+        return true
+        #else
+        return ProcessInfo.processInfo.environment["SLUICE_CONCURRENCY_CHECKS"] == "1"
+        #endif
+    }()
+
+    /// Traps when called off the context's queue (only while `checksQueue` is on).
+    @inline(__always) func checkQueue(_ function: StaticString = #function, using object: ManagedObject? = nil) {
+        if Self.checksQueue, !isOnQueue { queueViolation(function, object) }
+    }
+
+    private func queueViolation(_ function: StaticString, _ object: ManagedObject?) -> Never {
+        let what = object.map { "an object of the context (\($0.entity.name) \($0.objectID))" } ?? "\(function)"
+        let context = name.map { "context \($0.debugDescription)" } ?? "a context"
+        let remedy: String
+        switch concurrencyType {
+        case .privateQueue: remedy = "call it inside context.perform { } or context.performAndWait { }"
+        case .mainQueue: remedy = "call it on the main queue"
+        case .confinement: remedy = "use a .confinement context only on the thread that made it, or use a .privateQueue context"
+        }
+        fatalError("Sluice concurrency violation: \(what) of \(context) (\(concurrencyType)) was used off its queue; \(remedy)")
     }
 
     /// Runs `block` on the context's queue and waits for it; runs it at once when already there.
@@ -111,6 +141,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// The registered object for an ID, or `nil` (never touches a store).
     public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {
+        checkQueue()
         if objectID.isTemporaryID { return changedObjects.first { $0.objectID == objectID && $0.context === self } }
         return registry[objectID]
     }
@@ -119,6 +150,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Accessing a fault whose row no longer exists is a programmer error; use `existingObject(with:)`
     /// when the object may be gone.
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
+        checkQueue()
         if let object = registeredObject(for: objectID) { return object }
         precondition(!objectID.isTemporaryID, "\(objectID) is a temporary ID of an object this context does not hold")
         guard let entity = managedObjectModel.entity(named: objectID.entityName) else {
@@ -135,6 +167,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The object for an ID with its values loaded.
     /// - Throws: `StoreError` (`.objectNotFound`) when no store holds the object any more.
     public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
+        checkQueue()
         if let object = registeredObject(for: objectID), !object.faultState { return object }
         if objectID.isTemporaryID {
             throw StoreError(.objectNotFound, "No object with temporary ID \(objectID) is in this context", objectID: objectID)
@@ -169,6 +202,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Inserts an object made with `init(entity:insertInto: nil)`; `awakeFromInsert` runs.
     public func insert(_ object: ManagedObject) {
+        checkQueue()
         precondition(object.context == nil || object.context === self, "\(object.objectID) already belongs to another context")
         guard object.context == nil else { return }
         precondition(managedObjectModel.entities.indices.contains(object.entity.index) && managedObjectModel.entities[object.entity.index] === object.entity,
@@ -184,6 +218,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Nullify clears the inverse on each destination, Cascade deletes the destinations (recursively),
     /// Deny is checked at save, No Action leaves destinations pointing at the deleted object.
     public func delete(_ object: ManagedObject) {
+        checkQueue()
         precondition(object.context === self, "\(object.objectID) does not belong to this context")
         guard !object.isDeleted else { return }
         object.willAccess()
@@ -285,6 +320,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// local changes are discarded and the object becomes a fault; with true, unchanged attributes take
     /// the store's values and local changes are kept.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        checkQueue()
         precondition(object.context === self, "\(object.objectID) does not belong to this context")
         guard object.changeState != .inserted, object.changeState != .insertedThenDeleted, !object.faultState else { return }
         if mergeChanges, object.changeState == .updated, let original = object.original {
@@ -308,6 +344,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Discards every unsaved change: inserted objects go away, updated and deleted ones return to their
     /// committed state (their to-many relationships reload from the store on next access).
     public func rollback() {
+        checkQueue()
         for object in changedObjects {
             object.isInChangedList = false
             switch object.changeState {
@@ -339,6 +376,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Forgets every object (their values are released and they must not be used again), as after a
     /// fresh start. Unsaved changes are lost.
     public func reset() {
+        checkQueue()
         for object in registry.values { release(object) }
         for object in changedObjects { release(object) }
         registry.removeAll(keepingCapacity: true)
@@ -381,6 +419,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Gives each object with a temporary ID its permanent ID now, from the store that will hold it.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        checkQueue()
         let pending = objects.allSatisfy { $0.objectID.isTemporaryID && $0.context === self }
             ? objects : objects.filter { $0.objectID.isTemporaryID && $0.context === self }
         guard let first = pending.first else { return }

@@ -1,0 +1,72 @@
+import Foundation
+import ObjectGraph
+import Stores
+import Testing
+import TestSupport
+
+@Suite struct ConcurrencyTests {
+    @Test func twoPrivateContextsInsertAndSaveConcurrentlyIntoOneSQLiteStore() async throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let coordinator = file.graph.coordinator
+        let workers = 2, batches = 20, batchSize = 250
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<workers {
+                let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+                context.name = "worker \(worker)"
+                group.addTask {
+                    try await context.perform {
+                        for batch in 0..<batches {
+                            for n in 0..<batchSize {
+                                context.insertNewObject(forEntityName: "Badge")["code"] = .string("\(worker)-\(batch)-\(n)")
+                            }
+                            try context.save()
+                            context.reset()
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let counts = try file.query("SELECT count(*), count(DISTINCT code), count(DISTINCT _pk) FROM Badge")
+        let expected = Int64(workers * batches * batchSize)
+        #expect(counts == [[.integer(expected), .integer(expected), .integer(expected)]])
+    }
+
+    @Test func usingAPrivateQueueContextOffItsQueueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try! CompanyModel.make())
+            _ = try! coordinator.addPersistentStore(type: InMemoryStore.storeType)
+            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            _ = context.insertNewObject(forEntityName: "Badge")
+        }
+        #expect(violationReported(result))
+    }
+
+    @Test func usingAnObjectOffItsContextsQueueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try! CompanyModel.make())
+            _ = try! coordinator.addPersistentStore(type: InMemoryStore.storeType)
+            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            let badge = context.performAndWait { context.insertNewObject(forEntityName: "Badge") }
+            badge["code"] = .string("set off the queue")
+        }
+        #expect(violationReported(result))
+    }
+
+    @Test func aConfinementContextUsedFromAnotherThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try! CompanyModel.make())
+            _ = try! coordinator.addPersistentStore(type: InMemoryStore.storeType)
+            let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
+            let thread = Thread { _ = context.insertNewObject(forEntityName: "Badge") }
+            thread.start()
+            while true { sleep(1) }
+        }
+        #expect(violationReported(result))
+    }
+
+    private func violationReported(_ result: ExitTest.Result?) -> Bool {
+        guard let result else { return false }
+        return String(decoding: result.standardErrorContent, as: UTF8.self).contains("Sluice concurrency violation")
+    }
+}
