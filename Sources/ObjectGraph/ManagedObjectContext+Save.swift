@@ -39,20 +39,26 @@ extension ManagedObjectContext {
         if !failures.isEmpty { throw ValidationError(failures: failures) }
 
         try obtainPermanentIDs(for: inserted)
+        // Conflicts are settled and the changes written with the coordinator locked: no other context
+        // saves between the version check and the write.
         var request = SaveChangesRequest()
-        request.insertedRows.reserveCapacity(inserted.count)
-        for object in inserted {
-            request.insertedRows.append(row(of: object, version: 0))
-            appendToManyChanges(of: object, to: &request)
+        var rewritten: [ManagedObject] = [], reinserted: [ManagedObject] = []
+        try persistentStoreCoordinator.performLocked {
+            reinserted = try resolveConflicts(updated: &updated, deleted: &deleted)
+            request.insertedRows.reserveCapacity(inserted.count + reinserted.count)
+            for object in inserted + reinserted {
+                request.insertedRows.append(row(of: object, version: 0))
+                appendToManyChanges(of: object, to: &request)
+            }
+            // Objects whose only changes are to-many edits have no row to rewrite: only links change.
+            rewritten = updated.filter { $0.original != nil }
+            for object in rewritten { request.updatedRows.append(row(of: object, version: object.version)) }
+            for object in updated { appendToManyChanges(of: object, to: &request) }
+            request.deletedObjects = deleted.map { ($0.objectID, $0.version) }
+            try persistentStoreCoordinator.save(request)
         }
-        // Objects whose only changes are to-many edits have no row to rewrite: only links change.
-        let rewritten = updated.filter { $0.original != nil }
-        for object in rewritten { request.updatedRows.append(row(of: object, version: object.version)) }
-        for object in updated { appendToManyChanges(of: object, to: &request) }
-        request.deletedObjects = deleted.map { ($0.objectID, $0.version) }
-        try persistentStoreCoordinator.save(request)
 
-        for object in inserted {
+        for object in inserted + reinserted {
             object.version = 1
             finishSave(of: object)
         }
@@ -63,7 +69,7 @@ extension ManagedObjectContext {
         for object in changedObjects { object.isInChangedList = false }
         changedObjects.removeAll(keepingCapacity: true)
         NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: [
-            "inserted": inserted.map(\.objectID),
+            "inserted": (inserted + reinserted).map(\.objectID),
             "updated": updated.map(\.objectID),
             "deleted": request.deletedObjects.map(\.objectID),
         ])

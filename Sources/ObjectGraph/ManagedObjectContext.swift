@@ -33,6 +33,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public let concurrencyType: ConcurrencyType
     public let persistentStoreCoordinator: PersistentStoreCoordinator
     public var name: String?
+    /// How `save()` settles objects that changed in the store since this context read them.
+    public var mergePolicy: MergePolicy = .error
     let queue: DispatchQueue?
     private let queueToken = UUID()
     /// The thread that made a `.confinement` context.

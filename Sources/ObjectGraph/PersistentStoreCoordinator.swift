@@ -174,6 +174,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` with the coordinator locked: no other context of the coordinator reads or saves
+    /// meanwhile (the lock is recursive, so `body` may call the coordinator).
+    func performLocked<T>(_ body: () throws -> T) rethrows -> T {
+        try lock.withLock(body)
+    }
+
     /// Splits a save by store and hands each store its part. Each store writes its part atomically.
     func save(_ request: SaveChangesRequest) throws {
         try lock.withLock {

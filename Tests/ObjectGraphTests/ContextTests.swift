@@ -124,15 +124,16 @@ import TestSupport
         #expect(stored.string(forKey: "name") == "Mine" && stored.decimal(forKey: "budget") == 99)
     }
 
-    @Test func aStaleUpdateIsAConflictAtTheStore() throws {
+    @Test func aStaleUpdateIsAConflict() throws {
         let dept = graph.insert("Department", ["name": "A"])
         try graph.context.save()
         let other = graph.makeContext()
         try other.existingObject(with: dept.objectID)["name"] = "Theirs"
         try other.save()
         dept["name"] = "Ours"
-        let error = try #require(throws: StoreError.self) { try graph.context.save() }
-        #expect(error.code == .conflict)
+        // Found by the context before writing (the store's own version check is the backstop).
+        let error = try #require(throws: MergeError.self) { try graph.context.save() }
+        #expect(error.conflicts.map(\.objectID) == [dept.objectID])
         #expect(try graph.makeContext().existingObject(with: dept.objectID).string(forKey: "name") == "Theirs")
     }
 

@@ -190,7 +190,7 @@ import TestSupport
         let before = try file.dump()
         b["budget"] = .decimal(20)
         file.graph.insert("Department", ["name": "Ops"], into: second)
-        #expect { try second.save() } throws: { ($0 as? StoreError)?.code == .conflict }
+        #expect { try second.save() } throws: { ($0 as? MergeError)?.conflicts.count == 1 }
         #expect(try file.dump() == before)
     }
 

@@ -1,0 +1,135 @@
+import Foundation
+
+/// What a save does with an object that changed in the store since the context read it (an
+/// optimistic-locking conflict: the row's version is no longer the one the object was read with, or
+/// the row is gone). Set per context with `ManagedObjectContext.mergePolicy`.
+public enum MergePolicy: Sendable, CaseIterable {
+    /// The save fails with a `MergeError` listing every conflict; nothing is written.
+    case error
+    /// Per property: where both the object and the store changed a value, the store's wins; the
+    /// object's other changes are kept. An object deleted in the store stays deleted.
+    case storeTrumps
+    /// Per property: where both changed a value, the object's wins; the store's changes to other
+    /// properties are kept. An object deleted in the store is written again.
+    case objectTrumps
+    /// The object's whole state replaces the store's (written again if the store deleted it).
+    case overwrite
+    /// The object's changes are discarded: it takes the store's state (or goes, if the store deleted it).
+    case rollback
+}
+
+/// One object whose save met a newer state in the store: its values now, the values it was read with,
+/// the store's current values (`nil` when the row was deleted), and both versions. Attributes only;
+/// relationship changes are merged by the policies but not listed.
+public struct MergeConflict: Sendable, CustomStringConvertible {
+    public let objectID: ManagedObjectID
+    public let objectValues: [String: AttributeValue]
+    public let snapshot: [String: AttributeValue]
+    public let storeValues: [String: AttributeValue]?
+    public let snapshotVersion: Int64
+    public let storeVersion: Int64?
+    /// Whether the context was deleting the object.
+    public let isDelete: Bool
+
+    /// A readable diff: one line per attribute whose three values are not all equal.
+    public var description: String {
+        var lines: [String] = []
+        let action = isDelete ? "deleting" : "updating"
+        guard let storeValues, let storeVersion else {
+            return "\(objectID.entityName) \(objectID): \(action) an object read at version \(snapshotVersion), but another save deleted it"
+        }
+        lines.append("\(objectID.entityName) \(objectID): \(action) an object read at version \(snapshotVersion), but the store has version \(storeVersion)")
+        for name in snapshot.keys.sorted() {
+            let read = snapshot[name] ?? .null, mine = objectValues[name] ?? .null, theirs = storeValues[name] ?? .null
+            guard read != mine || read != theirs else { continue }
+            lines.append("  \(name): read \(read) · this context \(mine) · store \(theirs)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// A save refused under `MergePolicy.error`: every conflicting object with its diff.
+public struct MergeError: Error, Sendable, CustomStringConvertible {
+    public let conflicts: [MergeConflict]
+    public var description: String {
+        "The save conflicts with changes saved elsewhere (\(conflicts.count) object\(conflicts.count == 1 ? "" : "s")):\n"
+            + conflicts.map(\.description).joined(separator: "\n")
+    }
+}
+
+extension ManagedObjectContext {
+    /// Compares the objects this save rewrites or deletes with the store's rows (one request) and
+    /// settles each conflict by `mergePolicy`. Called with the coordinator locked, so no other context
+    /// of the coordinator saves between this check and the write.
+    /// - Returns: objects the store deleted that must be written again (object-trumps, overwrite).
+    /// - Throws: `MergeError` under `.error`.
+    func resolveConflicts(updated: inout [ManagedObject], deleted: inout [ManagedObject]) throws -> [ManagedObject] {
+        let checked = updated.filter { $0.original != nil } + deleted.filter { !$0.objectID.isTemporaryID }
+        guard !checked.isEmpty else { return [] }
+        var current: [ManagedObjectID: StoreRow] = [:]
+        for row in try persistentStoreCoordinator.rows(for: checked.map(\.objectID)) { current[row.objectID] = row }
+        let conflicts = checked.filter { current[$0.objectID]?.version != $0.version }
+        guard !conflicts.isEmpty else { return [] }
+        if mergePolicy == .error {
+            throw MergeError(conflicts: conflicts.map { conflict(of: $0, store: current[$0.objectID]) })
+        }
+        var dropped = Set<ObjectIdentifier>(), reinserted: [ManagedObject] = []
+        for object in conflicts {
+            let row = current[object.objectID]
+            let isDelete = object.changeState == .deleted
+            switch (mergePolicy, row) {
+            case (_, nil) where isDelete, (.storeTrumps, nil), (.rollback, nil):
+                // Gone from the store: nothing to write, and the object goes from this context too.
+                dropped.insert(ObjectIdentifier(object))
+                forget(object)
+            case (_, nil):
+                dropped.insert(ObjectIdentifier(object))
+                reinserted.append(object)
+            case (.rollback, let row?):
+                dropped.insert(ObjectIdentifier(object))
+                object.changeState = .none
+                object.original = nil
+                if isDelete { object.turnIntoFault(notify: true) } else { object.fill(from: row, in: self) }
+            case (.storeTrumps, let row?) where !isDelete, (.objectTrumps, let row?) where !isDelete:
+                mergeByProperty(object, with: row, storeWins: mergePolicy == .storeTrumps)
+            case (_, let row?):
+                object.version = row.version    // overwrite, or a delete that goes ahead
+            }
+        }
+        updated.removeAll { dropped.contains(ObjectIdentifier($0)) }
+        deleted.removeAll { dropped.contains(ObjectIdentifier($0)) }
+        return reinserted
+    }
+
+    /// Takes the store's value of each property the store changed, unless the object changed it too
+    /// and the object wins; the object's snapshot and version become the store's.
+    private func mergeByProperty(_ object: ManagedObject, with row: StoreRow, storeWins: Bool) {
+        guard let original = object.original else { return }
+        for attribute in object.entity.attributes where !attribute.isTransient {
+            let read = original.attributes[attribute.index], theirs = row.attributeValues[attribute.index]
+            let objectChanged = object.attributeValues[attribute.index] != read
+            if theirs != read, storeWins || !objectChanged { object.attributeValues[attribute.index] = theirs }
+        }
+        for relationship in object.entity.relationships where !relationship.isToMany {
+            let read = original.toOne[relationship.index]?.objectID, theirs = row.toOneDestinations[relationship.index]
+            guard case .one(let destination) = object.relationshipSlots[relationship.index] else { continue }
+            let objectChanged = destination?.objectID != read
+            if theirs != read, storeWins || !objectChanged {
+                object.setRelatedObject(theirs.map { self.object(with: $0) }, at: relationship.index)
+            }
+        }
+        object.original = (row.attributeValues, row.toOneDestinations.map { $0.map { self.object(with: $0) } })
+        object.version = row.version
+    }
+
+    private func conflict(of object: ManagedObject, store row: StoreRow?) -> MergeConflict {
+        let attributes = object.entity.attributes.filter { !$0.isTransient }
+        func named(_ values: [AttributeValue]) -> [String: AttributeValue] {
+            Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, values[$0.index]) })
+        }
+        return MergeConflict(objectID: object.objectID, objectValues: named(object.attributeValues),
+                             snapshot: named(object.original?.attributes ?? object.attributeValues),
+                             storeValues: row.map { named($0.attributeValues) }, snapshotVersion: object.version,
+                             storeVersion: row?.version, isDelete: object.changeState == .deleted)
+    }
+}
