@@ -34,9 +34,7 @@ import TestSupport
 
     @Test func usingAPrivateQueueContextOffItsQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: try! CompanyModel.make())
-            _ = try! coordinator.addPersistentStore(type: InMemoryStore.storeType)
-            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            let context = ConcurrencyTests.inMemoryContext(.privateQueue)
             _ = context.insertNewObject(forEntityName: "Badge")
         }
         #expect(violationReported(result))
@@ -44,9 +42,7 @@ import TestSupport
 
     @Test func usingAnObjectOffItsContextsQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: try! CompanyModel.make())
-            _ = try! coordinator.addPersistentStore(type: InMemoryStore.storeType)
-            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            let context = ConcurrencyTests.inMemoryContext(.privateQueue)
             let badge = context.performAndWait { context.insertNewObject(forEntityName: "Badge") }
             badge["code"] = .string("set off the queue")
         }
@@ -55,14 +51,19 @@ import TestSupport
 
     @Test func aConfinementContextUsedFromAnotherThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: try! CompanyModel.make())
-            _ = try! coordinator.addPersistentStore(type: InMemoryStore.storeType)
-            let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
+            let context = ConcurrencyTests.inMemoryContext(.confinement)
             let thread = Thread { _ = context.insertNewObject(forEntityName: "Badge") }
             thread.start()
             while true { sleep(1) }
         }
         #expect(violationReported(result))
+    }
+
+    /// A context on a new in-memory store (exit tests cannot capture values, so they call this).
+    static func inMemoryContext(_ type: ManagedObjectContext.ConcurrencyType) -> ManagedObjectContext {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try! CompanyModel.make())
+        _ = try! coordinator.addPersistentStore(type: InMemoryStore.storeType)
+        return ManagedObjectContext(concurrencyType: type, coordinator: coordinator)
     }
 
     private func violationReported(_ result: ExitTest.Result?) -> Bool {
