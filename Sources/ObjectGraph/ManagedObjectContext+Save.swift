@@ -42,11 +42,12 @@ extension ManagedObjectContext {
         // Conflicts are settled and the changes written with the coordinator locked: no other context
         // saves between the version check and the write.
         var request = SaveChangesRequest()
-        var rewritten: [ManagedObject] = [], reinserted: [ManagedObject] = []
+        var rewritten: [ManagedObject] = []
         try persistentStoreCoordinator.performLocked {
-            reinserted = try resolveConflicts(updated: &updated, deleted: &deleted)
-            request.insertedRows.reserveCapacity(inserted.count + reinserted.count)
-            for object in inserted + reinserted {
+            // Objects the store deleted that this save writes again are inserted anew.
+            inserted += try resolveConflicts(updated: &updated, deleted: &deleted)
+            request.insertedRows.reserveCapacity(inserted.count)
+            for object in inserted {
                 request.insertedRows.append(row(of: object, version: 0))
                 appendToManyChanges(of: object, to: &request)
             }
@@ -58,7 +59,7 @@ extension ManagedObjectContext {
             try persistentStoreCoordinator.save(request)
         }
 
-        for object in inserted + reinserted {
+        for object in inserted {
             object.version = 1
             finishSave(of: object)
         }
@@ -69,7 +70,7 @@ extension ManagedObjectContext {
         for object in changedObjects { object.isInChangedList = false }
         changedObjects.removeAll(keepingCapacity: true)
         NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: [
-            "inserted": (inserted + reinserted).map(\.objectID),
+            "inserted": inserted.map(\.objectID),
             "updated": updated.map(\.objectID),
             "deleted": request.deletedObjects.map(\.objectID),
         ])

@@ -222,10 +222,8 @@ struct RecordBuilder {
 
     /// Starts a record: reuses the last buffer if no record holds it any more.
     mutating func begin() {
-        if !isKnownUniquelyReferenced(&buffer) {
-            buffer = RecordBuffer(byteCapacity: byteCapacity, slotCapacity: slotCapacity)
-            bytes = buffer.bytes
-            slots = buffer.slots
+        guard isKnownUniquelyReferenced(&buffer) else {
+            return begin(in: RecordBuffer(byteCapacity: byteCapacity, slotCapacity: slotCapacity))
         }
         length = 0
         count = 0

@@ -1,5 +1,4 @@
 import Drivers
-import Foundation
 
 /// Which elements of an XML document are records, and what their fields are.
 ///
@@ -178,12 +177,12 @@ public final class XMLReader: XMLEventHandler, RecordReader {
                     let base = attributes + 5 * a
                     guard base[0] == wanted.name, base[2] == wanted.uri, let start = base[3], let end = base[4] else { continue }
                     let value = UnsafeBufferPointer(start: start, count: end - start)
-                    if memchr(start, 0x26, end - start) == nil {
-                        frames[frame].takeAttribute(field: wanted.field, value: value, line: line, column: column)
-                    } else {
-                        decodeAmpersands(value).withUnsafeBufferPointer {
+                    if let decoded = XMLEventHandler.decodedAttributeValue(value) {
+                        decoded.withUnsafeBufferPointer {
                             frames[frame].takeAttribute(field: wanted.field, value: $0, line: line, column: column)
                         }
+                    } else {
+                        frames[frame].takeAttribute(field: wanted.field, value: value, line: line, column: column)
                     }
                     break
                 }
@@ -196,24 +195,6 @@ public final class XMLReader: XMLEventHandler, RecordReader {
             frames[frame].openTexts += 1
             if frames[frame].openTexts == 1 { capturers.push(frame) }
         }
-    }
-
-    /// libxml2 hands attribute values over with every `&` (from `&amp;` or `&#38;`) written as `&#38;`
-    /// (it leaves them for a tree builder to decode); every `&` of a value starts such a reference.
-    private func decodeAmpersands(_ value: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        var decoded: [UInt8] = []
-        decoded.reserveCapacity(value.count)
-        var index = 0
-        while index < value.count {
-            decoded.append(value[index])
-            if value[index] == UInt8(ascii: "&"), index + 4 < value.count, value[index + 1] == UInt8(ascii: "#"),
-               value[index + 2] == UInt8(ascii: "3"), value[index + 3] == UInt8(ascii: "8"), value[index + 4] == UInt8(ascii: ";") {
-                index += 5
-            } else {
-                index += 1
-            }
-        }
-        return decoded
     }
 
     /// The element of `node` ended: its open text fields end here.
@@ -378,13 +359,7 @@ public final class XMLReader: XMLEventHandler, RecordReader {
                 index = free.removeLast()
                 base[index].builder.begin(in: buffer)
             } else {
-                if count == capacity {
-                    let grown = UnsafeMutablePointer<Frame>.allocate(capacity: capacity * 2)
-                    grown.moveInitialize(from: base, count: count)
-                    base.deallocate()
-                    base = grown
-                    capacity *= 2
-                }
+                if count == capacity { base = doubled(base, count: count, capacity: &capacity) }
                 index = count
                 (base + index).initialize(to: Frame(builder: RecordBuilder(buffer: buffer), fields: .allocate(capacity: fieldCapacity)))
                 count += 1
@@ -566,13 +541,7 @@ struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
     var last: Element { base[count - 1] }
 
     mutating func push(_ element: Element) {
-        if count == capacity {
-            let grown = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
-            grown.update(from: base, count: count)
-            base.deallocate()
-            base = grown
-            capacity *= 2
-        }
+        if count == capacity { base = doubled(base, count: count, capacity: &capacity) }
         base[count] = element
         count += 1
     }
@@ -583,6 +552,15 @@ struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
     }
 
     mutating func removeLast(_ n: Int) { count -= n }
+}
+
+/// Moves the `count` values at `base` into an allocation twice as large and frees the old one.
+private func doubled<T>(_ base: UnsafeMutablePointer<T>, count: Int, capacity: inout Int) -> UnsafeMutablePointer<T> {
+    let grown = UnsafeMutablePointer<T>.allocate(capacity: capacity * 2)
+    grown.moveInitialize(from: base, count: count)
+    base.deallocate()
+    capacity *= 2
+    return grown
 }
 
 extension PlainStack where Element: Equatable {
