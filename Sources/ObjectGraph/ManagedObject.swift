@@ -38,6 +38,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var isInChangedList = false
     /// The row version this object was read with (0 for never-saved objects).
     @exclusivity(unchecked) var version: Int64 = 0
+    /// Whether the object counts as a user of its row's snapshot at the coordinator (objects of root
+    /// contexts, from being filled or saved until they turn into a fault).
+    @exclusivity(unchecked) var holdsSnapshot = false
     /// Attribute values and to-one destinations as last committed, captured at the first change.
     @exclusivity(unchecked) var original: (attributes: [AttributeValue], toOne: [ManagedObject?])?
 
@@ -247,6 +250,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Releases values and relationships (breaking reference cycles) and becomes a fault.
     func turnIntoFault(notify: Bool) {
+        if holdsSnapshot {
+            holdsSnapshot = false
+            context?.snapshotReleased(objectID)
+        }
         attributeValues = []
         relationshipSlots = []
         original = nil

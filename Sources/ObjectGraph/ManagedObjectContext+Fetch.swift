@@ -64,7 +64,7 @@ extension ManagedObjectContext {
         let entity = try entity(for: request)
         if request.predicate != nil { _ = try request.predicate!.compiled(for: entity) }
         if !hasPendingChanges(for: entity, request), request.fetchLimit == 0, request.fetchOffset == 0 {
-            return try persistentStoreCoordinator.countRows(storeRequest(request, entity: entity).unpaged)
+            return try source.sourceCount(matching: storeRequest(request, entity: entity).unpaged)
         }
         return try fetchMerged(request).count
     }
@@ -122,12 +122,12 @@ extension ManagedObjectContext {
         var objects: [ManagedObject]
         let storesMerged: Bool
         if request.returnsObjectsAsFaults || request.fetchBatchSize > 0 {
-            let (ids, merged) = try persistentStoreCoordinator.fetchObjectIDs(pending ? full.unpaged : full)
+            let (ids, merged) = try source.sourceObjectIDs(matching: pending ? full.unpaged : full)
             objects = faults(for: ids, batchSize: request.fetchBatchSize)
             storesMerged = merged
         } else {
-            let (rows, merged) = try persistentStoreCoordinator.fetchRows(pending ? full.unpaged : full)
-            objects = rows.map(materialize)
+            let (rows, merged) = try source.sourceRows(matching: pending ? full.unpaged : full)
+            objects = materialize(rows)
             storesMerged = merged
         }
         guard pending || storesMerged else { return objects }

@@ -40,15 +40,17 @@ extension ManagedObjectContext {
 
         try obtainPermanentIDs(for: inserted)
         // Conflicts are settled and the changes written with the coordinator locked: no other context
-        // saves between the version check and the write.
+        // saves between the version check and the write. A child's save goes into its parent as is.
         var request = SaveChangesRequest()
         var rewritten: [ManagedObject] = []
-        try persistentStoreCoordinator.performLocked {
-            // Objects the store deleted that this save writes again are inserted anew.
-            inserted += try resolveConflicts(updated: &updated, deleted: &deleted)
+        try source.sourceLocked {
+            if parent == nil {
+                // Objects the store deleted that this save writes again are inserted anew.
+                inserted += try resolveConflicts(updated: &updated, deleted: &deleted)
+            }
             request.insertedRows.reserveCapacity(inserted.count)
             for object in inserted {
-                request.insertedRows.append(row(of: object, version: 0))
+                request.insertedRows.append(row(of: object, version: 1))
                 appendToManyChanges(of: object, to: &request)
             }
             // Objects whose only changes are to-many edits have no row to rewrite: only links change.
@@ -56,19 +58,21 @@ extension ManagedObjectContext {
             for object in rewritten { request.updatedRows.append(row(of: object, version: object.version)) }
             for object in updated { appendToManyChanges(of: object, to: &request) }
             request.deletedObjects = deleted.map { ($0.objectID, $0.version) }
-            try persistentStoreCoordinator.save(request)
+            try source.sourceSave(request)
         }
 
-        for object in inserted {
-            object.version = 1
-            finishSave(of: object)
+        if parent == nil {
+            for object in inserted { object.version = 1 }
+            for object in rewritten { object.version += 1 }
         }
-        for object in rewritten { object.version += 1 }
+        for object in inserted { finishSave(of: object) }
         for object in updated { finishSave(of: object) }
+        takeSnapshots(of: inserted, rows: request.insertedRows)
         for object in deleted { forget(object) }
         for object in insertedThenDeleted { forget(object) }
         for object in changedObjects { object.isInChangedList = false }
         changedObjects.removeAll(keepingCapacity: true)
+        flushSnapshotReleases()
         NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: [
             "inserted": inserted.map(\.objectID),
             "updated": updated.map(\.objectID),
@@ -83,7 +87,7 @@ extension ManagedObjectContext {
         for case .many(let storage) in object.relationshipSlots { storage.clearEdits() }
     }
 
-    private func row(of object: ManagedObject, version: Int64) -> StoreRow {
+    func row(of object: ManagedObject, version: Int64) -> StoreRow {
         var values = object.attributeValues
         for index in object.entity.transientAttributeIndexes { values[index] = .null }
         let toOne = object.relationshipSlots.map { slot -> ManagedObjectID? in

@@ -32,6 +32,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     public let concurrencyType: ConcurrencyType
     public let persistentStoreCoordinator: PersistentStoreCoordinator
+    /// The context a child context loads from and saves into; `nil` for a context of a coordinator.
+    public let parent: ManagedObjectContext?
+    /// The parent, or the coordinator for a root context.
+    let source: any RowSource
     public var name: String?
     /// How `save()` settles objects that changed in the store since this context read them.
     public var mergePolicy: MergePolicy = .error
@@ -49,10 +53,31 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var registry: [ManagedObjectID: ManagedObject] = [:]
     /// Objects whose change state left `.none` since the last save or rollback (append-only; states are checked).
     @exclusivity(unchecked) var changedObjects: [ManagedObject] = []
+    /// IDs of objects that stopped using their snapshot, handed to the coordinator in batches.
+    @exclusivity(unchecked) var releasedSnapshots: [ManagedObjectID] = []
+    /// Whether an object was inserted with a temporary ID since a child last read from this context.
+    @exclusivity(unchecked) var hasTemporaryIDs = false
 
-    public init(concurrencyType: ConcurrencyType = .privateQueue, coordinator: PersistentStoreCoordinator) {
+    /// A context of `coordinator` (a root context): it fetches from the stores and saves into them.
+    public convenience init(concurrencyType: ConcurrencyType = .privateQueue, coordinator: PersistentStoreCoordinator) {
+        self.init(concurrencyType: concurrencyType, coordinator: coordinator, parent: nil)
+    }
+
+    /// A child of `parent`: it fetches through the parent (seeing the parent's unsaved changes) and
+    /// its `save()` pushes its changes into the parent, not into a store; the parent's save writes
+    /// them. Children may have children. Objects a child inserts get permanent IDs when the child
+    /// saves, and objects the parent inserted get theirs when a child first reads them, so one ID
+    /// names one object at every level.
+    public convenience init(concurrencyType: ConcurrencyType = .privateQueue, parent: ManagedObjectContext) {
+        self.init(concurrencyType: concurrencyType, coordinator: parent.persistentStoreCoordinator, parent: parent)
+    }
+
+    private init(concurrencyType: ConcurrencyType, coordinator: PersistentStoreCoordinator, parent: ManagedObjectContext?) {
         self.concurrencyType = concurrencyType
         self.persistentStoreCoordinator = coordinator
+        precondition(parent?.concurrencyType != .confinement, "a parent context needs a queue: make it .privateQueue or .mainQueue")
+        self.parent = parent
+        if let parent { self.source = parent } else { self.source = coordinator }
         switch concurrencyType {
         case .privateQueue:
             let queue = DispatchQueue(label: "sluice.context")
@@ -66,8 +91,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     deinit {
-        for object in registry.values { object.context = nil }
+        for object in registry.values {
+            if object.holdsSnapshot { releasedSnapshots.append(object.objectID) }
+            object.context = nil
+        }
         for object in changedObjects { object.context = nil }
+        persistentStoreCoordinator.releaseSnapshots(releasedSnapshots)
     }
 
     public var managedObjectModel: ManagedObjectModel { persistentStoreCoordinator.managedObjectModel }
@@ -174,13 +203,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if objectID.isTemporaryID {
             throw StoreError(.objectNotFound, "No object with temporary ID \(objectID) is in this context", objectID: objectID)
         }
-        guard let row = try persistentStoreCoordinator.row(for: objectID) else {
+        guard let row = try source.sourceRows(for: [objectID]).first else {
             throw StoreError(.objectNotFound, "\(objectID.entityName) \(objectID) does not exist in its store (it was deleted or never saved)", objectID: objectID)
         }
         return materialize(row)
     }
 
-    private func makeObject(_ entity: EntityDescription) -> ManagedObject {
+    func makeObject(_ entity: EntityDescription) -> ManagedObject {
         entity.resolvedClass.init(entity: entity, insertInto: nil)
     }
 
@@ -211,7 +240,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                      "entity \(object.entity.name) is not from this context's model")
         precondition(!object.entity.isAbstract, "\(object.entity.name) is abstract: insert one of its sub-entities")
         object.context = self
-        if !object.objectID.isTemporaryID { registry[object.objectID] = object }
+        if object.objectID.isTemporaryID { hasTemporaryIDs = true } else { registry[object.objectID] = object }
         setChangeState(object, .inserted)
         object.awakeFromInsert()
     }
@@ -270,7 +299,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.original = (object.attributeValues, toOne)
     }
 
-    private func setChangeState(_ object: ManagedObject, _ state: ManagedObject.ChangeState) {
+    func setChangeState(_ object: ManagedObject, _ state: ManagedObject.ChangeState) {
         object.changeState = state
         if !object.isInChangedList {
             object.isInChangedList = true
@@ -286,7 +315,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             batch.ids = []
             if pending.count > 1 {
                 do {
-                    for row in try persistentStoreCoordinator.rows(for: pending) { _ = materialize(row) }
+                    _ = materialize(try source.sourceRows(for: pending))
                 } catch {
                     preconditionFailure("could not load a batch of \(pending.count) faults: \(error)")
                 }
@@ -294,13 +323,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
             }
         }
         let row: StoreRow?
-        do { row = try persistentStoreCoordinator.row(for: object.objectID) } catch {
+        do { row = try source.sourceRows(for: [object.objectID]).first } catch {
             preconditionFailure("could not load \(object.objectID): \(error)")
         }
         guard let row else {
             preconditionFailure("could not fulfill a fault for \(object.objectID): the row was deleted; use existingObject(with:) when an object may be gone")
         }
         object.fill(from: row, in: self)
+        takeSnapshots(of: [object], rows: [row])
         object.awakeFromFetch()
     }
 
@@ -308,7 +338,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         var members = storage.added
         if !object.objectID.isTemporaryID {
             let ids: [ManagedObjectID]
-            do { ids = try persistentStoreCoordinator.destinations(of: relationship, for: object.objectID) } catch {
+            do { ids = try source.sourceDestinations(of: relationship, for: object.objectID) } catch {
                 preconditionFailure("could not load \(relationship.name) of \(object.objectID): \(error)")
             }
             var loaded = ids.map { self.object(with: $0) }.filter { !storage.removed.contains($0) }
@@ -326,7 +356,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         precondition(object.context === self, "\(object.objectID) does not belong to this context")
         guard object.changeState != .inserted, object.changeState != .insertedThenDeleted, !object.faultState else { return }
         if mergeChanges, object.changeState == .updated, let original = object.original {
-            guard let row = try? persistentStoreCoordinator.row(for: object.objectID) else { return }
+            guard let row = try? source.sourceCurrentRows(for: [object.objectID]).first else { return }
             for attribute in object.entity.attributes where !attribute.isTransient
                 && object.attributeValues[attribute.index] == original.attributes[attribute.index] {
                 object.attributeValues[attribute.index] = row.attributeValues[attribute.index]
@@ -339,6 +369,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         object.changeState = .none
         object.turnIntoFault(notify: true)
+        flushSnapshotReleases()
     }
 
     // MARK: Rollback and reset
@@ -383,6 +414,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         for object in changedObjects { release(object) }
         registry.removeAll(keepingCapacity: true)
         changedObjects.removeAll(keepingCapacity: true)
+        flushSnapshotReleases()
     }
 
     func forget(_ object: ManagedObject) {
@@ -400,21 +432,61 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     // MARK: Materialising rows
 
-    func materialize(_ row: StoreRow) -> ManagedObject {
-        if let object = registry[row.objectID] {
-            if object.faultState {
-                object.fill(from: row, in: self)
-                object.awakeFromFetch()
+    func materialize(_ row: StoreRow) -> ManagedObject { materialize([row])[0] }
+
+    /// The registered object of each row (new ones made, faults filled), in order.
+    func materialize(_ rows: [StoreRow]) -> [ManagedObject] {
+        var objects: [ManagedObject] = [], filled: [ManagedObject] = [], filledRows: [StoreRow] = []
+        objects.reserveCapacity(rows.count)
+        for row in rows {
+            let object: ManagedObject
+            if let registered = registry[row.objectID] {
+                object = registered
+                if !object.faultState {
+                    objects.append(object)
+                    continue
+                }
+            } else {
+                object = makeObject(row.entity)
+                object.objectID = row.objectID
+                object.context = self
+                registry[row.objectID] = object
             }
-            return object
+            object.fill(from: row, in: self)
+            filled.append(object)
+            filledRows.append(row)
+            objects.append(object)
         }
-        let object = makeObject(row.entity)
-        object.objectID = row.objectID
-        object.context = self
-        object.fill(from: row, in: self)
-        registry[row.objectID] = object
-        object.awakeFromFetch()
-        return object
+        takeSnapshots(of: filled, rows: filledRows)
+        for object in filled { object.awakeFromFetch() }
+        return objects
+    }
+
+    // MARK: Snapshots
+
+    /// Objects of a root context just filled from (or written as) `rows` become users of those rows'
+    /// snapshots at the coordinator.
+    func takeSnapshots(of objects: [ManagedObject], rows: [StoreRow]) {
+        guard parent == nil else { return }
+        var taken: [StoreRow] = []
+        taken.reserveCapacity(rows.count)
+        for (object, row) in zip(objects, rows) where !object.holdsSnapshot {
+            object.holdsSnapshot = true
+            taken.append(row)
+        }
+        persistentStoreCoordinator.retainSnapshots(taken)
+    }
+
+    /// Called when an object stops using its snapshot (it turned into a fault or left the context).
+    func snapshotReleased(_ objectID: ManagedObjectID) {
+        releasedSnapshots.append(objectID)
+        if releasedSnapshots.count >= 4096 { flushSnapshotReleases() }
+    }
+
+    func flushSnapshotReleases() {
+        guard !releasedSnapshots.isEmpty else { return }
+        persistentStoreCoordinator.releaseSnapshots(releasedSnapshots)
+        releasedSnapshots.removeAll(keepingCapacity: true)
     }
 
     // MARK: Permanent IDs
@@ -433,7 +505,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         registry.reserveCapacity(registry.count + pending.count)
         for (entity, group) in byEntity.sorted(by: { $0.key.index < $1.key.index }) {
-            let ids = try persistentStoreCoordinator.newObjectIDs(for: entity, count: group.count)
+            let ids = try source.sourceNewObjectIDs(for: entity, count: group.count)
             for index in group.indices {
                 group[index].objectID = ids[index]
                 registry[ids[index]] = group[index]

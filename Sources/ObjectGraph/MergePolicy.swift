@@ -67,7 +67,7 @@ extension ManagedObjectContext {
         let checked = updated.filter { $0.original != nil } + deleted.filter { !$0.objectID.isTemporaryID }
         guard !checked.isEmpty else { return [] }
         var current: [ManagedObjectID: StoreRow] = [:]
-        for row in try persistentStoreCoordinator.rows(for: checked.map(\.objectID)) { current[row.objectID] = row }
+        for row in try source.sourceCurrentRows(for: checked.map(\.objectID)) { current[row.objectID] = row }
         let conflicts = checked.filter { current[$0.objectID]?.version != $0.version }
         guard !conflicts.isEmpty else { return [] }
         if mergePolicy == .error {

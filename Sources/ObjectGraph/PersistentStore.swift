@@ -67,7 +67,7 @@ public struct ToManyChange: @unchecked Sendable {
 
 /// Everything one context save asks a store to write, as one atomic unit.
 public struct SaveChangesRequest: Sendable {
-    /// New rows (permanent IDs already assigned by `newReferences`).
+    /// New rows (permanent IDs already assigned by `newReferences`; `version` 1).
     public var insertedRows: [StoreRow] = []
     /// Changed rows; `version` is the version the object was read with (the store compares it).
     public var updatedRows: [StoreRow] = []

@@ -14,6 +14,16 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private let lock = NSRecursiveLock()
     private var stores: [any PersistentStore] = []
     private var storesByIdentifier: [String: any PersistentStore] = [:]
+    /// The snapshot of every stored row some object of some root context was filled from, with the
+    /// number of such objects. Saves through this coordinator keep the rows current (a deleted row's
+    /// entry stays, row-less, while objects still refer to it); an entry goes when its count reaches 0.
+    private var snapshots: [ManagedObjectID: Snapshot] = [:]
+
+    struct Snapshot {
+        /// The row as last read or written; `nil` once a save deleted it.
+        var row: StoreRow?
+        var references: Int
+    }
 
     public init(managedObjectModel: ManagedObjectModel) {
         self.managedObjectModel = managedObjectModel
@@ -143,21 +153,29 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
     }
 
-    /// Rows of objects possibly in several stores, one request per store.
-    func rows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] {
+    /// Rows of objects possibly in several stores, one request per store; with `cached`, rows held as
+    /// snapshots come from there (objects deleted by a save of this coordinator are left out).
+    func rows(for objectIDs: [ManagedObjectID], cached: Bool) throws -> [StoreRow] {
         try lock.withLock {
+            var found: [StoreRow] = []
             var byStore: [String: [ManagedObjectID]] = [:]
-            for id in objectIDs { byStore[try store(for: id).identifier, default: []].append(id) }
-            return try byStore.flatMap { try storesByIdentifier[$0.key]!.rows(for: $0.value) }
+            for id in objectIDs {
+                if cached, let snapshot = snapshots[id] {
+                    if let row = snapshot.row { found.append(row) }
+                    continue
+                }
+                byStore[try store(for: id).identifier, default: []].append(id)
+            }
+            for (identifier, ids) in byStore {
+                let store = storesByIdentifier[identifier]!
+                found += ids.count == 1 ? try store.row(for: ids[0]).map { [$0] } ?? [] : try store.rows(for: ids)
+            }
+            return found
         }
     }
 
     func countRows(_ request: StoreFetchRequest) throws -> Int {
         try lock.withLock { try stores(for: request.entity).reduce(0) { $0 + (try $1.countRows(request)) } }
-    }
-
-    func row(for objectID: ManagedObjectID) throws -> StoreRow? {
-        try lock.withLock { try store(for: objectID).row(for: objectID) }
     }
 
     func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] {
@@ -183,14 +201,77 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// Splits a save by store and hands each store its part. Each store writes its part atomically.
     func save(_ request: SaveChangesRequest) throws {
         try lock.withLock {
-            if stores.count == 1 { return try stores[0].save(request) }
-            var parts: [String: SaveChangesRequest] = [:]
-            func part(_ id: ManagedObjectID) throws -> String { try store(for: id).identifier }
-            for row in request.insertedRows { parts[try part(row.objectID), default: .init()].insertedRows.append(row) }
-            for row in request.updatedRows { parts[try part(row.objectID), default: .init()].updatedRows.append(row) }
-            for deleted in request.deletedObjects { parts[try part(deleted.objectID), default: .init()].deletedObjects.append(deleted) }
-            for change in request.toManyChanges { parts[try part(change.objectID), default: .init()].toManyChanges.append(change) }
-            for (identifier, part) in parts.sorted(by: { $0.key < $1.key }) { try storesByIdentifier[identifier]!.save(part) }
+            if stores.count == 1 {
+                try stores[0].save(request)
+            } else {
+                try saveByStore(request)
+            }
+            noteSaved(request)
+        }
+    }
+
+    private func saveByStore(_ request: SaveChangesRequest) throws {
+        var parts: [String: SaveChangesRequest] = [:]
+        func part(_ id: ManagedObjectID) throws -> String { try store(for: id).identifier }
+        for row in request.insertedRows { parts[try part(row.objectID), default: .init()].insertedRows.append(row) }
+        for row in request.updatedRows { parts[try part(row.objectID), default: .init()].updatedRows.append(row) }
+        for deleted in request.deletedObjects { parts[try part(deleted.objectID), default: .init()].deletedObjects.append(deleted) }
+        for change in request.toManyChanges { parts[try part(change.objectID), default: .init()].toManyChanges.append(change) }
+        for (identifier, part) in parts.sorted(by: { $0.key < $1.key }) { try storesByIdentifier[identifier]!.save(part) }
+    }
+
+    // MARK: Snapshots
+
+    /// Number of rows held as snapshots (each used by at least one object of a root context).
+    public var snapshotCount: Int { lock.withLock { snapshots.count } }
+
+    /// The version of the row an object of some root context last read or wrote, while one does.
+    public func snapshotVersion(for objectID: ManagedObjectID) -> Int64? {
+        lock.withLock { snapshots[objectID]?.row?.version }
+    }
+
+    /// One more object uses the snapshot of each row; a newer row replaces the one held.
+    func retainSnapshots(_ rows: [StoreRow]) {
+        guard !rows.isEmpty else { return }
+        lock.withLock {
+            snapshots.reserveCapacity(snapshots.count + rows.count)
+            for row in rows {
+                if let index = snapshots.index(forKey: row.objectID) {
+                    snapshots.values[index].references += 1
+                    if let held = snapshots.values[index].row, held.version < row.version { snapshots.values[index].row = row }
+                } else {
+                    snapshots[row.objectID] = Snapshot(row: row, references: 1)
+                }
+            }
+        }
+    }
+
+    /// One object fewer uses the snapshot of each ID; unused snapshots are dropped.
+    func releaseSnapshots(_ objectIDs: [ManagedObjectID]) {
+        guard !objectIDs.isEmpty else { return }
+        lock.withLock {
+            for id in objectIDs {
+                guard let index = snapshots.index(forKey: id) else {
+                    preconditionFailure("released the snapshot of \(id), which no object held")
+                }
+                if snapshots.values[index].references == 1 { snapshots.remove(at: index) } else { snapshots.values[index].references -= 1 }
+            }
+        }
+    }
+
+    /// Keeps held snapshots current after a save: rewritten rows gain a version, deleted ones go.
+    private func noteSaved(_ request: SaveChangesRequest) {
+        guard !snapshots.isEmpty else { return }
+        for var row in request.updatedRows {
+            guard let index = snapshots.index(forKey: row.objectID) else { continue }
+            row.version += 1
+            snapshots.values[index].row = row
+        }
+        for row in request.insertedRows {
+            if let index = snapshots.index(forKey: row.objectID) { snapshots.values[index].row = row }
+        }
+        for (id, _) in request.deletedObjects {
+            if let index = snapshots.index(forKey: id) { snapshots.values[index].row = nil }
         }
     }
 }
