@@ -73,11 +73,8 @@ extension ManagedObjectContext {
         for object in changedObjects { object.isInChangedList = false }
         changedObjects.removeAll(keepingCapacity: true)
         flushSnapshotReleases()
-        NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: [
-            "inserted": inserted.map(\.objectID),
-            "updated": updated.map(\.objectID),
-            "deleted": request.deletedObjects.map(\.objectID),
-        ])
+        postDidSave(inserted: inserted.map(\.objectID), updated: updated.map(\.objectID),
+                    deleted: request.deletedObjects.map(\.objectID))
     }
 
     private func finishSave(of object: ManagedObject) {

@@ -57,6 +57,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var releasedSnapshots: [ManagedObjectID] = []
     /// Whether an object was inserted with a temporary ID since a child last read from this context.
     @exclusivity(unchecked) var hasTemporaryIDs = false
+    let didSaveObservers = DidSaveObservers()
+    var automaticMerging: DidSaveObservation?
 
     /// A context of `coordinator` (a root context): it fetches from the stores and saves into them.
     public convenience init(concurrencyType: ConcurrencyType = .privateQueue, coordinator: PersistentStoreCoordinator) {
@@ -91,6 +93,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     deinit {
+        automaticMerging?.cancel()
         for object in registry.values {
             if object.holdsSnapshot { releasedSnapshots.append(object.objectID) }
             object.context = nil
@@ -516,6 +519,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
 extension Notification.Name {
     /// Posted after a context saved; `userInfo` holds `[ManagedObjectID]` arrays under `inserted`,
-    /// `updated` and `deleted`.
+    /// `updated` and `deleted`, and the `ContextDidSave` under `didSave`.
     public static let managedObjectContextDidSave = Notification.Name("SluiceManagedObjectContextDidSave")
 }

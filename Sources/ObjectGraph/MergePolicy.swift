@@ -75,30 +75,46 @@ extension ManagedObjectContext {
         }
         var dropped = Set<ObjectIdentifier>(), reinserted: [ManagedObject] = []
         for object in conflicts {
-            let row = current[object.objectID]
-            let isDelete = object.changeState == .deleted
-            switch (mergePolicy, row) {
-            case (_, nil) where isDelete, (.storeTrumps, nil), (.rollback, nil):
-                // Gone from the store: nothing to write, and the object goes from this context too.
-                dropped.insert(ObjectIdentifier(object))
-                forget(object)
-            case (_, nil):
+            switch settle(object, with: current[object.objectID]) {
+            case .kept: break
+            case .dropped: dropped.insert(ObjectIdentifier(object))
+            case .reinserted:
                 dropped.insert(ObjectIdentifier(object))
                 reinserted.append(object)
-            case (.rollback, let row?):
-                dropped.insert(ObjectIdentifier(object))
-                object.changeState = .none
-                object.original = nil
-                if isDelete { object.turnIntoFault(notify: true) } else { object.fill(from: row, in: self) }
-            case (.storeTrumps, let row?) where !isDelete, (.objectTrumps, let row?) where !isDelete:
-                mergeByProperty(object, with: row, storeWins: mergePolicy == .storeTrumps)
-            case (_, let row?):
-                object.version = row.version    // overwrite, or a delete that goes ahead
             }
         }
         updated.removeAll { dropped.contains(ObjectIdentifier($0)) }
         deleted.removeAll { dropped.contains(ObjectIdentifier($0)) }
         return reinserted
+    }
+
+    enum Settlement { case kept, dropped, reinserted }
+
+    /// Settles one object whose row changed (or, with `row` nil, was deleted) since the object read it,
+    /// by `mergePolicy` (not `.error`, which the callers handle): `.kept` when the object's changes are
+    /// still to be saved, `.dropped` when nothing of it is left to save (it took the store's state or
+    /// left the context), `.reinserted` when it must be written again as a new row.
+    func settle(_ object: ManagedObject, with row: StoreRow?) -> Settlement {
+        let isDelete = object.changeState == .deleted
+        switch (mergePolicy, row) {
+        case (_, nil) where isDelete, (.storeTrumps, nil), (.rollback, nil):
+            // Gone from the store: nothing to write, and the object goes from this context too.
+            forgetDeletedElsewhere(object)
+            return .dropped
+        case (_, nil):
+            return .reinserted
+        case (.rollback, let row?):
+            object.changeState = .none
+            object.original = nil
+            if isDelete { object.turnIntoFault(notify: true) } else { object.fill(from: row, in: self) }
+            return .dropped
+        case (.storeTrumps, let row?) where !isDelete, (.objectTrumps, let row?) where !isDelete:
+            mergeByProperty(object, with: row, storeWins: mergePolicy == .storeTrumps)
+            return .kept
+        case (_, let row?):
+            object.version = row.version    // overwrite, or a delete that goes ahead
+            return .kept
+        }
     }
 
     /// Takes the store's value of each property the store changed, unless the object changed it too

@@ -18,6 +18,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// number of such objects. Saves through this coordinator keep the rows current (a deleted row's
     /// entry stays, row-less, while objects still refer to it); an entry goes when its count reaches 0.
     private var snapshots: [ManagedObjectID: Snapshot] = [:]
+    let didSaveObservers = DidSaveObservers()
 
     struct Snapshot {
         /// The row as last read or written; `nil` once a save deleted it.
