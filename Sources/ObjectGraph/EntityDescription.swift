@@ -57,6 +57,15 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     @exclusivity(unchecked) var defaultAttributeValues: [AttributeValue] = []
     /// The entity half of every temporary ID of this entity's objects.
     let temporaryIDScope: ManagedObjectID.Scope
+    /// The uniqueness constraints that apply to this entity's objects: its own and inherited ones,
+    /// each with the entity that declares it (whose objects, sub-entities included, share the key space).
+    @exclusivity(unchecked) var uniquenessKeys: [UniquenessKey] = []
+
+    struct UniquenessKey {
+        unowned let entity: EntityDescription
+        let attributeIndexes: [Int]
+    }
+
     /// Indexes of transient attributes (stores never see their values).
     @exclusivity(unchecked) var transientAttributeIndexes: [Int] = []
 

@@ -4,22 +4,15 @@ extension ManagedObjectContext {
     /// Validates every inserted, updated and deleted object and writes the changes to the stores as one
     /// unit. On any failure nothing is written and the context keeps its changes.
     ///
-    /// - Throws: `ValidationError` holding every failure of every object; `StoreError` from the store
-    ///   (a conflict, I/O).
+    /// A root context settles optimistic-locking and uniqueness-constraint conflicts by `mergePolicy`
+    /// first; a child context's save goes into its parent (see `init(concurrencyType:parent:)`).
+    ///
+    /// - Throws: `ValidationError` holding every failure of every object; `MergeError` listing every
+    ///   conflict under `MergePolicy.error`; `StoreError` from the store (I/O, a row changed by
+    ///   another process).
     public func save() throws {
         checkQueue()
-        var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ManagedObject] = []
-        var insertedThenDeleted: [ManagedObject] = []
-        inserted.reserveCapacity(changedObjects.count)
-        for object in changedObjects {
-            switch object.changeState {
-            case .none: break
-            case .inserted: inserted.append(object)
-            case .updated: updated.append(object)
-            case .deleted: deleted.append(object)
-            case .insertedThenDeleted: insertedThenDeleted.append(object)
-            }
-        }
+        var (inserted, updated, deleted, insertedThenDeleted) = collectChanges()
         guard !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty || !insertedThenDeleted.isEmpty else {
             for object in changedObjects { object.isInChangedList = false }
             changedObjects.removeAll(keepingCapacity: true)
@@ -45,6 +38,9 @@ extension ManagedObjectContext {
         var rewritten: [ManagedObject] = []
         try source.sourceLocked {
             if parent == nil {
+                if try resolveConstraintConflicts(inserted: inserted, updated: updated) {
+                    (inserted, updated, deleted, insertedThenDeleted) = collectChanges()
+                }
                 // Objects the store deleted that this save writes again are inserted anew.
                 inserted += try resolveConflicts(updated: &updated, deleted: &deleted)
             }
@@ -75,6 +71,23 @@ extension ManagedObjectContext {
         flushSnapshotReleases()
         postDidSave(inserted: inserted.map(\.objectID), updated: updated.map(\.objectID),
                     deleted: request.deletedObjects.map(\.objectID))
+    }
+
+    /// The changed objects by change state.
+    private func collectChanges() -> (inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], insertedThenDeleted: [ManagedObject]) {
+        var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ManagedObject] = []
+        var insertedThenDeleted: [ManagedObject] = []
+        inserted.reserveCapacity(changedObjects.count)
+        for object in changedObjects {
+            switch object.changeState {
+            case .none: break
+            case .inserted: inserted.append(object)
+            case .updated: updated.append(object)
+            case .deleted: deleted.append(object)
+            case .insertedThenDeleted: insertedThenDeleted.append(object)
+            }
+        }
+        return (inserted, updated, deleted, insertedThenDeleted)
     }
 
     private func finishSave(of object: ManagedObject) {

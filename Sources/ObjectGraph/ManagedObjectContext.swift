@@ -421,7 +421,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     func forget(_ object: ManagedObject) {
-        if !object.objectID.isTemporaryID { registry.removeValue(forKey: object.objectID) }
+        if !object.objectID.isTemporaryID, registry[object.objectID] === object { registry.removeValue(forKey: object.objectID) }
         release(object)
     }
 

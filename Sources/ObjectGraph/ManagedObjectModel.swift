@@ -159,6 +159,12 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         entity.relationships = relationships
         entity.attributeIndexByName = Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0.index) })
         entity.relationshipIndexByName = Dictionary(uniqueKeysWithValues: relationships.map { ($0.name, $0.index) })
+        let inherited = entity.superentity?.uniquenessKeys ?? []
+        let declared = entity.uniquenessConstraints.compactMap { names -> EntityDescription.UniquenessKey? in
+            let indexes = names.compactMap { entity.attributeIndexByName[$0] }
+            return indexes.count == names.count && !indexes.isEmpty ? .init(entity: entity, attributeIndexes: indexes) : nil
+        }
+        entity.uniquenessKeys = inherited + declared
         var cls: ManagedObject.Type = ManagedObject.self
         var cursor: EntityDescription? = entity
         while let current = cursor {

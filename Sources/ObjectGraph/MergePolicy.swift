@@ -48,12 +48,52 @@ public struct MergeConflict: Sendable, CustomStringConvertible {
     }
 }
 
-/// A save refused under `MergePolicy.error`: every conflicting object with its diff.
+/// An object whose uniqueness-constrained key is taken: by a stored row, or by other objects of
+/// the same save.
+public struct ConstraintConflict: Sendable, CustomStringConvertible {
+    /// The entity declaring the constraint.
+    public let entityName: String
+    public let keyNames: [String]
+    public let keyValues: [AttributeValue]
+    /// The object being saved with that key.
+    public let objectID: ManagedObjectID
+    /// The stored row holding the key, when there is one.
+    public let existingObjectID: ManagedObjectID?
+    /// Other objects of the same save with the key.
+    public let otherObjectIDs: [ManagedObjectID]
+
+    public var description: String {
+        let key = zip(keyNames, keyValues).map { "\($0) = \($1)" }.joined(separator: ", ")
+        if let existingObjectID {
+            return "\(entityName) \(key): \(objectID) has the key of the stored \(existingObjectID) (a uniqueness constraint)"
+        }
+        return "\(entityName) \(key): \(otherObjectIDs.count + 1) objects of this save have the key (a uniqueness constraint): "
+            + ([objectID] + otherObjectIDs).map(\.description).joined(separator: ", ")
+    }
+}
+
+/// A save refused under `MergePolicy.error`: every object that changed in the store since it was
+/// read, with its diff, and every uniqueness-constraint conflict, with its key.
 public struct MergeError: Error, Sendable, CustomStringConvertible {
     public let conflicts: [MergeConflict]
+    public let constraintConflicts: [ConstraintConflict]
+
+    public init(conflicts: [MergeConflict] = [], constraintConflicts: [ConstraintConflict] = []) {
+        self.conflicts = conflicts
+        self.constraintConflicts = constraintConflicts
+    }
+
     public var description: String {
-        "The save conflicts with changes saved elsewhere (\(conflicts.count) object\(conflicts.count == 1 ? "" : "s")):\n"
-            + conflicts.map(\.description).joined(separator: "\n")
+        var parts: [String] = []
+        if !conflicts.isEmpty {
+            parts.append("The save conflicts with changes saved elsewhere (\(conflicts.count) object\(conflicts.count == 1 ? "" : "s")):\n"
+                + conflicts.map(\.description).joined(separator: "\n"))
+        }
+        if !constraintConflicts.isEmpty {
+            parts.append("The save breaks uniqueness constraints (\(constraintConflicts.count) conflict\(constraintConflicts.count == 1 ? "" : "s")):\n"
+                + constraintConflicts.map(\.description).joined(separator: "\n"))
+        }
+        return parts.joined(separator: "\n")
     }
 }
 

@@ -156,6 +156,12 @@ public protocol PersistentStore: AnyObject {
     /// The current row for an object, or `nil` when it no longer exists.
     func row(for objectID: ManagedObjectID) throws -> StoreRow?
 
+    /// The rows of `entity` (sub-entities included) whose values of `attributes` equal one of `keys`:
+    /// how saves find uniqueness-constraint conflicts. Answer from an index; the default runs
+    /// `fetchRows` with `StoreFetchRequest.rows(of:matching:on:)`, which a SQL store answers from
+    /// the constraint's unique index.
+    func rows(of entity: EntityDescription, matching keys: [[AttributeValue]], on attributes: [AttributeDescription]) throws -> [StoreRow]
+
     /// The destinations of a to-many relationship of a stored object, in stored order.
     func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID]
 
@@ -187,4 +193,34 @@ extension PersistentStore {
     }
 
     public func willRemove(from coordinator: PersistentStoreCoordinator) {}
+
+    public func rows(of entity: EntityDescription, matching keys: [[AttributeValue]], on attributes: [AttributeDescription]) throws -> [StoreRow] {
+        var found: [StoreRow] = []
+        var start = 0
+        while start < keys.count {
+            let end = min(start + 500, keys.count)
+            found += try fetchRows(.rows(of: entity, matching: keys[start..<end], on: attributes))
+            start = end
+        }
+        return found
+    }
+}
+
+extension StoreFetchRequest {
+    /// A request for the rows of `entity` whose `attributes` hold one of `keys`: `a IN {...}` for one
+    /// attribute, `(a == x AND b == y) OR ...` for several.
+    public static func rows(of entity: EntityDescription, matching keys: some Collection<[AttributeValue]>,
+                            on attributes: [AttributeDescription]) -> StoreFetchRequest {
+        func equal(_ attribute: AttributeDescription, _ value: AttributeValue) -> FetchPredicate {
+            .comparison(PredicateComparison(.keyPath([attribute.name]), .equal, .constant(value)))
+        }
+        let predicate: FetchPredicate
+        if attributes.count == 1 {
+            predicate = .comparison(PredicateComparison(.keyPath([attributes[0].name]), .in, .aggregate(keys.map { .constant($0[0]) })))
+        } else {
+            predicate = .or(keys.map { key in .and(zip(attributes, key).map(equal)) })
+        }
+        return StoreFetchRequest(entity: entity, predicate: predicate, sortDescriptors: [], includesSubentities: true,
+                                 fetchLimit: 0, fetchOffset: 0)
+    }
 }

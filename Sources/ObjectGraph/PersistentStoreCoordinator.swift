@@ -175,6 +175,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
     }
 
+    /// Stored rows of `entity` whose `attributes` hold one of `keys` (uniqueness checks).
+    func rows(of entity: EntityDescription, matching keys: [[AttributeValue]], on attributes: [AttributeDescription]) throws -> [StoreRow] {
+        try lock.withLock { try stores(for: entity).flatMap { try $0.rows(of: entity, matching: keys, on: attributes) } }
+    }
+
     func countRows(_ request: StoreFetchRequest) throws -> Int {
         try lock.withLock { try stores(for: request.entity).reduce(0) { $0 + (try $1.countRows(request)) } }
     }

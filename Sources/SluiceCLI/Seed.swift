@@ -45,6 +45,9 @@ struct Seed: ParsableCommand {
             } catch let error as ObjectGraph.ValidationError {
                 FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
                 throw ExitStatus.dataErrors
+            } catch let error as MergeError {
+                FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
+                throw ExitStatus.dataErrors
             } catch let error as StoreError {
                 FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
                 throw error.code == .constraintViolation || error.code == .conflict ? ExitStatus.dataErrors : ExitStatus.ioError

@@ -413,6 +413,16 @@ public final class SQLiteStore: PersistentStore {
         return Int(try run(query) { $0.int64(0) }.first ?? 0)
     }
 
+    /// SQLite's plan for the query `fetchRows(request)` runs (`EXPLAIN QUERY PLAN`), one line per
+    /// step, e.g. `SEARCH t0 USING INDEX Department_unique_name (name=?)`.
+    public func queryPlan(for request: StoreFetchRequest) throws -> [String] {
+        let table = schema.map(for: request.entity).table
+        let query = try SQLiteQueryBuilder(store: self).select(request, columns: table.selectList(alias: "t0"))
+        var plan = query
+        plan.sql = "EXPLAIN QUERY PLAN " + query.sql
+        return try run(plan) { $0.string(3) ?? "" }
+    }
+
     private func run<T>(_ query: SQLiteQuery, _ read: (SQLiteStatement) throws -> T) throws -> [T] {
         try buildPendingIndexes(on: query.tables)
         do {

@@ -154,7 +154,7 @@ import TestSupport
         for n in 0..<50 { file.graph.insert("Employee", ["name": .string("E\(n)")]) }
         file.graph.insert("Department", ["name": "Sales"])
         #expect { try file.context.save() } throws: { error in
-            (error as? StoreError)?.code == .constraintViolation && "\(error)".contains("Department")
+            (error as? MergeError)?.constraintConflicts.first?.entityName == "Department"
         }
         #expect(try file.dump() == before)
         #expect(file.context.hasChanges, "the context keeps its changes after a failed save")
@@ -173,7 +173,21 @@ import TestSupport
             if n == 150 { duplicate = department }
         }
         #expect { try file.context.save() } throws: { error in
-            (error as? StoreError)?.code == .constraintViolation && (error as? StoreError)?.objectID == duplicate!.objectID
+            (error as? MergeError)?.constraintConflicts.map(\.objectID) == [duplicate!.objectID]
+        }
+        #expect(try file.dump() == before)
+
+        // The store enforces the constraint itself too (rows that bypass contexts), naming the row.
+        let store = file.graph.store, entity = file.model.entity(named: "Department")!
+        let template = ManagedObjectID(entityName: "Department", storeIdentifier: store.identifier, reference: .integer(0))
+        var request = SaveChangesRequest()
+        for (n, reference) in try store.newReferences(for: entity, count: 300).enumerated() {
+            request.insertedRows.append(StoreRow(objectID: template.withReference(reference), entity: entity, version: 1,
+                                                 attributeValues: [.string(n == 150 ? "D7" : "E\(n)"), .null],
+                                                 toOneDestinations: Array(repeating: nil, count: entity.relationships.count)))
+        }
+        #expect { try store.save(request) } throws: { error in
+            (error as? StoreError)?.code == .constraintViolation && (error as? StoreError)?.objectID == request.insertedRows[150].objectID
         }
         #expect(try file.dump() == before)
     }

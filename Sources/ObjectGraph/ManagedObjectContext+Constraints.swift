@@ -1,0 +1,186 @@
+/// Uniqueness constraints at save: an object whose constrained key is already taken — by a stored
+/// row or by another object of the same save — is a constraint conflict, settled by `mergePolicy`:
+///
+/// - `.error`: the save fails with a `MergeError` naming each key.
+/// - `.objectTrumps`, `.overwrite`: the object wins. An inserted object becomes an update of the
+///   stored row (an upsert: it takes the row's ID, writes its own values, keeps the row's other
+///   relationships); among objects of one save with the same key, the last one inserted wins.
+/// - `.storeTrumps`, `.rollback`: the stored row wins. An inserted object becomes the stored object
+///   (its ID, values and to-one relationships); among objects of one save, the first one wins.
+///
+/// An object that loses to another object of the save is merged into it: its relationships move to
+/// the winner, references to it without an inverse write the winner's key, and it leaves the context
+/// after the save. An updated object whose new key is taken keeps its old key under every policy but
+/// `.error` (no other row is deleted to make room).
+extension ManagedObjectContext {
+    /// Settles the constraint conflicts of a save's inserted and updated objects (called with the
+    /// coordinator locked, permanent IDs assigned). One indexed lookup per constraint per 500 keys.
+    /// - Returns: whether any object's change state or relationships changed (the caller collects the
+    ///   save's objects again).
+    /// - Throws: `MergeError` under `.error`; `StoreError` from the lookup.
+    func resolveConstraintConflicts(inserted: [ManagedObject], updated: [ManagedObject]) throws -> Bool {
+        var groups: [Group] = [], groupIndex: [ObjectIdentifier: [[Int]: Int]] = [:]
+        func add(_ object: ManagedObject, _ key: EntityDescription.UniquenessKey) {
+            if let index = groupIndex[ObjectIdentifier(key.entity)]?[key.attributeIndexes] {
+                groups[index].objects.append(object)
+            } else {
+                groupIndex[ObjectIdentifier(key.entity), default: [:]][key.attributeIndexes] = groups.count
+                groups.append(Group(entity: key.entity, indexes: key.attributeIndexes, objects: [object]))
+            }
+        }
+        for object in inserted where !object.entity.uniquenessKeys.isEmpty {
+            for key in object.entity.uniquenessKeys { add(object, key) }
+        }
+        for object in updated where !object.entity.uniquenessKeys.isEmpty {
+            guard let original = object.original else { continue }
+            for key in object.entity.uniquenessKeys
+            where key.attributeIndexes.contains(where: { object.attributeValues[$0] != original.attributes[$0] }) {
+                add(object, key)
+            }
+        }
+        guard !groups.isEmpty else { return false }
+
+        let objectWins = mergePolicy == .objectTrumps || mergePolicy == .overwrite
+        var conflicts: [ConstraintConflict] = [], changed = false
+        var adopted: [ManagedObject] = [], adoptedRows: [StoreRow] = []
+        for group in groups {
+            func conflict(_ object: ManagedObject, key: [AttributeValue], existing: ManagedObjectID?, others: [ManagedObject]) -> ConstraintConflict {
+                ConstraintConflict(entityName: group.entity.name, keyNames: group.indexes.map { group.entity.attributes[$0].name },
+                                   keyValues: key, objectID: object.objectID, existingObjectID: existing, otherObjectIDs: others.map(\.objectID))
+            }
+            // Objects of this save sharing a key: one stays.
+            var byKey: [[AttributeValue]: [ManagedObject]] = [:], keys: [[AttributeValue]] = []
+            byKey.reserveCapacity(group.objects.count)
+            for object in group.objects {
+                let key = group.indexes.map { object.attributeValues[$0] }
+                if key.contains(.null) { continue }     // NULLs never clash (as in SQL unique indexes)
+                if byKey[key] == nil { keys.append(key) }
+                byKey[key, default: []].append(object)
+            }
+            var holders: [[AttributeValue]: ManagedObject] = [:]
+            holders.reserveCapacity(keys.count)
+            for key in keys {
+                let objects = byKey[key]!
+                guard objects.count > 1 else {
+                    holders[key] = objects[0]
+                    continue
+                }
+                if mergePolicy == .error {
+                    conflicts.append(conflict(objects[0], key: key, existing: nil, others: Array(objects.dropFirst())))
+                    continue
+                }
+                let winner = objects.first { $0.changeState == .updated } ?? (objectWins ? objects.last! : objects.first!)
+                for loser in objects where loser !== winner {
+                    if loser.changeState == .updated { restoreKey(of: loser, group.indexes) } else { absorb(loser, into: winner) }
+                }
+                holders[key] = winner
+                changed = true
+            }
+            // Keys already stored (looked up through the constraint's unique index).
+            let attributes = group.indexes.map { group.entity.attributes[$0] }
+            for row in try persistentStoreCoordinator.rows(of: group.entity, matching: keys, on: attributes) {
+                let key = group.indexes.map { row.attributeValues[$0] }
+                guard let object = holders[key], object.objectID != row.objectID else { continue }
+                if mergePolicy == .error {
+                    conflicts.append(conflict(object, key: key, existing: row.objectID, others: []))
+                    continue
+                }
+                changed = true
+                if object.changeState == .updated {
+                    restoreKey(of: object, group.indexes)
+                } else if let registered = registry[row.objectID], registered !== object {
+                    if objectWins { copyValues(of: object, to: registered) }
+                    absorb(object, into: registered)
+                } else {
+                    adopt(row, by: object, objectWins: objectWins)
+                    adopted.append(object)
+                    adoptedRows.append(row)
+                }
+            }
+        }
+        if !conflicts.isEmpty { throw MergeError(constraintConflicts: conflicts) }
+        takeSnapshots(of: adopted, rows: adoptedRows)
+        return changed
+    }
+
+    private struct Group {
+        let entity: EntityDescription
+        let indexes: [Int]
+        var objects: [ManagedObject]
+    }
+
+    /// An inserted object becomes the object of a stored row with its key: it takes the row's ID,
+    /// version and snapshot, and is saved as an update of that row — with its own values when the
+    /// object wins, with the row's otherwise.
+    private func adopt(_ row: StoreRow, by object: ManagedObject, objectWins: Bool) {
+        if registry[object.objectID] === object { registry.removeValue(forKey: object.objectID) }
+        object.objectID = row.objectID
+        registry[row.objectID] = object
+        object.version = row.version
+        let toOne = row.toOneDestinations.map { $0.map { self.object(with: $0) } }
+        var snapshot = row.attributeValues
+        for index in object.entity.transientAttributeIndexes { snapshot[index] = object.attributeValues[index] }
+        object.original = (snapshot, toOne)
+        object.changeState = .updated
+        guard !objectWins else { return }
+        object.attributeValues = snapshot
+        for relationship in object.entity.relationships where !relationship.isToMany {
+            guard case .one(let current) = object.relationshipSlots[relationship.index], current !== toOne[relationship.index] else { continue }
+            object.setRelatedObject(toOne[relationship.index], at: relationship.index)
+        }
+        // The row's values as they are: nothing to rewrite (to-many edits are still saved).
+        object.original = nil
+    }
+
+    /// The winner of a key takes the loser's attribute values and to-one destinations (object trumps).
+    private func copyValues(of loser: ManagedObject, to winner: ManagedObject) {
+        for attribute in winner.entity.attributes where !attribute.isTransient {
+            guard let index = loser.entity.attributeIndex(named: attribute.name) else { continue }
+            if winner[attributeAt: attribute.index] != loser.attributeValues[index] {
+                winner[attributeAt: attribute.index] = loser.attributeValues[index]
+            }
+        }
+        for relationship in winner.entity.relationships where !relationship.isToMany {
+            guard let index = loser.entity.relationshipIndex(named: relationship.name),
+                  case .one(let destination?) = loser.relationshipSlots[index] else { continue }
+            winner.setRelatedObject(destination, at: relationship.index)
+        }
+    }
+
+    /// Merges an inserted object into the object that keeps its key: its relationships move to the
+    /// winner (to-ones only where the winner has none), and it is saved as never inserted.
+    private func absorb(_ loser: ManagedObject, into winner: ManagedObject) {
+        for relationship in loser.entity.relationships {
+            guard let target = winner.entity.relationship(named: relationship.name), target.isToMany == relationship.isToMany else { continue }
+            switch loser.relationshipSlots[relationship.index] {
+            case .one(let destination?):
+                loser.setRelatedObject(nil, at: relationship.index)
+                if case .one(nil) = winner.relationshipSlotLoaded(target.index) { winner.setRelatedObject(destination, at: target.index) }
+            case .many(let storage):
+                for member in storage.members ?? storage.added {
+                    loser.removeRelatedObject(member, forKey: relationship.name)
+                    winner.addRelatedObject(member, forKey: target.name)
+                }
+            case .one(nil):
+                break
+            }
+        }
+        if registry[loser.objectID] === loser { registry.removeValue(forKey: loser.objectID) }
+        loser.objectID = winner.objectID    // references to it without an inverse write the winner's key
+        loser.changeState = .insertedThenDeleted
+    }
+
+    /// An updated object whose new key is taken goes back to its stored key.
+    private func restoreKey(of object: ManagedObject, _ indexes: [Int]) {
+        guard let original = object.original else { return }
+        for index in indexes { object.attributeValues[index] = original.attributes[index] }
+    }
+}
+
+extension ManagedObject {
+    /// A relationship slot with the object's values loaded.
+    fileprivate func relationshipSlotLoaded(_ index: Int) -> RelationshipSlot {
+        willAccess()
+        return relationshipSlots[index]
+    }
+}

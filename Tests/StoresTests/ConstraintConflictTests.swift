@@ -1,0 +1,149 @@
+import Drivers
+import Foundation
+import ObjectGraph
+import Stores
+import Testing
+import TestSupport
+
+/// Uniqueness constraints (Department.name is unique) settled by each merge policy.
+@Suite struct ConstraintConflictTests {
+    struct Outcome: Sendable, CustomTestStringConvertible {
+        let policy: MergePolicy
+        let fails: Bool
+        /// The budget the one stored department ends with.
+        let budget: String
+        var testDescription: String { "\(policy)" }
+    }
+
+    /// Which side's budget stays: the saving object's (200) or the store's / the first object's (100).
+    static let outcomes = [
+        Outcome(policy: .error, fails: true, budget: "100"),
+        Outcome(policy: .storeTrumps, fails: false, budget: "100"),
+        Outcome(policy: .objectTrumps, fails: false, budget: "200"),
+        Outcome(policy: .overwrite, fails: false, budget: "200"),
+        Outcome(policy: .rollback, fails: false, budget: "100"),
+    ]
+
+    /// Stored: Sales (budget 100) with Ann. Saved now: another Sales (budget 200) with Bob.
+    @Test(arguments: outcomes)
+    func insertingAKeyTheStoreHas(_ expected: Outcome) throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let stored = file.graph.insert("Department", ["name": "Sales", "budget": .decimal(100)])
+        file.graph.insert("Employee", ["name": "Ann"]).setRelatedObject(stored, forKey: "department")
+        try file.context.save()
+
+        let context = file.graph.makeContext()
+        context.mergePolicy = expected.policy
+        let sales = file.graph.insert("Department", ["name": "Sales", "budget": .decimal(200)], into: context)
+        file.graph.insert("Employee", ["name": "Bob"], into: context).setRelatedObject(sales, forKey: "department")
+        if expected.fails {
+            #expect { try context.save() } throws: { error in
+                guard let conflict = (error as? MergeError)?.constraintConflicts.first else { return false }
+                return conflict.keyNames == ["name"] && conflict.keyValues == ["Sales"] && conflict.existingObjectID == stored.objectID
+                    && "\(error)".contains(#"Department name = "Sales": "#)
+            }
+            #expect(try file.query("SELECT count(*) FROM Person") == [[.integer(1)]], "nothing was written")
+            return
+        }
+        try context.save()
+        #expect(sales.objectID == stored.objectID, "the inserted object became the stored one")
+        #expect(try file.query("SELECT name, CAST(budget AS TEXT) FROM Department") == [[.text("Sales"), .text(expected.budget)]])
+        #expect(try file.query("SELECT p.name FROM Person p JOIN Department d ON p.department = d._pk ORDER BY p.name")
+                == [[.text("Ann")], [.text("Bob")]], "Bob joins the stored department; Ann stays in it")
+    }
+
+    /// One save inserts Research twice (budgets 100 then 200), each with an employee.
+    @Test(arguments: outcomes)
+    func twoObjectsOfOneSaveWithOneKey(_ expected: Outcome) throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let context = file.context
+        context.mergePolicy = expected.policy
+        let first = file.graph.insert("Department", ["name": "Research", "budget": .decimal(100)])
+        let second = file.graph.insert("Department", ["name": "Research", "budget": .decimal(200)])
+        file.graph.insert("Employee", ["name": "Cy"]).setRelatedObject(first, forKey: "department")
+        file.graph.insert("Employee", ["name": "Di"]).setRelatedObject(second, forKey: "department")
+        file.graph.insert("Badge", ["code": "B1"])
+        if expected.fails {
+            #expect { try context.save() } throws: { error in
+                guard let conflict = (error as? MergeError)?.constraintConflicts.first else { return false }
+                return conflict.existingObjectID == nil && conflict.otherObjectIDs.count == 1 && "\(error)".contains("2 objects of this save")
+            }
+            #expect(try file.query("SELECT count(*) FROM Badge") == [[.integer(0)]], "nothing was written")
+            return
+        }
+        try context.save()
+        #expect(try file.query("SELECT name, CAST(budget AS TEXT) FROM Department") == [[.text("Research"), .text(expected.budget)]])
+        #expect(try file.query("SELECT count(*) FROM Person p JOIN Department d ON p.department = d._pk") == [[.integer(2)]],
+                "both employees end in the one department")
+        let winner = expected.budget == "100" ? first : second, loser = expected.budget == "100" ? second : first
+        #expect(winner.managedObjectContext === context && loser.managedObjectContext == nil)
+        #expect(winner.relatedObjects(forKey: "employees").count == 2)
+    }
+
+    @Test func anInsertedKeyOfARegisteredObjectUpdatesThatObject() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let stored = file.graph.insert("Department", ["name": "Sales", "budget": .decimal(100)])
+        try file.context.save()
+        file.context.mergePolicy = .objectTrumps
+        let again = file.graph.insert("Department", ["name": "Sales", "budget": .decimal(300)])
+        file.graph.insert("Employee", ["name": "Eve"]).setRelatedObject(again, forKey: "department")
+        try file.context.save()
+        #expect(stored.decimal(forKey: "budget") == 300)
+        #expect(stored.relatedObjects(forKey: "employees").compactMap { $0.string(forKey: "name") } == ["Eve"])
+        #expect(try file.query("SELECT count(*), CAST(max(budget) AS TEXT) FROM Department") == [[.integer(1), .text("300")]])
+    }
+
+    @Test(arguments: MergePolicy.allCases)
+    func anUpdateOntoATakenKey(_ policy: MergePolicy) throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let sales = file.graph.insert("Department", ["name": "Sales"])
+        let research = file.graph.insert("Department", ["name": "Research"])
+        try file.context.save()
+        file.context.mergePolicy = policy
+        research["name"] = "Sales"
+        research["budget"] = .decimal(5)
+        if policy == .error {
+            #expect { try file.context.save() } throws: { ($0 as? MergeError)?.constraintConflicts.first?.existingObjectID == sales.objectID }
+        } else {
+            try file.context.save()
+            #expect(research.string(forKey: "name") == "Research", "the key goes back; the other change is kept")
+            #expect(try file.query("SELECT name, CAST(budget AS TEXT) FROM Department ORDER BY name") == [[.text("Research"), .text("5")], [.text("Sales"), .null]])
+        }
+    }
+
+    @Test func theLookupUsesTheConstraintsUniqueIndex() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let store = try #require(file.graph.store as? SQLiteStore)
+        let department = try #require(file.model.entity(named: "Department"))
+        let request = StoreFetchRequest.rows(of: department, matching: [["Sales"], ["Research"]], on: [department.attribute(named: "name")!])
+        let plan = try store.queryPlan(for: request)
+        #expect(plan.contains { $0.contains("USING INDEX Department_unique_name") || $0.contains("USING COVERING INDEX Department_unique_name") }, "\(plan)")
+        #expect(!plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")
+    }
+
+    @Test func twoContextsImportingTheSameKeysConcurrentlyUnderObjectTrumps() async throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let coordinator = file.graph.coordinator
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<2 {
+                let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+                context.mergePolicy = .objectTrumps
+                group.addTask {
+                    try await context.perform {
+                        for batch in 0..<10 {
+                            for n in 0..<50 {
+                                let department = context.insertNewObject(forEntityName: "Department")
+                                department["name"] = .string("D\(batch * 50 + n)")
+                                department["budget"] = .decimal(Decimal(worker))
+                            }
+                            try context.save()
+                            context.reset()
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try file.query("SELECT count(*), count(DISTINCT name) FROM Department") == [[.integer(500), .integer(500)]])
+    }
+}
