@@ -38,8 +38,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var isInChangedList = false
     /// The row version this object was read with (0 for never-saved objects).
     @exclusivity(unchecked) var version: Int64 = 0
-    /// Whether the object counts as a user of its row's snapshot at the coordinator (objects of root
-    /// contexts, from being filled or saved until they turn into a fault).
+    /// Whether the object counts as a user of its row's snapshot at the coordinator: objects of root
+    /// contexts filled from a stored row (fetch, fault, a key conflict), until they turn into a fault
+    /// or leave the context. Objects this context inserted and saved hold none: their values are the
+    /// context's own, and a pure import pays nothing for snapshots.
     @exclusivity(unchecked) var holdsSnapshot = false
     /// Attribute values and to-one destinations as last committed, captured at the first change.
     @exclusivity(unchecked) var original: (attributes: [AttributeValue], toOne: [ManagedObject?])?

@@ -63,7 +63,6 @@ extension ManagedObjectContext {
         }
         for object in inserted { finishSave(of: object) }
         for object in updated { finishSave(of: object) }
-        takeSnapshots(of: inserted, rows: request.insertedRows)
         for object in deleted { forget(object) }
         for object in insertedThenDeleted { forget(object) }
         for object in changedObjects { object.isInChangedList = false }

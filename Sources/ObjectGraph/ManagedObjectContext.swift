@@ -467,8 +467,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     // MARK: Snapshots
 
-    /// Objects of a root context just filled from (or written as) `rows` become users of those rows'
-    /// snapshots at the coordinator.
+    /// Objects of a root context just filled from `rows` become users of those rows' snapshots at
+    /// the coordinator.
     func takeSnapshots(of objects: [ManagedObject], rows: [StoreRow]) {
         guard parent == nil else { return }
         var taken: [StoreRow] = []

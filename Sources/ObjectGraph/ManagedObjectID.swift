@@ -117,5 +117,27 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What dictionaries and sets of IDs hash with: integer references (nearly every stored object) go
+    /// through a 64-bit mixer (SplitMix64's finaliser, seeded) instead of SipHash — registries and the
+    /// coordinator's snapshot table hash an ID several times per imported object.
+    public func _rawHashValue(seed: Int) -> Int {
+        switch reference {
+        case .integer(let key): return Self.mix(UInt64(bitPattern: key) ^ UInt64(bitPattern: Int64(seed)))
+        case .temporary(let n): return Self.mix(n ^ 0x9E37_79B9_7F4A_7C15 ^ UInt64(bitPattern: Int64(seed)))
+        case .string:
+            var hasher = Hasher()
+            hasher.combine(seed)
+            hash(into: &hasher)
+            return hasher.finalize()
+        }
+    }
+
+    @inline(__always) private static func mix(_ value: UInt64) -> Int {
+        var x = value &+ 0x9E37_79B9_7F4A_7C15
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int(bitPattern: UInt(x ^ (x >> 31)))
+    }
+
     public var description: String { uriRepresentation.absoluteString }
 }

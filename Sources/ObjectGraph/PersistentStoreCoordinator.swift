@@ -14,8 +14,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private let lock = NSRecursiveLock()
     private var stores: [any PersistentStore] = []
     private var storesByIdentifier: [String: any PersistentStore] = [:]
-    /// The snapshot of every stored row some object of some root context was filled from, with the
-    /// number of such objects. Saves through this coordinator keep the rows current (a deleted row's
+    /// The snapshot of every stored row some object of some root context was filled from (a fetch, a
+    /// fault, a key conflict), with the number of such objects. Saves through this coordinator keep the rows current (a deleted row's
     /// entry stays, row-less, while objects still refer to it); an entry goes when its count reaches 0.
     private var snapshots: [ManagedObjectID: Snapshot] = [:]
     let didSaveObservers = DidSaveObservers()
@@ -241,15 +241,17 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         guard !rows.isEmpty else { return }
         lock.withLock {
             snapshots.reserveCapacity(snapshots.count + rows.count)
-            for row in rows {
-                if let index = snapshots.index(forKey: row.objectID) {
-                    snapshots.values[index].references += 1
-                    if let held = snapshots.values[index].row, held.version < row.version { snapshots.values[index].row = row }
-                } else {
-                    snapshots[row.objectID] = Snapshot(row: row, references: 1)
-                }
-            }
+            for row in rows { Self.retain(&snapshots[row.objectID, default: Snapshot(row: nil, references: 0)], row) }
         }
+    }
+
+    private static func retain(_ snapshot: inout Snapshot, _ row: StoreRow) {
+        if snapshot.references == 0 {
+            snapshot.row = row
+        } else if let held = snapshot.row, held.version < row.version {
+            snapshot.row = row
+        }
+        snapshot.references += 1
     }
 
     /// One object fewer uses the snapshot of each ID; unused snapshots are dropped.

@@ -7,23 +7,29 @@ import TestSupport
 /// The coordinator keeps one snapshot per stored row that objects of its contexts use, counted, and
 /// drops it when the last such object turns into a fault or leaves its context.
 @Suite struct SnapshotTests {
+    /// A re-import loop: each save of 5,000 departments (unique names) meets 2,500 names the previous
+    /// save stored, which become updates of the stored rows (object-trumps) and so hold snapshots.
     @Test func aSaveResetLoopOfAMillionObjectsLeavesNoSnapshots() throws {
         let file = try SQLiteFile(model: try CompanyModel.make())
         let coordinator = file.graph.coordinator, context = file.context
-        let batches = 200, batchSize = 5_000
+        context.mergePolicy = .objectTrumps
+        let name = try #require(file.model.entity(named: "Department")?.attributeIndex(named: "name"))
+        let batches = 200, batchSize = 5_000, overlap = 2_500
         var afterSave: [Int] = [], afterReset: [Int] = []
         for batch in 0..<batches {
-            for n in 0..<batchSize {
-                context.insertNewObject(forEntityName: "Badge")[attributeAt: 0] = .string("\(batch)-\(n)")
+            let first = batch * (batchSize - overlap)
+            for n in first..<first + batchSize {
+                context.insertNewObject(forEntityName: "Department")[attributeAt: name] = .string("D\(n)")
             }
             try context.save()
             afterSave.append(coordinator.snapshotCount)
             context.reset()
             afterReset.append(coordinator.snapshotCount)
         }
-        #expect(afterSave.allSatisfy { $0 == batchSize }, "each saved object holds its row's snapshot until the reset")
+        #expect(afterSave.first == 0 && afterSave.dropFirst().allSatisfy { $0 == overlap }, "each stored row met again holds a snapshot until the reset")
         #expect(afterReset.allSatisfy { $0 == 0 })
-        #expect(try file.query("SELECT count(*) FROM Badge") == [[.integer(Int64(batches * batchSize))]])
+        let rows = Int64(batches * (batchSize - overlap) + overlap)
+        #expect(try file.query("SELECT count(*), count(DISTINCT name) FROM Department") == [[.integer(rows), .integer(rows)]])
     }
 
     @Test func contextsShareOneSnapshotPerRowAndTheLastUserDropsIt() throws {
@@ -32,11 +38,15 @@ import TestSupport
         let first = file.context, second = file.graph.makeContext()
         for n in 0..<10 { file.graph.insert("Badge", ["code": .string("b\(n)")]) }
         try first.save()
-        #expect(coordinator.snapshotCount == 10)
+        #expect(coordinator.snapshotCount == 0, "objects a context inserted hold no snapshot: their values are its own")
 
         let fetched = try second.fetch(FetchRequest(entityName: "Badge"))
         #expect(fetched.count == 10 && coordinator.snapshotCount == 10, "the second context's objects use the same 10 snapshots")
-        first.reset()
+        #expect(try first.fetch(FetchRequest(entityName: "Badge")).count == 10)
+        let third = file.graph.makeContext()
+        _ = try third.fetch(FetchRequest(entityName: "Badge"))
+        #expect(coordinator.snapshotCount == 10, "a third context's objects share them too")
+        third.reset()
         #expect(coordinator.snapshotCount == 10, "the second context still uses them")
 
         second.refresh(fetched[0], mergeChanges: false)
@@ -54,9 +64,10 @@ import TestSupport
         let badge = file.graph.insert("Badge", ["code": "A"])
         let other = file.graph.insert("Badge", ["code": "B"])
         try first.save()
+        let theirs = try second.existingObject(with: badge.objectID)
+        _ = try second.existingObject(with: other.objectID)
         #expect(coordinator.snapshotVersion(for: badge.objectID) == 1)
 
-        let theirs = try second.existingObject(with: badge.objectID)
         badge["code"] = "A2"
         try first.save()
         #expect(coordinator.snapshotVersion(for: badge.objectID) == 2)
@@ -65,8 +76,8 @@ import TestSupport
 
         first.delete(other)
         try first.save()
-        #expect(coordinator.snapshotVersion(for: other.objectID) == nil)
-        #expect(coordinator.snapshotCount == 1)
+        #expect(coordinator.snapshotVersion(for: other.objectID) == nil, "a deleted row is no longer served")
+        #expect(coordinator.snapshotCount == 2, "its entry stays while the second context's object refers to it")
         second.reset()
         first.reset()
         #expect(coordinator.snapshotCount == 0)
@@ -82,9 +93,10 @@ import TestSupport
             return badge.objectID
         }
         let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: parent)
+        parent.performAndWait { parent.reset() }
         let code = try child.performAndWait { try child.existingObject(with: badge).string(forKey: "code") }
         #expect(code == "A")
-        #expect(coordinator.snapshotCount == 1)
+        #expect(coordinator.snapshotCount == 1, "the parent's object (read for the child) holds it; the child's none")
         parent.performAndWait { parent.reset() }
         #expect(coordinator.snapshotCount == 0)
     }
