@@ -16,9 +16,10 @@ extension ManagedObjectContext {
     /// Settles the constraint conflicts of a save's inserted and updated objects (called with the
     /// coordinator locked, permanent IDs assigned). One indexed lookup per constraint per 500 keys.
     /// - Returns: whether any object's change state or relationships changed (the caller collects the
-    ///   save's objects again).
+    ///   save's objects again), and the objects that became updates of rows read just now (their
+    ///   versions need no further check in this save).
     /// - Throws: `MergeError` under `.error`; `StoreError` from the lookup.
-    func resolveConstraintConflicts(inserted: [ManagedObject], updated: [ManagedObject]) throws -> Bool {
+    func resolveConstraintConflicts(inserted: [ManagedObject], updated: [ManagedObject]) throws -> (changed: Bool, adopted: Set<ObjectIdentifier>) {
         var groups: [Group] = [], groupIndex: [ObjectIdentifier: [[Int]: Int]] = [:]
         func add(_ object: ManagedObject, _ key: EntityDescription.UniquenessKey) {
             if let index = groupIndex[ObjectIdentifier(key.entity)]?[key.attributeIndexes] {
@@ -38,49 +39,57 @@ extension ManagedObjectContext {
                 add(object, key)
             }
         }
-        guard !groups.isEmpty else { return false }
+        guard !groups.isEmpty else { return (false, []) }
 
         let objectWins = mergePolicy == .objectTrumps || mergePolicy == .overwrite
         var conflicts: [ConstraintConflict] = [], changed = false
         var adopted: [ManagedObject] = [], adoptedRows: [StoreRow] = []
         for group in groups {
-            func conflict(_ object: ManagedObject, key: [AttributeValue], existing: ManagedObjectID?, others: [ManagedObject]) -> ConstraintConflict {
+            let width = group.indexes.count
+            func key(of values: [AttributeValue]) -> Key {
+                width == 1 ? .single(values[group.indexes[0]]) : .compound(group.indexes.map { values[$0] })
+            }
+            func conflict(_ object: ManagedObject, key: Key, existing: ManagedObjectID?, others: [ManagedObject]) -> ConstraintConflict {
                 ConstraintConflict(entityName: group.entity.name, keyNames: group.indexes.map { group.entity.attributes[$0].name },
-                                   keyValues: key, objectID: object.objectID, existingObjectID: existing, otherObjectIDs: others.map(\.objectID))
+                                   keyValues: key.values, objectID: object.objectID, existingObjectID: existing, otherObjectIDs: others.map(\.objectID))
             }
-            // Objects of this save sharing a key: one stays.
-            var byKey: [[AttributeValue]: [ManagedObject]] = [:], keys: [[AttributeValue]] = []
-            byKey.reserveCapacity(group.objects.count)
+            // The first object of each key holds it; objects of this save with a taken key are duplicates.
+            var holders: [ManagedObject] = [], holderOf: [Key: Int] = [:], duplicates: [Int: [ManagedObject]] = [:]
+            var flatKeys: [AttributeValue] = []
+            holders.reserveCapacity(group.objects.count)
+            holderOf.reserveCapacity(group.objects.count)
+            flatKeys.reserveCapacity(group.objects.count * width)
             for object in group.objects {
-                let key = group.indexes.map { object.attributeValues[$0] }
-                if key.contains(.null) { continue }     // NULLs never clash (as in SQL unique indexes)
-                if byKey[key] == nil { keys.append(key) }
-                byKey[key, default: []].append(object)
-            }
-            var holders: [[AttributeValue]: ManagedObject] = [:]
-            holders.reserveCapacity(keys.count)
-            for key in keys {
-                let objects = byKey[key]!
-                guard objects.count > 1 else {
-                    holders[key] = objects[0]
-                    continue
+                let key = key(of: object.attributeValues)
+                if key.hasNull { continue }     // NULLs never clash (as in SQL unique indexes)
+                if let holder = holderOf[key] {
+                    duplicates[holder, default: []].append(object)
+                } else {
+                    holderOf[key] = holders.count
+                    holders.append(object)
+                    flatKeys += key.values
                 }
+            }
+            for (holder, others) in duplicates.sorted(by: { $0.key < $1.key }) {
+                let objects = [holders[holder]] + others
                 if mergePolicy == .error {
-                    conflicts.append(conflict(objects[0], key: key, existing: nil, others: Array(objects.dropFirst())))
+                    conflicts.append(conflict(objects[0], key: key(of: objects[0].attributeValues), existing: nil, others: others))
                     continue
                 }
                 let winner = objects.first { $0.changeState == .updated } ?? (objectWins ? objects.last! : objects.first!)
                 for loser in objects where loser !== winner {
                     if loser.changeState == .updated { restoreKey(of: loser, group.indexes) } else { absorb(loser, into: winner) }
                 }
-                holders[key] = winner
+                holders[holder] = winner
                 changed = true
             }
             // Keys already stored (looked up through the constraint's unique index).
             let attributes = group.indexes.map { group.entity.attributes[$0] }
-            for row in try persistentStoreCoordinator.rows(of: group.entity, matching: keys, on: attributes) {
-                let key = group.indexes.map { row.attributeValues[$0] }
-                guard let object = holders[key], object.objectID != row.objectID else { continue }
+            for row in try persistentStoreCoordinator.rows(of: group.entity, matching: flatKeys, on: attributes) {
+                let key = key(of: row.attributeValues)
+                guard let holder = holderOf[key] else { continue }
+                let object = holders[holder]
+                guard object.objectID != row.objectID else { continue }
                 if mergePolicy == .error {
                     conflicts.append(conflict(object, key: key, existing: row.objectID, others: []))
                     continue
@@ -100,13 +109,31 @@ extension ManagedObjectContext {
         }
         if !conflicts.isEmpty { throw MergeError(constraintConflicts: conflicts) }
         takeSnapshots(of: adopted, rows: adoptedRows)
-        return changed
+        return (changed, Set(adopted.map(ObjectIdentifier.init)))
     }
 
     private struct Group {
         let entity: EntityDescription
         let indexes: [Int]
         var objects: [ManagedObject]
+    }
+
+    /// A constrained key: one value (the usual case, no array to allocate) or several.
+    private enum Key: Hashable {
+        case single(AttributeValue)
+        case compound([AttributeValue])
+        var values: [AttributeValue] {
+            switch self {
+            case .single(let value): return [value]
+            case .compound(let values): return values
+            }
+        }
+        var hasNull: Bool {
+            switch self {
+            case .single(let value): return value == .null
+            case .compound(let values): return values.contains(.null)
+            }
+        }
     }
 
     /// An inserted object becomes the object of a stored row with its key: it takes the row's ID,

@@ -38,11 +38,10 @@ extension ManagedObjectContext {
         var rewritten: [ManagedObject] = []
         try source.sourceLocked {
             if parent == nil {
-                if try resolveConstraintConflicts(inserted: inserted, updated: updated) {
-                    (inserted, updated, deleted, insertedThenDeleted) = collectChanges()
-                }
+                let constraints = try resolveConstraintConflicts(inserted: inserted, updated: updated)
+                if constraints.changed { (inserted, updated, deleted, insertedThenDeleted) = collectChanges() }
                 // Objects the store deleted that this save writes again are inserted anew.
-                inserted += try resolveConflicts(updated: &updated, deleted: &deleted)
+                inserted += try resolveConflicts(updated: &updated, deleted: &deleted, readNow: constraints.adopted)
             }
             request.insertedRows.reserveCapacity(inserted.count)
             for object in inserted {
@@ -51,7 +50,11 @@ extension ManagedObjectContext {
             }
             // Objects whose only changes are to-many edits have no row to rewrite: only links change.
             rewritten = updated.filter { $0.original != nil }
-            for object in rewritten { request.updatedRows.append(row(of: object, version: object.version)) }
+            for object in rewritten {
+                var row = row(of: object, version: object.version)
+                row.changes = changes(of: object)
+                request.updatedRows.append(row)
+            }
             for object in updated { appendToManyChanges(of: object, to: &request) }
             request.deletedObjects = deleted.map { ($0.objectID, $0.version) }
             try source.sourceSave(request)
@@ -104,6 +107,22 @@ extension ManagedObjectContext {
             return nil
         }
         return StoreRow(objectID: object.objectID, entity: object.entity, version: version, attributeValues: values, toOneDestinations: toOne)
+    }
+
+    /// The attributes and to-one relationships whose values differ from the object's snapshot.
+    private func changes(of object: ManagedObject) -> ChangedProperties? {
+        guard let original = object.original, object.entity.attributes.count <= 64, object.entity.relationships.count <= 64 else { return nil }
+        var changes = ChangedProperties()
+        for attribute in object.entity.attributes where !attribute.isTransient
+            && object.attributeValues[attribute.index] != original.attributes[attribute.index] {
+            changes.attributes |= 1 << UInt64(attribute.index)
+        }
+        for relationship in object.entity.relationships where !relationship.isToMany {
+            guard case .one(let destination) = object.relationshipSlots[relationship.index],
+                  destination !== original.toOne[relationship.index] else { continue }
+            changes.toOneRelationships |= 1 << UInt64(relationship.index)
+        }
+        return changes
     }
 
     private func appendToManyChanges(of object: ManagedObject, to request: inout SaveChangesRequest) {

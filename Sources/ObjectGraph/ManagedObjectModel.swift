@@ -248,6 +248,9 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
             for name in constraint where !attributeNames.contains(name) {
                 issues.append(ModelIssue(entity: entity.name, property: name, message: "uniqueness constraint names an attribute the entity does not have"))
             }
+            for name in constraint where entity.attribute(named: name)?.isTransient == true {
+                issues.append(ModelIssue(entity: entity.name, property: name, message: "uniqueness constraint names a transient attribute, which is never stored"))
+            }
         }
         let propertyNames = Set(entity.propertyNames)
         for index in entity.indexes {

@@ -99,12 +99,14 @@ public struct MergeError: Error, Sendable, CustomStringConvertible {
 
 extension ManagedObjectContext {
     /// Compares the objects this save rewrites or deletes with the store's rows (one request) and
-    /// settles each conflict by `mergePolicy`. Called with the coordinator locked, so no other context
+    /// settles each conflict by `mergePolicy` (objects in `readNow` were read under the same lock and
+    /// are not checked again). Called with the coordinator locked, so no other context
     /// of the coordinator saves between this check and the write.
     /// - Returns: objects the store deleted that must be written again (object-trumps, overwrite).
     /// - Throws: `MergeError` under `.error`.
-    func resolveConflicts(updated: inout [ManagedObject], deleted: inout [ManagedObject]) throws -> [ManagedObject] {
-        let checked = updated.filter { $0.original != nil } + deleted.filter { !$0.objectID.isTemporaryID }
+    func resolveConflicts(updated: inout [ManagedObject], deleted: inout [ManagedObject], readNow: Set<ObjectIdentifier> = []) throws -> [ManagedObject] {
+        let checked = updated.filter { $0.original != nil && (readNow.isEmpty || !readNow.contains(ObjectIdentifier($0))) }
+            + deleted.filter { !$0.objectID.isTemporaryID }
         guard !checked.isEmpty else { return [] }
         var current: [ManagedObjectID: StoreRow] = [:]
         for row in try source.sourceCurrentRows(for: checked.map(\.objectID)) { current[row.objectID] = row }
@@ -152,7 +154,14 @@ extension ManagedObjectContext {
             mergeByProperty(object, with: row, storeWins: mergePolicy == .storeTrumps)
             return .kept
         case (_, let row?):
-            object.version = row.version    // overwrite, or a delete that goes ahead
+            // Overwrite, or a delete that goes ahead. The store's row becomes the snapshot, so an
+            // update writes every value that differs from it: the object's whole state.
+            if !isDelete, let original = object.original {
+                var snapshot = row.attributeValues
+                for index in object.entity.transientAttributeIndexes { snapshot[index] = original.attributes[index] }
+                object.original = (snapshot, row.toOneDestinations.map { $0.map { self.object(with: $0) } })
+            }
+            object.version = row.version
             return .kept
         }
     }

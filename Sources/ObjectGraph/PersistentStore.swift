@@ -35,6 +35,10 @@ public struct StoreRow: @unchecked Sendable {
     public var version: Int64
     public var attributeValues: [AttributeValue]
     public var toOneDestinations: [ManagedObjectID?]
+    /// For rows of `SaveChangesRequest.updatedRows`: which values differ from the stored row (`nil`:
+    /// not known, write them all). The row always carries every value; a store may write only these
+    /// (SQLite maintains an index for every column an UPDATE sets, changed or not).
+    public var changes: ChangedProperties?
 
     public init(objectID: ManagedObjectID, entity: EntityDescription, version: Int64,
                 attributeValues: [AttributeValue], toOneDestinations: [ManagedObjectID?]) {
@@ -46,6 +50,16 @@ public struct StoreRow: @unchecked Sendable {
         self.attributeValues = attributeValues
         self.toOneDestinations = toOneDestinations
     }
+}
+
+/// Which attributes and to-one relationships of a row changed, by index (entities with up to 64 of
+/// each; others report no mask and are written whole).
+public struct ChangedProperties: Sendable, Hashable {
+    public var attributes: UInt64 = 0
+    public var toOneRelationships: UInt64 = 0
+    public init() {}
+    public func containsAttribute(at index: Int) -> Bool { attributes & (1 << UInt64(index)) != 0 }
+    public func containsRelationship(at index: Int) -> Bool { toOneRelationships & (1 << UInt64(index)) != 0 }
 }
 
 /// Destinations added to and removed from one to-many relationship of one object since the last save.
@@ -156,11 +170,11 @@ public protocol PersistentStore: AnyObject {
     /// The current row for an object, or `nil` when it no longer exists.
     func row(for objectID: ManagedObjectID) throws -> StoreRow?
 
-    /// The rows of `entity` (sub-entities included) whose values of `attributes` equal one of `keys`:
-    /// how saves find uniqueness-constraint conflicts. Answer from an index; the default runs
-    /// `fetchRows` with `StoreFetchRequest.rows(of:matching:on:)`, which a SQL store answers from
-    /// the constraint's unique index.
-    func rows(of entity: EntityDescription, matching keys: [[AttributeValue]], on attributes: [AttributeDescription]) throws -> [StoreRow]
+    /// The rows of `entity` (sub-entities included) whose values of `attributes` equal one of the
+    /// keys: how saves find uniqueness-constraint conflicts. `keys` holds the keys one after another,
+    /// `attributes.count` values each. Answer from an index; the default runs `fetchRows` with
+    /// `StoreFetchRequest.rows(of:matching:on:)`, 500 keys at a time.
+    func rows(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [StoreRow]
 
     /// The destinations of a to-many relationship of a stored object, in stored order.
     func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID]
@@ -194,11 +208,11 @@ extension PersistentStore {
 
     public func willRemove(from coordinator: PersistentStoreCoordinator) {}
 
-    public func rows(of entity: EntityDescription, matching keys: [[AttributeValue]], on attributes: [AttributeDescription]) throws -> [StoreRow] {
+    public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [StoreRow] {
         var found: [StoreRow] = []
         var start = 0
         while start < keys.count {
-            let end = min(start + 500, keys.count)
+            let end = min(start + 500 * attributes.count, keys.count)
             found += try fetchRows(.rows(of: entity, matching: keys[start..<end], on: attributes))
             start = end
         }
@@ -207,10 +221,12 @@ extension PersistentStore {
 }
 
 extension StoreFetchRequest {
-    /// A request for the rows of `entity` whose `attributes` hold one of `keys`: `a IN {...}` for one
-    /// attribute, `(a == x AND b == y) OR ...` for several.
-    public static func rows(of entity: EntityDescription, matching keys: some Collection<[AttributeValue]>,
+    /// A request for the rows of `entity` whose `attributes` hold one of the keys (`attributes.count`
+    /// values each, one key after another): `a IN {...}` for one attribute, `(a == x AND b == y) OR ...`
+    /// for several.
+    public static func rows(of entity: EntityDescription, matching flatKeys: ArraySlice<AttributeValue>,
                             on attributes: [AttributeDescription]) -> StoreFetchRequest {
+        let keys = stride(from: flatKeys.startIndex, to: flatKeys.endIndex, by: attributes.count).map { Array(flatKeys[$0..<$0 + attributes.count]) }
         func equal(_ attribute: AttributeDescription, _ value: AttributeValue) -> FetchPredicate {
             .comparison(PredicateComparison(.keyPath([attribute.name]), .equal, .constant(value)))
         }

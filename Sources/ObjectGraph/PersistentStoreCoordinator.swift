@@ -176,7 +176,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// Stored rows of `entity` whose `attributes` hold one of `keys` (uniqueness checks).
-    func rows(of entity: EntityDescription, matching keys: [[AttributeValue]], on attributes: [AttributeDescription]) throws -> [StoreRow] {
+    func rows(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [StoreRow] {
         try lock.withLock { try stores(for: entity).flatMap { try $0.rows(of: entity, matching: keys, on: attributes) } }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ObjectGraph
 import Stores
 
@@ -15,6 +16,15 @@ import Stores
 //   insert_sqlite      the same into a new SQLite file (indexes built after the load, included in
 //                      the time), then the file is checked: row count and a join query
 //   fetch_sqlite       a predicate with a key path, compiled to SQL, counted over the SQLite file
+//   insert_sqlite_2ctx the insert_sqlite load split between 2 private-queue contexts on one
+//                      coordinator, importing at the same time (one thread each)
+//   insert_sqlite_keyed insert_sqlite with a uniqueness constraint on Order.number (every save looks
+//                      its keys up in the unique index, finding none)
+//   upsert_sqlite      after insert_sqlite_keyed (not timed), the same keys imported again under
+//                      object-trumps, every attribute but the key changed, each order with its
+//                      customer: every object becomes an update of its stored row
+//   upsert_sqlite_moved the same, and every order also moves to another customer (the foreign-key
+//                      index changes for every row)
 //   filter_inmemory    the same predicate evaluated in memory over the in-memory store
 
 func peakRSSMegabytes() -> Double {
@@ -37,55 +47,91 @@ func time(_ body: () throws -> Void) rethrows -> Double {
 let batchSize = 5_000
 let parentCount = 1_000
 
-let model = try ManagedObjectModel(entities: [
-    EntityDescription(name: "Customer", attributes: [AttributeDescription(name: "code", type: .integer64, isOptional: false)],
-                      relationships: [RelationshipDescription(name: "orders", destination: "Order", inverse: "customer", isToMany: true)]),
-    EntityDescription(name: "Order", attributes: [
-        AttributeDescription(name: "number", type: .integer64, isOptional: false),
-        AttributeDescription(name: "placedAt", type: .date),
-        AttributeDescription(name: "quantity", type: .integer32, minValue: .integer(0)),
-        AttributeDescription(name: "price", type: .decimal),
-        AttributeDescription(name: "note", type: .string, maxLength: 200),
-        AttributeDescription(name: "weight", type: .double),
-    ], relationships: [RelationshipDescription(name: "customer", destination: "Customer", inverse: "orders", isOptional: false)]),
-])
+func makeModel(keyed: Bool) throws -> ManagedObjectModel {
+    try ManagedObjectModel(entities: [
+        EntityDescription(name: "Customer", attributes: [AttributeDescription(name: "code", type: .integer64, isOptional: false)],
+                          relationships: [RelationshipDescription(name: "orders", destination: "Order", inverse: "customer", isToMany: true)]),
+        EntityDescription(name: "Order", attributes: [
+            AttributeDescription(name: "number", type: .integer64, isOptional: false),
+            AttributeDescription(name: "placedAt", type: .date),
+            AttributeDescription(name: "quantity", type: .integer32, minValue: .integer(0)),
+            AttributeDescription(name: "price", type: .decimal),
+            AttributeDescription(name: "note", type: .string, maxLength: 200),
+            AttributeDescription(name: "weight", type: .double),
+        ], relationships: [RelationshipDescription(name: "customer", destination: "Customer", inverse: "orders", isOptional: false)],
+           uniquenessConstraints: keyed ? [["number"]] : []),
+    ])
+}
 
-/// Inserts `count` orders (and 1,000 customers first) through a context that saves and resets every
-/// `batchSize` objects.
-func insertOrders(_ count: Int, into coordinator: PersistentStoreCoordinator) throws {
+/// Inserts 1,000 customers and returns their IDs in code order.
+func insertCustomers(into coordinator: PersistentStoreCoordinator) throws -> [ManagedObjectID] {
     let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
     for code in 0..<parentCount { context.insertNewObject(forEntityName: "Customer")["code"] = .integer(Int64(code)) }
     try context.save()
-    let customerIDs = try context.fetchObjectIDs(FetchRequest(entityName: "Customer", sortDescriptors: [FetchSortDescriptor("code")]))
-    context.reset()
-    let order = model["Order"]!
+    return try context.fetchObjectIDs(FetchRequest(entityName: "Customer", sortDescriptors: [FetchSortDescriptor("code")]))
+}
+
+/// Inserts orders numbered `numbers` through `context`, saving and resetting every `batchSize`
+/// objects; `revision` changes every attribute but the number (a re-import of changed data), and
+/// with `movesCustomers` the customer too.
+func insertOrders(_ numbers: Range<Int>, customers customerIDs: [ManagedObjectID], revision: Int = 0, movesCustomers: Bool = false,
+                  through context: ManagedObjectContext) throws {
+    let order = context.managedObjectModel["Order"]!
     let number = order.attributeIndex(named: "number")!, placedAt = order.attributeIndex(named: "placedAt")!
     let quantity = order.attributeIndex(named: "quantity")!, price = order.attributeIndex(named: "price")!
     let note = order.attributeIndex(named: "note")!, weight = order.attributeIndex(named: "weight")!
     let customer = order.relationshipIndex(named: "customer")!
-    for n in 0..<count {
+    var pending = 0
+    for n in numbers {
         let object = ManagedObject(entity: order, insertInto: context)   // no entity lookup by name per record
+        let v = n + revision
         object[attributeAt: number] = .integer(Int64(n))
-        object[attributeAt: placedAt] = .date(Date(timeIntervalSinceReferenceDate: Double(n)))
-        object[attributeAt: quantity] = .integer(Int64(n % 7))
-        object[attributeAt: price] = .decimal(Decimal(sign: .plus, exponent: -2, significand: Decimal(n % 10_000)))
-        object[attributeAt: note] = n % 3 == 0 ? .string("note \(n)") : .null
-        object[attributeAt: weight] = .double(Double(n) * 0.5)
-        object.setRelatedObject(context.object(with: customerIDs[(n * 7919) % parentCount]), at: customer)
-        if (n + 1) % batchSize == 0 {
+        object[attributeAt: placedAt] = .date(Date(timeIntervalSinceReferenceDate: Double(v)))
+        object[attributeAt: quantity] = .integer(Int64(v % 7))
+        object[attributeAt: price] = .decimal(Decimal(sign: .plus, exponent: -2, significand: Decimal(v % 10_000)))
+        object[attributeAt: note] = v % 3 == 0 ? .string("note \(v)") : .null
+        object[attributeAt: weight] = .double(Double(v) * 0.5)
+        object.setRelatedObject(context.object(with: customerIDs[((movesCustomers ? v : n) * 7919) % parentCount]), at: customer)
+        pending += 1
+        if pending == batchSize {
             try context.save()
             context.reset()
+            pending = 0
         }
     }
     try context.save()
     context.reset()
 }
 
+/// Inserts `count` orders (and 1,000 customers first) through one context.
+func insertOrders(_ count: Int, into coordinator: PersistentStoreCoordinator) throws {
+    let customers = try insertCustomers(into: coordinator)
+    try insertOrders(0..<count, customers: customers, through: ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator))
+}
+
 let predicate = try FetchPredicate(format: "quantity BETWEEN {2, 4} AND customer.code < 500 AND note BEGINSWITH[c] 'NOTE 1'")
+
+/// A new SQLite store in a temporary directory, removed by `cleanUp`.
+func newSQLiteStore(_ coordinator: PersistentStoreCoordinator) throws -> (store: SQLiteStore, url: URL, cleanUp: () -> Void) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-bench-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let url = directory.appendingPathComponent("bench.sqlite")
+    let store = try coordinator.addPersistentStore(type: SQLiteStore.storeType, at: url, options: ProcessInfo.processInfo.environment["BENCH_CACHE"].map { ["cache_size": $0] } ?? [:]) as! SQLiteStore
+    return (store, url, { try? FileManager.default.removeItem(at: directory) })
+}
+
+func checkStoredOrders(_ coordinator: PersistentStoreCoordinator, _ count: Int) throws {
+    let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
+    let stored = try context.count(for: FetchRequest(entityName: "Order"))
+    precondition(stored == count, "the store holds \(stored) orders, not \(count)")
+}
+
+func fileSize(_ url: URL) -> Double { Double((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0) }
 
 func runCase(_ name: String, _ count: Int) throws {
     SQLiteStore.register()
-    let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+    let keyed = name == "insert_sqlite_keyed" || name.hasPrefix("upsert_sqlite")
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: try makeModel(keyed: keyed))
     switch name {
     case "insert_inmemory", "filter_inmemory":
         try coordinator.addPersistentStore(type: InMemoryStore.storeType)
@@ -96,12 +142,9 @@ func runCase(_ name: String, _ count: Int) throws {
         let filterSeconds = try time { matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate)) }
         precondition(matched > 0, "the predicate matched nothing")
         report(name, records: count, seconds: filterSeconds)
-    case "insert_sqlite", "fetch_sqlite":
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let url = directory.appendingPathComponent("bench.sqlite")
-        let store = try coordinator.addPersistentStore(type: SQLiteStore.storeType, at: url) as! SQLiteStore
+    case "insert_sqlite", "fetch_sqlite", "insert_sqlite_keyed":
+        let (store, url, cleanUp) = try newSQLiteStore(coordinator)
+        defer { cleanUp() }
         var indexSeconds = 0.0
         let seconds = try time {
             try insertOrders(count, into: coordinator)
@@ -109,15 +152,50 @@ func runCase(_ name: String, _ count: Int) throws {
             indexSeconds = try time { try store.buildPendingIndexes() }
         }
         if ProcessInfo.processInfo.environment["BENCH_PHASES"] != nil { print("index build \(indexSeconds)s, rss \(peakRSSMegabytes())") }
+        try checkStoredOrders(coordinator, count)
+        if name != "fetch_sqlite" { return report(name, records: count, seconds: seconds, bytes: fileSize(url)) }
         let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
-        let stored = try context.count(for: FetchRequest(entityName: "Order"))
-        precondition(stored == count, "the store holds \(stored) orders, not \(count)")
-        let bytes = Double((try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0)
-        if name == "insert_sqlite" { return report(name, records: count, seconds: seconds, bytes: bytes) }
         var matched = 0
         let fetchSeconds = try time { matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate)) }
         precondition(matched > 0, "the predicate matched nothing")
         report(name, records: count, seconds: fetchSeconds)
+    case "insert_sqlite_2ctx":
+        let (store, url, cleanUp) = try newSQLiteStore(coordinator)
+        defer { cleanUp() }
+        let seconds = try time {
+            let customers = try insertCustomers(into: coordinator)
+            let halves = [0..<count / 2, count / 2..<count]
+            let failures = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 2) { worker in
+                let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+                do {
+                    try context.performAndWait { try insertOrders(halves[worker], customers: customers, through: context) }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            precondition(failures.withLock { $0.isEmpty }, "an importing context failed: \(failures.withLock { $0 })")
+            try store.buildPendingIndexes()
+        }
+        try checkStoredOrders(coordinator, count)
+        report(name, records: count, seconds: seconds, bytes: fileSize(url))
+    case "upsert_sqlite", "upsert_sqlite_moved":
+        let (store, url, cleanUp) = try newSQLiteStore(coordinator)
+        defer { cleanUp() }
+        let customers = try insertCustomers(into: coordinator)
+        try insertOrders(0..<count, customers: customers, through: ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator))
+        try store.buildPendingIndexes()
+        let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
+        context.mergePolicy = .objectTrumps
+        let seconds = try time {
+            try insertOrders(0..<count, customers: customers, revision: 1, movesCustomers: name == "upsert_sqlite_moved", through: context)
+            try store.buildPendingIndexes()
+        }
+        try checkStoredOrders(coordinator, count)
+        let check = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
+        let last = try check.fetch(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "number == %@", Int64(count - 1))))
+        precondition(last.count == 1 && last[0].double(forKey: "weight") == Double(count) * 0.5, "the re-import did not update the rows")
+        report(name, records: count, seconds: seconds, bytes: fileSize(url))
     default:
         FileHandle.standardError.write(Data("unknown case \(name)\n".utf8))
         exit(2)
@@ -134,13 +212,15 @@ if arguments.count == 3, let count = Int(arguments[2]) {
     let plan: [(String, Int)] = [
         ("insert_inmemory", 200_000), ("filter_inmemory", 200_000),
         ("insert_sqlite", 100_000), ("insert_sqlite", 1_000_000), ("fetch_sqlite", 1_000_000),
+        ("insert_sqlite_2ctx", 1_000_000), ("insert_sqlite_keyed", 1_000_000), ("upsert_sqlite", 1_000_000),
+        ("upsert_sqlite_moved", 1_000_000),
         ("read_csv", 0), ("read_csv_gz", 0), ("zcat_csv_gz", 0), ("read_xml", 0), ("read_xml_gz", 0), ("zcat_xml_gz", 0), ("parse_xml_only", 0),
         ("read_sqldump", 0), ("read_sqldump_gz", 0), ("zcat_sqldump_gz", 0),
     ]
     for (name, count) in plan {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: arguments[0]).standardizedFileURL
-        process.arguments = name.hasPrefix("insert") || name.hasPrefix("fetch") || name.hasPrefix("filter") ? [name, String(count)] : [name]
+        process.arguments = count > 0 ? [name, String(count)] : [name]
         try process.run()
         process.waitUntilExit()
         if process.terminationStatus != 0 { exit(process.terminationStatus) }

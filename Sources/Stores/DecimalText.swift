@@ -23,6 +23,81 @@ enum DecimalText {
         }
     }
 
+    /// The decimal a stored text holds: canonical text with at most 19 digits is read directly (about
+    /// 20x faster than `Decimal(string:)`, which the rest goes through); `nil` for text that is not
+    /// a decimal number.
+    static func parse(_ text: String) -> Decimal? {
+        if parserIsKnown, let value = parseCanonical(text) { return value }
+        return Decimal(string: text, locale: posix)
+    }
+
+    private static let posix = Locale(identifier: "en_US_POSIX")
+
+    /// `[-]digits[.digits]`, at most 19 digits in all, or `nil` (leaving it to `Decimal(string:)`).
+    private static func parseCanonical(_ text: String) -> Decimal? {
+        var text = text
+        return text.withUTF8 { bytes -> Decimal? in
+            guard !bytes.isEmpty else { return nil }
+            var index = 0, isNegative = false
+            if bytes[0] == UInt8(ascii: "-") {
+                isNegative = true
+                index = 1
+            }
+            var mantissa: UInt64 = 0, digits = 0, fraction = 0, seenPoint = false
+            guard index < bytes.count else { return nil }
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: ".") {
+                    guard !seenPoint, index + 1 < bytes.count, digits > 0 else { return nil }
+                    seenPoint = true
+                } else {
+                    guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 19 else { return nil }
+                    mantissa = mantissa * 10 + UInt64(byte - UInt8(ascii: "0"))
+                    digits += 1
+                    if seenPoint { fraction += 1 }
+                }
+                index += 1
+            }
+            guard digits > 0 else { return nil }
+            return make(mantissa, exponent: -fraction, isNegative: isNegative)
+        }
+    }
+
+    /// A decimal from its parts, compact (no trailing zeros in the mantissa), as Foundation builds them.
+    private static func make(_ mantissa: UInt64, exponent: Int, isNegative: Bool) -> Decimal {
+        var mantissa = mantissa, exponent = exponent
+        if mantissa == 0 { return Decimal() }
+        while mantissa % 10 == 0 {
+            mantissa /= 10
+            exponent += 1
+        }
+        guard MemoryLayout<Decimal>.size == 20, exponent >= -128, exponent <= 127 else {
+            return Decimal(sign: isNegative ? .minus : .plus, exponent: exponent, significand: Decimal(mantissa))
+        }
+        // The layout `parts(of:)` reads: exponent byte; length (high nibble), sign (0x08) and compact
+        // (0x04) flags; two reserved bytes; the mantissa as little-endian 16-bit words.
+        let length: UInt8 = mantissa >> 48 != 0 ? 4 : mantissa >> 32 != 0 ? 3 : mantissa >> 16 != 0 ? 2 : 1
+        var bytes: (UInt32, UInt64, UInt64) = (0, 0, 0)
+        bytes.0 = UInt32(UInt8(bitPattern: Int8(exponent))) | UInt32(length << 4 | (isNegative ? 0x08 : 0) | 0x04) << 8
+        bytes.1 = mantissa.littleEndian
+        var value = Decimal()
+        withUnsafeMutableBytes(of: &value) { target in
+            withUnsafeBytes(of: &bytes) { source in target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[0..<4])) }
+            withUnsafeBytes(of: &bytes.1) { source in UnsafeMutableRawBufferPointer(rebasing: target[4..<12]).copyMemory(from: source) }
+            UnsafeMutableRawBufferPointer(rebasing: target[12..<20]).initializeMemory(as: UInt8.self, repeating: 0)
+        }
+        return value
+    }
+
+    /// Whether `parseCanonical` agrees with `Decimal(string:)` here (checked once; otherwise unused).
+    private static let parserIsKnown: Bool = {
+        let samples = ["0", "1", "-1", "1.5", "-0.0001", "1000", "123456789.987654321", "9999999999999999999", "-3.25", "0.1", "65536", "4294967296"]
+        return samples.allSatisfy { text in
+            guard let slow = Decimal(string: text, locale: posix), let fast = parseCanonical(text) else { return false }
+            return fast == slow && fast.description == slow.description && withUnsafeBytes(of: fast, Array.init) == withUnsafeBytes(of: slow, Array.init)
+        }
+    }()
+
     private static let layoutIsKnown: Bool = {
         guard MemoryLayout<Decimal>.size == 20 else { return false }
         let samples = ["0", "1", "-1", "1.5", "-0.0001", "1000", "123456789.987654321", "18446744073709551615", "-3e-20"]

@@ -63,9 +63,26 @@ extension SQLiteStore {
         return plan
     }
 
-    func updatePlan(for entity: EntityDescription) -> WritePlan {
+    /// The UPDATE of `entity` setting every column, or (with `changes`) only the changed ones.
+    func updatePlan(for entity: EntityDescription, changes: ChangedProperties? = nil) -> WritePlan {
         let map = schema.map(for: entity)
-        let (names, attributes, foreignKeys) = columnsOf(map)
+        var (names, attributes, foreignKeys) = columnsOf(map)
+        if let changes {
+            var kept: [String] = [], column = 0
+            attributes = attributes.filter { index in
+                defer { column += 1 }
+                if changes.containsAttribute(at: index) { kept.append(names[column]) }
+                return changes.containsAttribute(at: index)
+            }
+            foreignKeys = foreignKeys.filter { key in
+                defer { column += key.hasEntityColumn ? 2 : 1 }
+                guard changes.containsRelationship(at: key.index) else { return false }
+                kept.append(names[column])
+                if key.hasEntityColumn { kept.append(names[column + 1]) }
+                return true
+            }
+            names = kept
+        }
         let assignments = (["\"_opt\" = \"_opt\" + 1"] + names.map { "\(quote($0)) = ?" }).joined(separator: ", ")
         return WritePlan(sql: "UPDATE \(quote(map.table.name)) SET \(assignments) WHERE _pk = ? AND _opt = ?",
                          attributes: attributes, foreignKeys: foreignKeys)
@@ -195,9 +212,10 @@ extension SQLiteStore {
 
     private func update(_ row: StoreRow) throws {
         let key = try existingKey(row.objectID)
-        let plan = updatePlans[ObjectIdentifier(row.entity)] ?? {
-            let plan = updatePlan(for: row.entity)
-            updatePlans[ObjectIdentifier(row.entity)] = plan
+        let planKey = UpdatePlanKey(entity: ObjectIdentifier(row.entity), changes: row.changes)
+        let plan = updatePlans[planKey] ?? {
+            let plan = updatePlan(for: row.entity, changes: row.changes)
+            updatePlans[planKey] = plan
             return plan
         }()
         let statement = try plan.prepared(on: connection)

@@ -52,7 +52,15 @@ public final class SQLiteStore: PersistentStore {
     var nextKeys: [String: Int64] = [:]
     var writtenKeys: [String: Int64] = [:]
     var insertPlans: [ObjectIdentifier: WritePlan] = [:]
-    var updatePlans: [ObjectIdentifier: WritePlan] = [:]
+    /// UPDATE plans by entity and set of changed columns (an import's updates share a few sets).
+    var updatePlans: [UpdatePlanKey: WritePlan] = [:]
+
+    struct UpdatePlanKey: Hashable {
+        let entity: ObjectIdentifier
+        let changes: ChangedProperties?
+    }
+    /// Prepared uniqueness lookups (`rows(of:matching:on:)`).
+    private var keyLookups: [KeyLookup: SQLiteStatement] = [:]
 
     struct Options {
         var journalMode = "WAL"
@@ -413,18 +421,75 @@ public final class SQLiteStore: PersistentStore {
         return Int(try run(query) { $0.int64(0) }.first ?? 0)
     }
 
-    /// SQLite's plan for the query `fetchRows(request)` runs (`EXPLAIN QUERY PLAN`), one line per
-    /// step, e.g. `SEARCH t0 USING INDEX Department_unique_name (name=?)`.
-    public func queryPlan(for request: StoreFetchRequest) throws -> [String] {
-        let table = schema.map(for: request.entity).table
-        let query = try SQLiteQueryBuilder(store: self).select(request, columns: table.selectList(alias: "t0"))
-        var plan = query
-        plan.sql = "EXPLAIN QUERY PLAN " + query.sql
-        return try run(plan) { $0.string(3) ?? "" }
+    /// Rows whose constrained attributes hold one of `keys`, for a save's uniqueness check: answered
+    /// from the constraint's unique index (always built), without building the indexes a bulk load
+    /// defers — a lookup per save would otherwise build them after the first save and make every
+    /// later insert of the load maintain them.
+    public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [StoreRow] {
+        let map = schema.map(for: entity)
+        let columns = attributes.compactMap { map.attributeColumns[$0.index] }
+        // Models refuse constraints on transient attributes, which have no column (nothing stored to clash with).
+        guard columns.count == attributes.count, !columns.isEmpty else { return [] }
+        var found: [StoreRow] = []
+        var start = 0
+        do {
+            while start < keys.count {
+                let end = min(start + 500 * columns.count, keys.count)
+                let statement = try keyLookupStatement(map, columns, count: (end - start) / columns.count)
+                var parameter: Int32 = 1
+                for value in keys[start..<end] {
+                    SQLiteValueCoding.bind(value, to: statement, at: parameter)
+                    parameter += 1
+                }
+                while try statement.step() { found.append(try readRow(statement, table: map.table)) }
+                start = end
+            }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Could not look up the keys of a uniqueness constraint of \(entity.name)")
+        }
+        return found
     }
 
-    private func run<T>(_ query: SQLiteQuery, _ read: (SQLiteStatement) throws -> T) throws -> [T] {
-        try buildPendingIndexes(on: query.tables)
+    /// The prepared lookup for `count` keys, its SQL built once per entity, columns and count.
+    private func keyLookupStatement(_ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int) throws -> SQLiteStatement {
+        let key = KeyLookup(entity: map.number, columns: columns, count: count)
+        if let statement = keyLookups[key] {
+            try statement.reset()
+            return statement
+        }
+        let statement = try connection.makeStatement(keyLookupSQL(map, columns, count: count))
+        keyLookups[key] = statement
+        return statement
+    }
+
+    struct KeyLookup: Hashable {
+        let entity: Int64
+        let columns: [String]
+        let count: Int
+    }
+
+    /// `SELECT <row> FROM <table> WHERE col IN (?, ...)`, or `(a, b) IN (VALUES (?, ?), ...)` for
+    /// compound keys; SQLite answers it from the constraint's unique index.
+    private func keyLookupSQL(_ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int) -> String {
+        let subject = columns.count == 1 ? "t0.\(quote(columns[0]))" : "(" + columns.map { "t0.\(quote($0))" }.joined(separator: ", ") + ")"
+        let tuple = columns.count == 1 ? "?" : "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let list = Array(repeating: tuple, count: count).joined(separator: ", ")
+        let kinds = map.sharesTable ? " AND t0._ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))" : ""
+        return "SELECT \(map.table.selectList(alias: "t0")) FROM \(quote(map.table.name)) t0 WHERE \(subject) IN (\(columns.count == 1 ? list : "VALUES " + list))\(kinds)"
+    }
+
+    /// SQLite's plan (`EXPLAIN QUERY PLAN`, one line per step) for the key lookup of a uniqueness
+    /// check of `entity` on `attributes` with `keys` keys, e.g. `SEARCH t0 USING INDEX ...`.
+    public func keyLookupPlan(of entity: EntityDescription, on attributes: [AttributeDescription], keys: Int) throws -> [String] {
+        let map = schema.map(for: entity)
+        let statement = try connection.makeStatement("EXPLAIN QUERY PLAN " + keyLookupSQL(map, attributes.compactMap { map.attributeColumns[$0.index] }, count: keys))
+        var plan: [String] = []
+        while try statement.step() { plan.append(statement.string(3) ?? "") }
+        return plan
+    }
+
+    private func run<T>(_ query: SQLiteQuery, buildingIndexes: Bool = true, _ read: (SQLiteStatement) throws -> T) throws -> [T] {
+        if buildingIndexes { try buildPendingIndexes(on: query.tables) }
         do {
             let statement = try connection.cachedStatement(query.sql)
             for (offset, value) in query.arguments.enumerated() { statement.bind(value, at: Int32(offset + 1)) }

@@ -40,7 +40,7 @@ enum SQLiteValueCoding {
         case (.float, .text("NaN")): return .float(.nan)
         case (.date, .real(let v)): return .date(Date(timeIntervalSinceReferenceDate: v))
         case (.date, .integer(let v)): return .date(Date(timeIntervalSinceReferenceDate: Double(v)))
-        case (.decimal, .text(let v)): return Decimal(string: v, locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
+        case (.decimal, .text(let v)): return DecimalText.parse(v).map { .decimal($0) }
         case (.decimal, .integer(let v)): return .decimal(Decimal(v))
         case (.string, .text(let v)): return .string(v)
         case (.binary, .blob(let v)): return .binary(v)

@@ -115,8 +115,7 @@ import TestSupport
         let file = try SQLiteFile(model: try CompanyModel.make())
         let store = try #require(file.graph.store as? SQLiteStore)
         let department = try #require(file.model.entity(named: "Department"))
-        let request = StoreFetchRequest.rows(of: department, matching: [["Sales"], ["Research"]], on: [department.attribute(named: "name")!])
-        let plan = try store.queryPlan(for: request)
+        let plan = try store.keyLookupPlan(of: department, on: [department.attribute(named: "name")!], keys: 500)
         #expect(plan.contains { $0.contains("USING INDEX Department_unique_name") || $0.contains("USING COVERING INDEX Department_unique_name") }, "\(plan)")
         #expect(!plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")
     }

@@ -14,4 +14,20 @@ import Testing
         for value in values { #expect(DecimalText.canonical(value) == value.description) }
         #expect(DecimalText.canonical(Decimal(sign: .plus, exponent: -2, significand: 150)) == "1.5", "no trailing zeros")
     }
+
+    @Test func parsingStoredTextMatchesFoundation() {
+        let posix = Locale(identifier: "en_US_POSIX")
+        var texts = ["0", "1", "-1", "1.5", "-0.0001", "1000", "9999999999999999999", "10000000000000000000", "0.5", "-12.25",
+                     "12345678901234567890.123456789", "1e5", "", "-", "1.", ".5", "1.2.3", "abc", "--1", "00012", "1.50", "NaN"]
+        for _ in 0..<20_000 {
+            let value = Decimal(sign: Bool.random() ? .plus : .minus, exponent: Int.random(in: -20...5),
+                                significand: Decimal(UInt64.random(in: 0...UInt64(9_999_999_999_999_999_999))))
+            texts.append(DecimalText.canonical(value))
+        }
+        for text in texts {
+            let expected = Decimal(string: text, locale: posix)
+            let parsed = DecimalText.parse(text)
+            #expect(parsed == expected && parsed?.description == expected?.description, "\(text.debugDescription)")
+        }
+    }
 }
