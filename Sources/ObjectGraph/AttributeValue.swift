@@ -20,6 +20,23 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
 
     public var isNull: Bool { if case .null = self { return true } else { return false } }
 
+    /// Whether two values are the same storage: a quick, conservative `==` (decimals compare by
+    /// representation, so `1.5` and `1.50` are not the same here though `==`).
+    func isSame(as other: AttributeValue) -> Bool {
+        switch (self, other) {
+        case (.null, .null): return true
+        case (.integer(let a), .integer(let b)): return a == b
+        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern
+        case (.float(let a), .float(let b)): return a.bitPattern == b.bitPattern
+        case (.boolean(let a), .boolean(let b)): return a == b
+        case (.date(let a), .date(let b)): return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        case (.decimal(var a), .decimal(var b)):
+            return withUnsafeBytes(of: &a) { x in withUnsafeBytes(of: &b) { y in x.elementsEqual(y) } }
+        case (.string(let a), .string(let b)): return a == b
+        default: return self == other
+        }
+    }
+
     /// Converts a plain Swift value (`Int`, `String`, `Date`, `Decimal`, ..., or `nil`) to an attribute value.
     /// Returns `nil` when the value has no attribute representation.
     public init?(_ any: Any?) {

@@ -67,7 +67,10 @@ extension ManagedObjectContext {
                 } else {
                     holderOf[key] = holders.count
                     holders.append(object)
-                    flatKeys += key.values
+                    switch key {
+                    case .single(let value): flatKeys.append(value)
+                    case .compound(let values): flatKeys += values
+                    }
                 }
             }
             for (holder, others) in duplicates.sorted(by: { $0.key < $1.key }) {

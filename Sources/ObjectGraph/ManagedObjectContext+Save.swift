@@ -109,18 +109,20 @@ extension ManagedObjectContext {
         return StoreRow(objectID: object.objectID, entity: object.entity, version: version, attributeValues: values, toOneDestinations: toOne)
     }
 
-    /// The attributes and to-one relationships whose values differ from the object's snapshot.
+    /// The attributes and to-one relationships whose values differ from the object's snapshot (a
+    /// value counts as changed unless it is the very same, which only costs an extra column write).
     private func changes(of object: ManagedObject) -> ChangedProperties? {
         guard let original = object.original, object.entity.attributes.count <= 64, object.entity.relationships.count <= 64 else { return nil }
         var changes = ChangedProperties()
-        for attribute in object.entity.attributes where !attribute.isTransient
-            && object.attributeValues[attribute.index] != original.attributes[attribute.index] {
-            changes.attributes |= 1 << UInt64(attribute.index)
+        let values = object.attributeValues, read = original.attributes
+        for index in values.indices where !values[index].isSame(as: read[index]) {
+            changes.attributes |= 1 << UInt64(index)
         }
-        for relationship in object.entity.relationships where !relationship.isToMany {
-            guard case .one(let destination) = object.relationshipSlots[relationship.index],
-                  destination !== original.toOne[relationship.index] else { continue }
-            changes.toOneRelationships |= 1 << UInt64(relationship.index)
+        for index in object.entity.transientAttributeIndexes { changes.attributes &= ~(1 << UInt64(index)) }
+        for (index, slot) in object.relationshipSlots.enumerated() {
+            if case .one(let destination) = slot, destination !== original.toOne[index] {
+                changes.toOneRelationships |= 1 << UInt64(index)
+            }
         }
         return changes
     }

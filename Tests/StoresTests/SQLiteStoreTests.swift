@@ -293,3 +293,31 @@ import TestSupport
         #expect(metadata == [[.text(file.model.versionHash)]])
     }
 }
+
+@Suite struct SQLiteChangedColumnsTests {
+    @Test func anUpdateWritesOnlyTheColumnsThatChanged() throws {
+        let file = try SQLiteFile(model: try CompanyModel.make())
+        let ann = file.graph.insert("Employee", ["name": "Ann", "age": .integer(30)])
+        try file.context.save()
+        // Another program changes the age behind the store's back (same version): an update of the
+        // name alone must not write the age it read.
+        try SQLiteConnection(path: file.url.path).execute("UPDATE Person SET age = 99")
+        ann["name"] = "Anne"
+        try file.context.save()
+        #expect(try file.query("SELECT name, age, _opt FROM Person") == [[.text("Anne"), .integer(99), .integer(2)]])
+
+        let store = file.graph.store, entity = file.model.entity(named: "Employee")!
+        var row = StoreRow(objectID: ann.objectID, entity: entity, version: 2, attributeValues: ann.entity.attributes.map { _ in .null },
+                           toOneDestinations: Array(repeating: nil, count: entity.relationships.count))
+        row.attributeValues[entity.attributeIndex(named: "name")!] = "Annie"
+        var changes = ChangedProperties()
+        changes.attributes = 1 << UInt64(entity.attributeIndex(named: "name")!)
+        row.changes = changes
+        var request = SaveChangesRequest()
+        request.updatedRows = [row]
+        try store.save(request)
+        #expect(try file.query("SELECT name, age, _opt FROM Person") == [[.text("Annie"), .integer(99), .integer(3)]],
+                "only the column in the row's changes is written; the version still moves")
+    }
+}
+
