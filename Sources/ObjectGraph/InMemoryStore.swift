@@ -14,6 +14,14 @@ public final class InMemoryStore: PersistentStore {
     private let model: ManagedObjectModel
     private var rows: [ManagedObjectID: Row] = [:]
     private var nextPrimaryKey: Int64 = 1
+    /// Hash indexes of uniqueness keys, built at the first lookup of each and kept by saves.
+    private var keyIndexes: [KeyIndex: [[AttributeValue]: Set<ManagedObjectID>]] = [:]
+
+    private struct KeyIndex: Hashable {
+        /// The entity's position in the model.
+        let entity: Int
+        let attributes: [Int]
+    }
 
     final class Row {
         let entity: EntityDescription
@@ -68,6 +76,33 @@ public final class InMemoryStore: PersistentStore {
 
     public func row(for objectID: ManagedObjectID) throws -> StoreRow? { rows[objectID]?.storeRow }
 
+    /// Answered from a hash index of the key (built on first use, then kept by every save).
+    public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [StoreRow] {
+        let id = KeyIndex(entity: entity.index, attributes: attributes.map(\.index))
+        if keyIndexes[id] == nil {
+            var index: [[AttributeValue]: Set<ManagedObjectID>] = [:]
+            for row in rows.values where row.entity.isKind(of: entity) { index[id.attributes.map { row.attributes[$0] }, default: []].insert(row.objectID) }
+            keyIndexes[id] = index
+        }
+        let index = keyIndexes[id]!
+        var found: [StoreRow] = []
+        var start = keys.startIndex
+        while start < keys.endIndex {
+            let key = Array(keys[start..<start + attributes.count])
+            for objectID in index[key] ?? [] { if let row = rows[objectID] { found.append(row.storeRow) } }
+            start += attributes.count
+        }
+        return found
+    }
+
+    /// Keeps the key indexes in step with a row being added (`adding`) or removed.
+    private func index(_ row: Row, adding: Bool) {
+        for id in keyIndexes.keys where row.entity.isKind(of: model.entities[id.entity]) {
+            let key = id.attributes.map { row.attributes[$0] }
+            if adding { keyIndexes[id]![key, default: []].insert(row.objectID) } else { keyIndexes[id]![key]?.remove(row.objectID) }
+        }
+    }
+
     public func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] {
         Array(rows[objectID]?.toMany[relationship.index] ?? [])
     }
@@ -89,13 +124,17 @@ public final class InMemoryStore: PersistentStore {
             guard case .integer(let key) = row.objectID.reference else {
                 throw StoreError(.corrupt, "\(row.objectID) does not have an integer reference from this store", objectID: row.objectID)
             }
-            rows[row.objectID] = Row(row, primaryKey: key)
+            let stored = Row(row, primaryKey: key)
+            rows[row.objectID] = stored
+            if !keyIndexes.isEmpty { index(stored, adding: true) }
         }
         for update in request.updatedRows {
             let row = rows[update.objectID]!
+            if !keyIndexes.isEmpty { index(row, adding: false) }
             row.attributes = update.attributeValues
             row.toOne = update.toOneDestinations
             row.version += 1
+            if !keyIndexes.isEmpty { index(row, adding: true) }
         }
         for change in request.toManyChanges {
             guard let row = rows[change.objectID] else { continue }
@@ -105,7 +144,9 @@ public final class InMemoryStore: PersistentStore {
             if let ordered = change.orderedMembers { members = OrderedSet(ordered) }
             row.toMany[change.relationship.index] = members
         }
-        for deleted in request.deletedObjects { rows.removeValue(forKey: deleted.objectID) }
+        for deleted in request.deletedObjects {
+            if let row = rows.removeValue(forKey: deleted.objectID), !keyIndexes.isEmpty { index(row, adding: false) }
+        }
     }
 
     private func checkVersion(_ objectID: ManagedObjectID, _ version: Int64) throws {
