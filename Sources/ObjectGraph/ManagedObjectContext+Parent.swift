@@ -65,7 +65,7 @@ extension ManagedObjectContext: RowSource {
             }
             var created: [(ManagedObject, StoreRow)] = []
             for row in request.insertedRows {
-                let object = row.entity.resolvedClass.init(entity: row.entity, insertInto: nil)
+                let object = makeObject(row.entity)
                 object.objectID = row.objectID
                 object.context = self
                 var values = row.attributeValues
