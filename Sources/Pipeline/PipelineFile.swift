@@ -67,6 +67,11 @@ public struct PipelineConfig: Sendable {
         public var nulls: [String] = []
         public var trueWords: [String] = ["true", "yes", "1"]
         public var falseWords: [String] = ["false", "no", "0"]
+
+        public init(attribute: String, from: String) {
+            self.attribute = attribute
+            self.from = from
+        }
     }
 
     public enum Transform: Sendable, Equatable {

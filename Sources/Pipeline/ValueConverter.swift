@@ -1,0 +1,168 @@
+import Foundation
+import ObjectGraph
+
+/// Why a field's text could not become its attribute's value: the rule it broke, the text, and one
+/// sentence for the rejects file.
+public struct ConversionFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Rule: String, Sendable { case integer, range, decimal, number, boolean, date, uuid, binary, uri, transform }
+    public let rule: Rule
+    public let raw: String
+    public let message: String
+    public var description: String { message }
+}
+
+/// The text of one field of a record turned into a value of one attribute, as a pipeline field
+/// says: null markers, transforms, then an exact conversion to the attribute's type — never
+/// rounding, truncating or guessing. Built once per source (patterns and expressions compiled
+/// here), then called per record; not thread-safe (each importing thread builds its own).
+public final class ValueConverter {
+    public let attribute: AttributeDescription
+    private let field: PipelineConfig.Field
+    private let nulls: Set<String>
+    private let trueWords: Set<String>, falseWords: Set<String>
+    private let captures: [NSRegularExpression?]
+    private let dateFormatter: DateFormatter?
+
+    /// - Parameters:
+    ///   - sourceNulls: the source's own null markers (CSV `null:`), on top of the field's.
+    public init(field: PipelineConfig.Field, attribute: AttributeDescription, sourceNulls: [String] = []) throws {
+        self.field = field
+        self.attribute = attribute
+        nulls = Set(field.nulls + sourceNulls)
+        trueWords = Set(field.trueWords.map { $0.lowercased() })
+        falseWords = Set(field.falseWords.map { $0.lowercased() })
+        captures = try field.transforms.map { transform in
+            if case .capture(let pattern) = transform { return try NSRegularExpression(pattern: pattern) }
+            return nil
+        }
+        if case .pattern(let pattern) = field.date {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = pattern
+            formatter.isLenient = false
+            dateFormatter = formatter
+        } else {
+            dateFormatter = nil
+        }
+    }
+
+    /// The value for a field's text (`nil`: the field is null or absent).
+    public func convert(_ raw: String?) -> Result<AttributeValue, ConversionFailure> {
+        guard let raw, !nulls.contains(raw) else { return .success(field.defaultValue ?? .null) }
+        var text = raw
+        for (index, transform) in field.transforms.enumerated() {
+            switch transform {
+            case .trim: text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            case .lowercase: text = text.lowercased()
+            case .uppercase: text = text.uppercased()
+            case .replace(let from, let to): text = text.replacingOccurrences(of: from, with: to)
+            case .capture:
+                let expression = captures[index]!
+                let range = NSRange(text.startIndex..., in: text)
+                guard let match = expression.firstMatch(in: text, range: range) else {
+                    return .failure(failure(.transform, raw, "does not match \(expression.pattern.debugDescription)"))
+                }
+                let group = match.numberOfRanges > 1 ? match.range(at: 1) : match.range
+                text = Range(group, in: text).map { String(text[$0]) } ?? ""
+            }
+        }
+        if nulls.contains(text) { return .success(field.defaultValue ?? .null) }
+        return value(of: text, raw: raw)
+    }
+
+    private func value(of text: String, raw: String) -> Result<AttributeValue, ConversionFailure> {
+        let type = attribute.type
+        switch type {
+        case .string:
+            return .success(.string(text))
+        case .integer16, .integer32, .integer64:
+            guard let number = Int64(text) else {
+                let message = Int64(text.trimmingCharacters(in: .whitespaces)) != nil ? "has spaces around the number" :
+                    (text.allSatisfy { $0.isNumber || $0 == "-" || $0 == "+" } && !text.isEmpty ? "does not fit a 64-bit integer" : "is not a whole number")
+                return .failure(failure(.integer, raw, message))
+            }
+            guard AttributeValue.integer(number).fitsRange(of: type) else { return .failure(failure(.range, raw, "does not fit \(type)")) }
+            return .success(.integer(number))
+        case .decimal:
+            guard text.range(of: #"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"#, options: .regularExpression) != nil,
+                  let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                return .failure(failure(.decimal, raw, "is not a decimal number"))
+            }
+            // Foundation's Decimal keeps 38 significant digits and rounds beyond: refuse instead.
+            let digits = text.prefix { $0 != "e" && $0 != "E" }.filter(\.isNumber).drop { $0 == "0" }
+            guard digits.count <= 38 else { return .failure(failure(.decimal, raw, "has more than 38 significant digits")) }
+            return .success(.decimal(decimal))
+        case .double, .float:
+            guard let number = Double(text), text.first.map({ !$0.isWhitespace }) == true else {
+                return .failure(failure(.number, raw, "is not a number"))
+            }
+            if type == .float {
+                guard Float(text).map({ $0.isFinite || !number.isFinite }) == true else { return .failure(failure(.range, raw, "does not fit a float")) }
+                return .success(.float(Float(text)!))
+            }
+            return .success(.double(number))
+        case .boolean:
+            let word = text.lowercased()
+            if trueWords.contains(word) { return .success(.boolean(true)) }
+            if falseWords.contains(word) { return .success(.boolean(false)) }
+            return .failure(failure(.boolean, raw, "is neither a true word (\(field.trueWords.joined(separator: ", "))) nor a false word (\(field.falseWords.joined(separator: ", ")))"))
+        case .date:
+            return date(text).map { .success(.date($0)) } ?? .failure(failure(.date, raw, "is not a date \(dateHint)"))
+        case .uuid:
+            return UUID(uuidString: text).map { .success(.uuid($0)) } ?? .failure(failure(.uuid, raw, "is not a UUID"))
+        case .uri:
+            guard let url = URL(string: text), url.scheme != nil else { return .failure(failure(.uri, raw, "is not an absolute URI")) }
+            return .success(.uri(url))
+        case .binary:
+            switch field.binary ?? .base64 {
+            case .base64: return Data(base64Encoded: text).map { .success(.binary($0)) } ?? .failure(failure(.binary, raw, "is not base64"))
+            case .hex: return Self.hex(text).map { .success(.binary($0)) } ?? .failure(failure(.binary, raw, "is not hexadecimal (pairs of 0-9, a-f)"))
+            }
+        }
+    }
+
+    private func date(_ text: String) -> Date? {
+        switch field.date ?? .iso8601 {
+        case .iso8601: return AttributeValueParser.parseDate(text)
+        case .unixSeconds: return Double(text).flatMap { $0.isFinite ? Date(timeIntervalSince1970: $0) : nil }
+        case .pattern:
+            // Parsed strictly: the text must read back the same (no "2024-02-30" becoming March 1st).
+            guard let formatter = dateFormatter, let date = formatter.date(from: text), formatter.string(from: date) == text else { return nil }
+            return date
+        }
+    }
+
+    private var dateHint: String {
+        switch field.date ?? .iso8601 {
+        case .iso8601: return "in ISO 8601 (2024-01-31 or 2024-01-31T12:00:00Z)"
+        case .unixSeconds: return "in Unix seconds"
+        case .pattern(let pattern): return "in the pattern \(pattern)"
+        }
+    }
+
+    private func failure(_ rule: ConversionFailure.Rule, _ raw: String, _ what: String) -> ConversionFailure {
+        ConversionFailure(rule: rule, raw: raw, message: "\(attribute.name): \(raw.debugDescription) \(what)")
+    }
+
+    static func hex(_ text: String) -> Data? {
+        let bytes = Array(text.utf8)
+        guard bytes.count % 2 == 0 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        var data = Data(capacity: bytes.count / 2)
+        var index = 0
+        while index < bytes.count {
+            guard let high = nibble(bytes[index]), let low = nibble(bytes[index + 1]) else { return nil }
+            data.append(high << 4 | low)
+            index += 2
+        }
+        return data
+    }
+}
