@@ -96,6 +96,13 @@ public struct PipelineConfig: Sendable {
         public var key: [(attribute: String, from: String)]
         /// Whether a missing destination is created (find-or-create) or the record rejected.
         public var createsMissing: Bool
+
+        public init(relationship: String, entity: String, key: [(attribute: String, from: String)], createsMissing: Bool) {
+            self.relationship = relationship
+            self.entity = entity
+            self.key = key
+            self.createsMissing = createsMissing
+        }
     }
 }
 
