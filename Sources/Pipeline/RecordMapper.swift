@@ -82,6 +82,14 @@ public final class RecordMapper {
         filter = try mapping.filter?.compiled(for: entity)
     }
 
+    /// The text and position of the field an attribute was mapped from (for failures found later,
+    /// such as validation at save); `nil` when the attribute is not mapped from a field.
+    public func field(of attributeName: String, in record: Record) -> (raw: String?, position: SourcePosition)? {
+        guard let index = entity.attributeIndex(named: attributeName),
+              let field = fields.first(where: { $0.attribute == index })?.field, field < record.count else { return nil }
+        return (record.string(field), record.position(ofField: field))
+    }
+
     /// The record's values and lookup keys; `nil` when the `where` filter skips it.
     /// - Throws: `RecordReject` with every field that failed.
     public func map(_ record: Record) throws(RecordReject) -> MappedRecord? {

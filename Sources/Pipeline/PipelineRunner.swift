@@ -1,0 +1,190 @@
+import Foundation
+import ObjectGraph
+import Readers
+import Stores
+
+/// What a run did, per entity and in all.
+public struct RunReport: Sendable, Codable {
+    public struct Counts: Sendable, Codable, Equatable {
+        /// Records mapped onto the entity (children and objects created by lookups not included).
+        public var read = 0
+        /// Objects of those records saved (inserted, or updates of stored rows through the merge policy).
+        public var saved = 0
+        public var rejected = 0
+    }
+    public var entities: [String: Counts] = [:]
+    public var rejected = 0
+    public var seconds = 0.0
+    public var peakRSSMegabytes = 0.0
+}
+
+/// Why a run failed; the target is as it was (`commit: atomic`).
+public enum RunError: Error, Sendable, CustomStringConvertible {
+    case tooManyRejects(count: Int, max: Int, rejects: String?)
+    case locked(String)
+    case input(source: String, String)
+    case store(String)
+
+    public var description: String {
+        switch self {
+        case .tooManyRejects(let count, let max, let rejects):
+            return "\(count) record\(count == 1 ? " was" : "s were") rejected, more than errors.max (\(max)); the target is unchanged"
+                + (rejects.map { "; see \($0)" } ?? "")
+        case .locked(let path): return "another run is writing the target (lock \(path) is held)"
+        case .input(let source, let message): return "source \(source): \(message)"
+        case .store(let message): return message
+        }
+    }
+}
+
+/// Runs a pipeline: each source in order, its records mapped, inserted through a private-queue
+/// context in batches of `batch.size` top-level records (a record and its nested children stay in
+/// one batch), lookups resolved once per batch, saved with the file's merge policy and reset. Records
+/// that fail (mapping, lookup, validation, a key taken under `merge: error`) are written to the
+/// rejects file with every failure and leave the batch; the rest is saved.
+///
+/// With `commit: atomic` the run writes a copy of the target (`<target>.sluice-tmp`) and renames it
+/// over the target only when it succeeds, so the target is as before or as after whatever happens.
+/// A lock next to the target keeps two runs from writing it at once.
+///
+/// Not yet: `commit: batches` with `--resume` (runs as `atomic`), several contexts (`batch.contexts`
+/// is read but one context imports), links to parents that arrive later, per-entity
+/// updated/unchanged counts.
+public final class PipelineRunner {
+    public let config: PipelineConfig
+
+    public init(config: PipelineConfig) {
+        self.config = config
+    }
+
+    /// - Parameter dryRun: import into an in-memory store; the target is not touched.
+    /// - Throws: `RunError`; `StoreError` for the target store.
+    public func run(dryRun: Bool = false) throws -> RunReport {
+        let start = Date()
+        let target = dryRun || config.store == .inMemory ? nil : config.targetPath.map { URL(fileURLWithPath: $0) }
+        var lock: StoreLock?
+        var work = target
+        if let target {
+            do {
+                try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                lock = try StoreLock(forStoreAt: target.path)
+            } catch let error as StoreLock.Error {
+                if case .locked(let path) = error { throw RunError.locked(path) }
+                throw RunError.store("\(error)")
+            }
+            work = try prepareWorkCopy(of: target)
+        }
+        defer { _ = lock }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
+        var store: (any PersistentStore)?
+        var report = RunReport()
+        var rejects = RejectsFile(path: config.rejectsPath)
+        do {
+            store = try TargetStore.add(to: coordinator, at: work)
+            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            context.name = "import"
+            context.mergePolicy = config.merge
+            try context.performAndWait {
+                for source in config.sources {
+                    try SourceImport(source: source, config: config, context: context).run(report: &report, rejects: &rejects)
+                }
+            }
+            try rejects.close()
+            if report.rejected > config.maxErrors {
+                throw RunError.tooManyRejects(count: report.rejected, max: config.maxErrors, rejects: config.rejectsPath)
+            }
+            if let sqlite = store as? SQLiteStore { try sqlite.buildPendingIndexes() }
+            coordinator.removePersistentStore(store!)
+            store = nil
+            if let target, let work, work != target { try commit(work, over: target) }
+        } catch {
+            if let store { coordinator.removePersistentStore(store) }
+            try? rejects.close()
+            if let target, let work, work != target { Self.removeStoreFiles(at: work) }
+            throw error
+        }
+        report.seconds = Date().timeIntervalSince(start)
+        report.peakRSSMegabytes = Self.peakRSSMegabytes()
+        return report
+    }
+
+    // MARK: Atomic commit
+
+    /// The file the run writes: a copy of the target (or nothing, for a new target) next to it.
+    private func prepareWorkCopy(of target: URL) throws -> URL {
+        let work = URL(fileURLWithPath: target.path + ".sluice-tmp")
+        Self.removeStoreFiles(at: work)    // what a killed run left
+        guard FileManager.default.fileExists(atPath: target.path) else { return work }
+        do {
+            // A cleanly closed store has no WAL left; open it once to make sure of that before copying.
+            let check = PersistentStoreCoordinator(managedObjectModel: config.model)
+            let existing = try TargetStore.add(to: check, at: target)
+            check.removePersistentStore(existing)
+            try FileManager.default.copyItem(at: target, to: work)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw RunError.store("cannot copy the target \(target.path) to work on: \(error.localizedDescription)")
+        }
+        return work
+    }
+
+    /// Renames the finished copy over the target: one atomic step.
+    private func commit(_ work: URL, over target: URL) throws {
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: work.path + suffix) }
+        guard rename(work.path, target.path) == 0 else {
+            throw RunError.store("cannot move the finished store into place at \(target.path): \(String(cString: strerror(errno)))")
+        }
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target.path + suffix) }
+    }
+
+    static func removeStoreFiles(at url: URL) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+    }
+
+    static func peakRSSMegabytes() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_maxrss) / 1024
+    }
+}
+
+/// The rejects file: one JSON object per rejected record, written as the run goes.
+struct RejectsFile {
+    private var handle: FileHandle?
+    private let path: String?
+    private let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    init(path: String?) { self.path = path }
+
+    struct Line: Encodable {
+        struct Position: Encodable { var file: String; var line: Int; var column: Int; var record: Int? }
+        struct Failure: Encodable { var property: String; var raw: String?; var rule: String; var message: String; var position: Position }
+        var source: String
+        var entity: String
+        var position: Position
+        var failures: [Failure]
+    }
+
+    mutating func write(_ reject: RecordReject) throws {
+        guard let path else { return }
+        if handle == nil {
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+            guard let opened = FileHandle(forWritingAtPath: path) else { throw RunError.store("cannot write the rejects file \(path)") }
+            handle = opened
+        }
+        func position(_ p: SourcePosition) -> Line.Position { .init(file: p.file, line: p.line, column: p.column, record: p.record) }
+        let line = Line(source: reject.source, entity: reject.entity, position: position(reject.position),
+                        failures: reject.failures.map { .init(property: $0.property, raw: $0.raw, rule: $0.rule, message: $0.message, position: position($0.position)) })
+        try handle!.write(contentsOf: encoder.encode(line) + Data("\n".utf8))
+    }
+
+    mutating func close() throws {
+        try handle?.close()
+        handle = nil
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import ObjectGraph
+import Pipeline
+
+/// `sluice run PIPELINE.yaml`: runs a pipeline into its target store.
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a pipeline: read its sources, map and validate the records, write the target store.",
+        discussion: """
+            With `commit: atomic` the target is replaced only when the run succeeds. Records that
+            fail are written to `errors.rejects` (one JSON line each, every failure with its
+            position); more than `errors.max` of them fail the run.
+
+            Examples:
+              sluice run Pipelines/shop.yaml
+              sluice run Pipelines/shop.yaml --dry-run --report /tmp/report.json
+
+            Exit status: 0 success; 1 too many rejected records; 2 pipeline or model error; 3 input,
+            store or I/O error; 4 another run holds the target's lock.
+            """)
+
+    @Argument(help: "The pipeline file (YAML).")
+    var pipeline: String
+
+    @Flag(help: "Import into an in-memory store; the target is not touched.")
+    var dryRun = false
+
+    @Option(help: "Also write the report as JSON to this file.")
+    var report: String?
+
+    @Flag(help: "Print nothing but errors.")
+    var quiet = false
+
+    func run() throws {
+        let config: PipelineConfig
+        do {
+            config = try PipelineFile.load(contentsOf: URL(fileURLWithPath: pipeline))
+        } catch let error as PipelineFileError {
+            fail("\(error)")
+            throw ExitStatus.configError
+        } catch let error as ModelFileError {
+            fail("\(error)")
+            throw ExitStatus.configError
+        }
+        let result: RunReport
+        do {
+            result = try PipelineRunner(config: config).run(dryRun: dryRun)
+        } catch let error as RunError {
+            fail("\(error)")
+            switch error {
+            case .tooManyRejects: throw ExitStatus.dataErrors
+            case .locked: throw ExitStatus.locked
+            case .input(_, let message) where message.contains("the input has no field"): throw ExitStatus.configError
+            case .input, .store: throw ExitStatus.ioError
+            }
+        } catch let error as PipelineFileError {
+            fail("\(error)")
+            throw ExitStatus.configError
+        } catch {
+            fail("\(error)")
+            throw ExitStatus.ioError
+        }
+        if let report {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            do { try encoder.encode(result).write(to: URL(fileURLWithPath: report)) } catch {
+                fail("cannot write the report \(report): \(error.localizedDescription)")
+                throw ExitStatus.ioError
+            }
+        }
+        if !quiet { print(summary(result, config)) }
+    }
+
+    private func summary(_ report: RunReport, _ config: PipelineConfig) -> String {
+        let target = dryRun || config.store == .inMemory ? "an in-memory store (dry run)" : (config.targetPath ?? "")
+        var lines = [String(format: "Imported into %@ in %.2f s (peak memory %.0f MB).", target, report.seconds, report.peakRSSMegabytes)]
+        for (entity, counts) in report.entities.sorted(by: { $0.key < $1.key }) {
+            lines.append("  \(entity): \(counts.read) read, \(counts.saved) saved, \(counts.rejected) rejected")
+        }
+        if report.rejected > 0 { lines.append("  \(report.rejected) rejected record\(report.rejected == 1 ? "" : "s") in \(config.rejectsPath ?? "(no rejects file)")") }
+        return lines.joined(separator: "\n")
+    }
+
+    private func fail(_ message: String) {
+        FileHandle.standardError.write(Data("sluice: \(message)\n".utf8))
+    }
+}

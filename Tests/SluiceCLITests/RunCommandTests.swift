@@ -1,0 +1,117 @@
+import Drivers
+import Foundation
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct RunCommandTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+
+    static func query(_ path: String, _ sql: String) throws -> [[SQLiteValue]] {
+        let connection = try SQLiteConnection(path: path, mode: .readOnly)
+        let statement = try connection.makeStatement(sql)
+        var rows: [[SQLiteValue]] = []
+        while try statement.step() { rows.append((0..<Int32(statement.columnCount)).map { statement.value($0) }) }
+        return rows
+    }
+
+    /// A pipeline in `directory` over the sample model, with one CSV source of customers.
+    static func customersPipeline(in directory: TemporaryDirectory, csv: String, max: Int = 0) throws -> URL {
+        let input = try directory.file("customers.csv", contents: csv)
+        return try directory.file("p.yaml", contents: """
+            model: \(root.path)/SampleData/shop.model.yaml
+            target: { store: sqlite, path: out/c.sqlite, commit: atomic }
+            merge: object-trumps
+            errors: { max: \(max), rejects: out/rejects.jsonl }
+            sources:
+              - name: customers
+                path: \(input.path)
+                entity: Customer
+                key: [id]
+                fields: { id: customer_id, name: name, email: { column: email, transform: lowercase }, signedUp: { column: signup, date: "yyyy-MM-dd" } }
+            """)
+    }
+
+    @Test func theExamplePipelineBuildsTheShop() throws {
+        let directory = try TemporaryDirectory()
+        let result = try runSluiceWithEnvironment(["run", "Pipelines/shop.yaml"], ["SLUICE_OUT": directory.url.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("OrderLine: 4 read, 4 saved, 0 rejected"))
+        let store = directory.url.appendingPathComponent("shop.sqlite").path
+        let lines = try Self.query(store, """
+            SELECT o.number, c.email, l.lineNo, p.sku, l.quantity FROM "Order" o JOIN Customer c ON c._pk = o.customer
+            JOIN OrderLine l ON l."order" = o._pk JOIN Product p ON p._pk = l.product ORDER BY 1, 3
+            """)
+        #expect(lines.count == 4)
+        #expect(lines.first == [.integer(1001), .text("ada@example.com"), .integer(1), .text("W-100"), .integer(3)])
+        #expect(!FileManager.default.fileExists(atPath: store + ".sluice-tmp"))
+    }
+
+    @Test func rejectedRecordsGoToTheRejectsFileAndTooManyFailTheRunLeavingTheTargetAlone() throws {
+        let directory = try TemporaryDirectory()
+        let good = "customer_id,name,email,signup\n1,Ada,ADA@example.com,2024-01-15\n"
+        let first = try runSluice(["run", try Self.customersPipeline(in: directory, csv: good).path])
+        #expect(first.status == 0, "\(first.stderr)")
+        let store = directory.url.appendingPathComponent("out/c.sqlite").path
+        let before = try Self.query(store, "SELECT id, name, email FROM Customer")
+
+        let bad = good + "x2,Bo,bo@example.com,2024-02-30\n3,Cy,not-an-email,2024-03-01\n4,Di,di@example.com,2024-04-01\n"
+        let second = try runSluice(["run", try Self.customersPipeline(in: directory, csv: bad).path])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("2 records were rejected, more than errors.max (0); the target is unchanged"), "\(second.stderr)")
+        #expect(try Self.query(store, "SELECT id, name, email FROM Customer") == before, "atomic: nothing of the failed run")
+        let rejects = try String(contentsOfFile: directory.url.appendingPathComponent("out/rejects.jsonl").path, encoding: .utf8)
+            .split(separator: "\n").map(String.init)
+        #expect(rejects.count == 2)
+        #expect(rejects[0].contains(#""property":"id""#) && rejects[0].contains(#""raw":"x2""#) && rejects[0].contains(#""property":"signedUp""#),
+                "every failure of the record: \(rejects[0])")
+        #expect(rejects[0].contains(#""line":3"#))
+        #expect(rejects[1].contains(#""property":"email""#) && rejects[1].contains(#""raw":"not-an-email""#), "validation failures too: \(rejects[1])")
+
+        let allowed = try runSluice(["run", try Self.customersPipeline(in: directory, csv: bad, max: 5).path])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        #expect(try Self.query(store, "SELECT id FROM Customer ORDER BY id") == [[.integer(1)], [.integer(4)]])
+    }
+
+    @Test func aDryRunLeavesNoTarget() throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.customersPipeline(in: directory, csv: "customer_id,name,email,signup\n1,Ada,a@example.com,2024-01-15\n")
+        let result = try runSluice(["run", pipeline.path, "--dry-run", "--report", directory.url.appendingPathComponent("r.json").path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/c.sqlite").path))
+        let report = try String(contentsOfFile: directory.url.appendingPathComponent("r.json").path, encoding: .utf8)
+        #expect(report.contains(#""Customer" : {"#) && report.contains(#""saved" : 1"#))
+    }
+
+    @Test func aLockedTargetExitsWith4() throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.customersPipeline(in: directory, csv: "customer_id,name,email,signup\n1,Ada,a@example.com,2024-01-15\n")
+        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let fd = open(directory.url.appendingPathComponent("out/c.sqlite.lock").path, O_RDWR | O_CREAT, 0o644)
+        #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        defer { close(fd) }
+        let result = try runSluice(["run", pipeline.path])
+        #expect(result.status == 4)
+        #expect(result.stderr.contains("another run is writing the target"))
+    }
+}
+
+/// `runSluice` with extra environment variables.
+func runSluiceWithEnvironment(_ arguments: [String], _ environment: [String: String]) throws -> CommandResult {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+    let process = Process()
+    process.executableURL = root.appendingPathComponent(".build/debug/sluice")
+    process.arguments = arguments
+    process.currentDirectoryURL = root
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+}
