@@ -115,3 +115,42 @@ func runSluiceWithEnvironment(_ arguments: [String], _ environment: [String: Str
     process.waitUntilExit()
     return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
 }
+
+@Suite struct AtomicRunTests {
+    /// A run killed with SIGKILL at several moments leaves the target exactly as before (1 customer)
+    /// or exactly as after (1 + 20,000); a later run cleans up and completes.
+    @Test func aKilledRunLeavesTheTargetAsBeforeOrAsAfter() throws {
+        let directory = try TemporaryDirectory()
+        var csv = "customer_id,name,email,signup\n1,Ada,ada@example.com,2024-01-15\n"
+        let seed = try runSluice(["run", try RunCommandTests.customersPipeline(in: directory, csv: csv).path])
+        #expect(seed.status == 0, "\(seed.stderr)")
+        for n in 2...20_001 { csv += "\(n),Customer \(n),c\(n)@example.com,2024-02-01\n" }
+        let pipeline = try RunCommandTests.customersPipeline(in: directory, csv: csv)
+        let store = directory.url.appendingPathComponent("out/c.sqlite").path
+        var outcomes: Set<Int64> = []
+        for delay in [0.05, 0.2, 0.4, 0.8, 1.2] {
+            let process = Process()
+            process.executableURL = RunCommandTests.root.appendingPathComponent(".build/debug/sluice")
+            process.arguments = ["run", pipeline.path, "--quiet"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let count = try RunCommandTests.query(store, "SELECT count(*) FROM Customer")
+            guard case .integer(let n) = count.first?.first else {
+                Issue.record("the target cannot be read after a kill at \(delay) s")
+                continue
+            }
+            #expect(n == 1 || n == 20_001, "after a kill at \(delay) s the target holds \(n) customers")
+            outcomes.insert(n)
+            if n == 20_001 { break }
+        }
+        #expect(outcomes.contains(1), "at least one kill must land mid-run for the test to mean something")
+        let finish = try runSluice(["run", pipeline.path])
+        #expect(finish.status == 0, "\(finish.stderr)")
+        #expect(try RunCommandTests.query(store, "SELECT count(*) FROM Customer") == [[.integer(20_001)]])
+        #expect(!FileManager.default.fileExists(atPath: store + ".sluice-tmp"))
+    }
+}
