@@ -36,7 +36,7 @@ import Glibc
 
     @Test func theExamplePipelineBuildsTheShop() throws {
         let directory = try TemporaryDirectory()
-        let result = try runSluiceWithEnvironment(["run", "Pipelines/shop.yaml"], ["SLUICE_OUT": directory.url.path])
+        let result = try runSluice(["run", "Pipelines/shop.yaml"], environment: ["SLUICE_OUT": directory.url.path])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("OrderLine: 4 read, 4 saved, 0 rejected"))
         let store = directory.url.appendingPathComponent("shop.sqlite").path
@@ -96,24 +96,6 @@ import Glibc
         #expect(result.status == 4)
         #expect(result.stderr.contains("another run is writing the target"))
     }
-}
-
-/// `runSluice` with extra environment variables.
-func runSluiceWithEnvironment(_ arguments: [String], _ environment: [String: String]) throws -> CommandResult {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
-    let process = Process()
-    process.executableURL = root.appendingPathComponent(".build/debug/sluice")
-    process.arguments = arguments
-    process.currentDirectoryURL = root
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
 }
 
 @Suite struct AtomicRunTests {

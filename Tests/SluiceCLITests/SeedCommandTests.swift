@@ -10,13 +10,14 @@ struct CommandResult {
     var stderr: String
 }
 
-func runSluice(_ arguments: [String]) throws -> CommandResult {
+func runSluice(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
     let binary = root.appendingPathComponent(".build/debug/sluice")
     let process = Process()
     process.executableURL = binary
     process.arguments = arguments
     process.currentDirectoryURL = root
+    if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
