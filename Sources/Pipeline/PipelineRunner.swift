@@ -74,7 +74,7 @@ public final class PipelineRunner {
             }
             work = try prepareWorkCopy(of: target)
         }
-        defer { _ = lock }
+        defer { withExtendedLifetime(lock) {} }   // held until the run ends
         let coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
         var store: (any PersistentStore)?
         var report = RunReport()

@@ -115,8 +115,7 @@ struct SourceImport {
         // A record whose parent record was rejected goes with it.
         for index in batch.indices {
             if let parent = batch[index].parent, batch[parent].reject != nil, batch[index].reject == nil {
-                batch[index].reject = reject(batch[index], property: batch[index].parentRelationship ?? "", rule: "parent",
-                                             message: "its parent record was rejected")
+                rejectItem(&batch, index, property: batch[index].parentRelationship ?? "", rule: "parent", message: "its parent record was rejected")
             }
         }
         // Objects first, with their values and parents.
@@ -215,10 +214,5 @@ struct SourceImport {
         for child in batch.indices where batch[child].parent == index && batch[child].reject == nil {
             rejectItem(&batch, child, property: batch[child].parentRelationship ?? "", rule: "parent", message: "its parent record was rejected")
         }
-    }
-
-    private func reject(_ item: Item, property: String, rule: String, message: String, raw: String? = nil) -> RecordReject {
-        RecordReject(source: source.name, entity: item.mapper.entity.name, position: item.record.position,
-                     failures: [RejectFailure(property: property, raw: raw, rule: rule, message: message, position: item.record.position)])
     }
 }
