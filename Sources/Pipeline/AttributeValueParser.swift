@@ -26,7 +26,7 @@ public enum AttributeValueParser {
             case "false", "no": return .boolean(false)
             default: return nil
             }
-        case .date: return parseDate(text).map { .date($0) }
+        case .date: return DateText.parseISO8601(text).map { .date($0) }
         case .binary: return Data(base64Encoded: text).map { .binary($0) }
         case .uuid: return UUID(uuidString: text).map { .uuid($0) }
         case .uri: return URL(string: text).map { .uri($0) }
@@ -43,17 +43,5 @@ public enum AttributeValueParser {
         case .boolean: return " (true or false)"
         default: return ""
         }
-    }
-
-    static func parseDate(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        if text.count == 10 {
-            formatter.formatOptions = [.withFullDate]
-            return formatter.date(from: text)
-        }
-        formatter.formatOptions = [.withInternetDateTime]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
     }
 }

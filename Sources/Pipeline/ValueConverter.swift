@@ -1,5 +1,6 @@
 import Foundation
 import ObjectGraph
+import Stores
 
 /// Why a field's text could not become its attribute's value: the rule it broke, the text, and one
 /// sentence for the rejects file.
@@ -21,6 +22,7 @@ public final class ValueConverter {
     private let nulls: Set<String>
     private let trueWords: Set<String>, falseWords: Set<String>
     private let captures: [NSRegularExpression?]
+    private let datePattern: DatePattern?
     private let dateFormatter: DateFormatter?
 
     /// - Parameters:
@@ -35,7 +37,11 @@ public final class ValueConverter {
             if case .capture(let pattern) = transform { return try NSRegularExpression(pattern: pattern) }
             return nil
         }
-        if case .pattern(let pattern) = field.date {
+        if case .pattern(let pattern) = field.date, let compiled = DatePattern(pattern) {
+            datePattern = compiled
+            dateFormatter = nil
+        } else if case .pattern(let pattern) = field.date {
+            datePattern = nil
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "UTC")
@@ -43,6 +49,7 @@ public final class ValueConverter {
             formatter.isLenient = false
             dateFormatter = formatter
         } else {
+            datePattern = nil
             dateFormatter = nil
         }
     }
@@ -85,6 +92,7 @@ public final class ValueConverter {
             guard AttributeValue.integer(number).fitsRange(of: type) else { return .failure(failure(.range, raw, "does not fit \(type)")) }
             return .success(.integer(number))
         case .decimal:
+            if let decimal = DecimalText.parsePlain(text) { return .success(.decimal(decimal)) }
             guard text.range(of: #"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"#, options: .regularExpression) != nil,
                   let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
                 return .failure(failure(.decimal, raw, "is not a decimal number"))
@@ -124,9 +132,10 @@ public final class ValueConverter {
 
     private func date(_ text: String) -> Date? {
         switch field.date ?? .iso8601 {
-        case .iso8601: return AttributeValueParser.parseDate(text)
+        case .iso8601: return DateText.parseISO8601(text)
         case .unixSeconds: return Double(text).flatMap { $0.isFinite ? Date(timeIntervalSince1970: $0) : nil }
         case .pattern:
+            if let datePattern { return datePattern.date(from: text) }
             // Parsed strictly: the text must read back the same (no "2024-02-30" becoming March 1st).
             guard let formatter = dateFormatter, let date = formatter.date(from: text), formatter.string(from: date) == text else { return nil }
             return date

@@ -7,7 +7,7 @@ import Foundation
 /// value's fixed 20-byte layout (exponent; length, sign; sixteen mantissa bytes) and writes digits
 /// into a stack buffer. A self-check at first use compares it with `description` and falls back to
 /// `description` if the layout differs.
-enum DecimalText {
+public enum DecimalText {
     static func canonical(_ value: Decimal) -> String {
         withCanonicalUTF8(value) { String(decoding: $0, as: UTF8.self) }
     }
@@ -27,14 +27,15 @@ enum DecimalText {
     /// 20x faster than `Decimal(string:)`, which the rest goes through); `nil` for text that is not
     /// a decimal number.
     static func parse(_ text: String) -> Decimal? {
-        if parserIsKnown, let value = parseCanonical(text) { return value }
+        if parserIsKnown, let value = parsePlain(text) { return value }
         return Decimal(string: text, locale: posix)
     }
 
     private static let posix = Locale(identifier: "en_US_POSIX")
 
-    /// `[-]digits[.digits]`, at most 19 digits in all, or `nil` (leaving it to `Decimal(string:)`).
-    private static func parseCanonical(_ text: String) -> Decimal? {
+    /// `[-]digits[.digits]`, at most 19 digits in all, read exactly; `nil` for any other text (which
+    /// may still be a decimal: callers go on to `Decimal(string:)` after checking its form).
+    public static func parsePlain(_ text: String) -> Decimal? {
         var text = text
         return text.withUTF8 { bytes -> Decimal? in
             guard !bytes.isEmpty else { return nil }
@@ -93,7 +94,7 @@ enum DecimalText {
     private static let parserIsKnown: Bool = {
         let samples = ["0", "1", "-1", "1.5", "-0.0001", "1000", "123456789.987654321", "9999999999999999999", "-3.25", "0.1", "65536", "4294967296"]
         return samples.allSatisfy { text in
-            guard let slow = Decimal(string: text, locale: posix), let fast = parseCanonical(text) else { return false }
+            guard let slow = Decimal(string: text, locale: posix), let fast = parsePlain(text) else { return false }
             return fast == slow && fast.description == slow.description && withUnsafeBytes(of: fast, Array.init) == withUnsafeBytes(of: slow, Array.init)
         }
     }()
