@@ -171,6 +171,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var insertedObjects: Set<ManagedObject> { Set(changedObjects.lazy.filter { $0.changeState == .inserted }) }
     public var updatedObjects: Set<ManagedObject> { Set(changedObjects.lazy.filter { $0.changeState == .updated }) }
     public var deletedObjects: Set<ManagedObject> { Set(changedObjects.lazy.filter { $0.changeState == .deleted }) }
+    /// The inserted, unsaved objects of `entity` or its sub-entities, in no set order (cheaper than
+    /// filtering `insertedObjects`: no set is built).
+    public func insertedObjects(of entity: EntityDescription) -> [ManagedObject] {
+        checkQueue()
+        return changedObjects.filter { $0.changeState == .inserted && $0.entity.isKind(of: entity) }
+    }
     public var hasChanges: Bool { changedObjects.contains { $0.changeState != .none } }
 
     /// The registered object for an ID, or `nil` (never touches a store).

@@ -176,6 +176,10 @@ public protocol PersistentStore: AnyObject {
     /// `StoreFetchRequest.rows(of:matching:on:)`, 500 keys at a time.
     func rows(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [StoreRow]
 
+    /// Like `rows(of:matching:on:)`, but only each found row's key (`attributes.count` values) and ID:
+    /// how importers turn natural keys into objects without reading rows. The default reads the rows.
+    func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [KeyedObjectID]
+
     /// The destinations of a to-many relationship of a stored object, in stored order.
     func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID]
 
@@ -217,6 +221,25 @@ extension PersistentStore {
             start = end
         }
         return found
+    }
+}
+
+extension PersistentStore {
+    public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [KeyedObjectID] {
+        try rows(of: entity, matching: keys, on: attributes).map { row in
+            KeyedObjectID(key: attributes.map { row.attributeValues[$0.index] }, objectID: row.objectID)
+        }
+    }
+}
+
+/// A stored object's ID with the values of the key it was found by.
+public struct KeyedObjectID: Sendable {
+    public var key: [AttributeValue]
+    public var objectID: ManagedObjectID
+
+    public init(key: [AttributeValue], objectID: ManagedObjectID) {
+        self.key = key
+        self.objectID = objectID
     }
 }
 

@@ -180,6 +180,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try lock.withLock { try stores(for: entity).flatMap { try $0.rows(of: entity, matching: keys, on: attributes) } }
     }
 
+    /// The IDs of the stored objects of `entity` (sub-entities included) whose `attributes` hold one of
+    /// `keys` (`attributes.count` values each, one key after another), each with its key; read from
+    /// the stores' key indexes without reading rows or registering objects anywhere.
+    public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [KeyedObjectID] {
+        try lock.withLock { try stores(for: entity).flatMap { try $0.objectIDs(of: entity, matching: keys, on: attributes) } }
+    }
+
     func countRows(_ request: StoreFetchRequest) throws -> Int {
         try lock.withLock { try stores(for: request.entity).reduce(0) { $0 + (try $1.countRows(request)) } }
     }

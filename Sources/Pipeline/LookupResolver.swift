@@ -2,54 +2,119 @@ import Foundation
 import ObjectGraph
 
 /// Resolves the keys of one lookup (a to-one relationship found by its destination's key) to objects
-/// of a context, a batch at a time, as the import advice has it: keys met before in the batch come
-/// from a cache; the others are fetched together (`key IN {…}`, 500 keys per fetch, unsaved objects
-/// of the context included); keys with no object create one (find-or-create) or stay unresolved
-/// (must-exist). Call `reset()` whenever the context is reset.
+/// of a context, a batch at a time, as the import advice has it (semantics §8), without reading rows:
+///
+/// 1. keys met before in the batch come from the batch's cache of objects;
+/// 2. keys of objects the context inserted and has not saved yet are found among them;
+/// 3. keys of stored objects seen earlier in the run come from `KnownKeys` (IDs only, bounded,
+///    shared by the run's workers), turned into faults of the context;
+/// 4. the rest is looked up in the store together, 500 keys per query, reading only the key and the
+///    ID from the key's index (`PersistentStoreCoordinator.objectIDs(of:matching:on:)`);
+/// 5. keys still without an object create one (find-or-create) or stay unresolved (must-exist).
+///
+/// Linking an object to a fault never loads the fault (its to-many inverse keeps the edit), so a
+/// lookup costs no row read. The context must be a root context (its parent's unsaved objects are
+/// not seen). Call `reset()` whenever the context is reset.
 public final class LookupResolver {
     public let lookup: PipelineConfig.Lookup
     public let entity: EntityDescription
     private let attributes: [AttributeDescription]
-    private var cache: [[AttributeValue]: ManagedObject] = [:]
-    /// How many fetches resolving took (one per 500 new keys of a batch).
+    private let known: KnownKeys
+    private var batch: [[AttributeValue]: ManagedObject] = [:]
+    /// How many store queries resolving took (one per 500 new keys of a batch).
     public private(set) var fetchCount = 0
 
-    public init(lookup: PipelineConfig.Lookup, model: ManagedObjectModel) throws {
+    /// - Parameter known: the run's cache of stored keys, shared by every resolver of the same
+    ///   entity and key (a new one by default).
+    public init(lookup: PipelineConfig.Lookup, model: ManagedObjectModel, known: KnownKeys? = nil) throws {
         guard let entity = model.entity(named: lookup.entity) else {
             throw PipelineFileError(issues: [ModelFileIssue(file: "", line: 0, column: 0, message: "the model has no entity \(lookup.entity)")])
         }
         self.lookup = lookup
         self.entity = entity
         attributes = lookup.key.compactMap { entity.attribute(named: $0.attribute) }
+        self.known = known ?? KnownKeys()
     }
 
     /// The object for each key (`nil` keys stay `nil`; so do unknown keys of a must-exist lookup).
-    /// - Throws: fetch errors of the context's store.
+    /// - Throws: errors of the context's store.
     public func resolve(_ keys: [[AttributeValue]?], in context: ManagedObjectContext) throws -> [ManagedObject?] {
-        var unknown: [AttributeValue] = [], seen = Set<[AttributeValue]>()
-        for case let key? in keys where cache[key] == nil && seen.insert(key).inserted { unknown += key }
-        var start = 0
-        while start < unknown.count {
-            let end = min(start + 500 * attributes.count, unknown.count)
-            let keyRequest = StoreFetchRequest.rows(of: entity, matching: unknown[start..<end], on: attributes)
-            fetchCount += 1
-            for object in try context.fetch(FetchRequest(entityName: entity.name, predicate: keyRequest.predicate)) {
-                let key = attributes.map { object[attributeAt: $0.index] }
-                if cache[key] == nil { cache[key] = object }
+        var missing = Set<[AttributeValue]>()
+        for case let key? in keys where batch[key] == nil { missing.insert(key) }
+        if !missing.isEmpty { findUnsaved(&missing, in: context) }
+        if !missing.isEmpty {
+            let ids = known.objectIDs(for: missing)
+            for (key, id) in ids {
+                batch[key] = context.object(with: id)
+                missing.remove(key)
             }
-            start = end
         }
+        if !missing.isEmpty { try fetch(missing, in: context) }
         return keys.map { key in
             guard let key else { return nil }
-            if let object = cache[key] { return object }
+            if let object = batch[key] { return object.isDeleted ? nil : object }
             guard lookup.createsMissing else { return nil }
             let object = context.insertNewObject(forEntityName: entity.name)
             for (attribute, value) in zip(attributes, key) { object[attributeAt: attribute.index] = value }
-            cache[key] = object
+            batch[key] = object
             return object
         }
     }
 
-    /// Forgets the batch's objects (after the context's `reset()`).
-    public func reset() { cache.removeAll(keepingCapacity: true) }
+    /// Objects of the entity the context inserted and has not saved (one pass over its inserts).
+    private func findUnsaved(_ missing: inout Set<[AttributeValue]>, in context: ManagedObjectContext) {
+        for object in context.insertedObjects(of: entity) {
+            let key = attributes.map { object[attributeAt: $0.index] }
+            if missing.remove(key) != nil { batch[key] = object }
+            if missing.isEmpty { return }
+        }
+    }
+
+    private func fetch(_ missing: Set<[AttributeValue]>, in context: ManagedObjectContext) throws {
+        let coordinator = context.persistentStoreCoordinator
+        let keys = Array(missing)
+        var start = 0
+        while start < keys.count {
+            let end = min(start + 500, keys.count)
+            fetchCount += 1
+            let found = try coordinator.objectIDs(of: entity, matching: keys[start..<end].flatMap { $0 }, on: attributes)
+            known.remember(found)
+            for item in found where batch[item.key] == nil { batch[item.key] = context.object(with: item.objectID) }
+            start = end
+        }
+    }
+
+    /// Forgets the batch's objects (after the context's `reset()`); the run's known IDs stay.
+    public func reset() { batch.removeAll(keepingCapacity: true) }
+}
+
+/// IDs of stored objects of one entity by the values of one key, learned while a run resolves
+/// lookups, so a key is looked up in the store once per run rather than once per batch. Bounded:
+/// when it holds `capacity` keys it starts over (memory stays flat however large the input).
+/// Shared by the run's workers under a lock.
+public final class KnownKeys: @unchecked Sendable {
+    // @unchecked: `ids` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var ids: [[AttributeValue]: ManagedObjectID] = [:]
+    public let capacity: Int
+
+    public init(capacity: Int = 200_000) {
+        self.capacity = capacity
+    }
+
+    public var count: Int { lock.withLock { ids.count } }
+
+    func objectIDs(for keys: Set<[AttributeValue]>) -> [([AttributeValue], ManagedObjectID)] {
+        lock.withLock {
+            guard !ids.isEmpty else { return [] }
+            return keys.compactMap { key in ids[key].map { (key, $0) } }
+        }
+    }
+
+    func remember(_ found: [KeyedObjectID]) {
+        lock.withLock {
+            if ids.count + found.count > capacity { ids.removeAll(keepingCapacity: true) }
+            for item in found { ids[item.key] = item.objectID }
+        }
+    }
 }

@@ -11,6 +11,12 @@ public struct RunReport: Sendable, Codable {
         /// Objects of those records saved (inserted, or updates of stored rows through the merge policy).
         public var saved = 0
         public var rejected = 0
+
+        mutating func add(_ other: Counts) {
+            read += other.read
+            saved += other.saved
+            rejected += other.rejected
+        }
     }
     public var entities: [String: Counts] = [:]
     public var rejected = 0
@@ -77,19 +83,21 @@ public final class PipelineRunner {
         defer { withExtendedLifetime(lock) {} }   // held until the run ends
         let coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
         var store: (any PersistentStore)?
+        let shared = RunShared(rejectsPath: config.rejectsPath)
         var report = RunReport()
-        var rejects = RejectsFile(path: config.rejectsPath)
         do {
             store = try TargetStore.add(to: coordinator, at: work)
-            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
-            context.name = "import"
-            context.mergePolicy = config.merge
-            try context.performAndWait {
-                for source in config.sources {
-                    try SourceImport(source: source, config: config, context: context).run(report: &report, rejects: &rejects)
-                }
+            let contexts = (0..<max(1, config.contexts)).map { number in
+                let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+                context.name = "import \(number + 1)"
+                context.mergePolicy = config.merge
+                return context
             }
-            try rejects.close()
+            for source in config.sources {
+                try SourceImport(source: source, config: config).run(contexts: contexts, shared: shared)
+            }
+            try shared.closeRejects()
+            report = shared.currentReport
             if report.rejected > config.maxErrors {
                 throw RunError.tooManyRejects(count: report.rejected, max: config.maxErrors, rejects: config.rejectsPath)
             }
@@ -99,7 +107,7 @@ public final class PipelineRunner {
             if let target, let work, work != target { try commit(work, over: target) }
         } catch {
             if let store { coordinator.removePersistentStore(store) }
-            try? rejects.close()
+            try? shared.closeRejects()
             if let target, let work, work != target { Self.removeStoreFiles(at: work) }
             throw error
         }

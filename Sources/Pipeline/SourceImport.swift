@@ -2,66 +2,103 @@ import Foundation
 import ObjectGraph
 import Readers
 
-/// One source of a run: records read, mapped, and inserted a batch at a time on the context's queue.
+/// What the workers of a run share: the report and the rejects file (under a lock), and the keys
+/// lookups have learned (`KnownKeys`, one per entity and key).
+final class RunShared: @unchecked Sendable {
+    // @unchecked: every stored property is only touched with `lock` held.
+    private let lock = NSLock()
+    private var report = RunReport()
+    private var rejects: RejectsFile
+    private var knownKeys: [String: KnownKeys] = [:]
+
+    init(rejectsPath: String?) {
+        rejects = RejectsFile(path: rejectsPath)
+    }
+
+    var currentReport: RunReport { lock.withLock { report } }
+
+    func knownKeys(for lookup: PipelineConfig.Lookup) -> KnownKeys {
+        let name = lookup.entity + "|" + lookup.key.map(\.attribute).joined(separator: ",")
+        return lock.withLock {
+            if let known = knownKeys[name] { return known }
+            let known = KnownKeys()
+            knownKeys[name] = known
+            return known
+        }
+    }
+
+    /// Adds a batch's counts and writes its rejects.
+    func add(_ counts: [String: RunReport.Counts], rejected: [RecordReject]) throws {
+        try lock.withLock {
+            for (entity, batch) in counts {
+                report.entities[entity, default: .init()].add(batch)
+            }
+            report.rejected += rejected.count
+            for reject in rejected { try rejects.write(reject) }
+        }
+    }
+
+    func closeRejects() throws { try lock.withLock { try rejects.close() } }
+}
+
+/// One source of a run. A reading thread reads the records and hands them over in batches of
+/// `batch.size` top-level records (a record's nested children stay in its batch) through a bounded
+/// queue; each of the run's contexts takes batches from it and maps, inserts, links, saves and
+/// resets on its own queue. Every context of the source is done before the next source starts.
 struct SourceImport {
     let source: PipelineConfig.Source
     let config: PipelineConfig
-    let context: ManagedObjectContext
 
-    /// A mapped record waiting for its batch to be inserted.
-    private struct Item {
-        var record: Record
-        var mapped: MappedRecord
-        var mapper: RecordMapper
-        /// For children: the item of the parent record and the relationship to it.
-        var parent: Int?
-        var parentRelationship: String?
-        var object: ManagedObject?
-        var reject: RecordReject?
+    func run(contexts: [ManagedObjectContext], shared: RunShared) throws {
+        let queue = BoundedQueue<[Record]>(capacity: 2 * contexts.count)
+        let failure = FirstFailure()
+        let readerDone = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            do { try read(into: queue, failure: failure) } catch { failure.set(error) }
+            queue.close()
+            readerDone.signal()
+        }
+        thread.name = "sluice-read-\(source.name)"
+        thread.start()
+        let workers = contexts.map { BatchWorker(source: source, config: config, context: $0, shared: shared) }
+        DispatchQueue.concurrentPerform(iterations: workers.count) { index in
+            let worker = workers[index]
+            while let records = queue.pop() {
+                do {
+                    try worker.context.performAndWait { try worker.importBatch(records) }
+                } catch {
+                    failure.set(error)
+                    queue.cancel()
+                }
+            }
+        }
+        readerDone.wait()
+        if let error = failure.error { throw error }
     }
 
-    /// The mapper of each kind of record (the source's own, and one per nested child record).
-    private final class Mappers {
-        var byKind: [String: (mapper: RecordMapper, parentRelationship: String?)] = [:]
-        var resolvers: [ObjectIdentifier: [LookupResolver]] = [:]
-    }
-
-    func run(report: inout RunReport, rejects: inout RejectsFile) throws {
+    /// Reads the source into batches of records.
+    private func read(into queue: BoundedQueue<[Record]>, failure: FirstFailure) throws {
         var reader = try openReader()
-        let mappers = Mappers()
-        var batch: [Item] = [], topLevel = 0
-        var byNumber: [Int: Int] = [:]       // record number → item index (for children)
-        while true {
+        var batch: [Record] = [], topLevel = 0
+        batch.reserveCapacity(config.batchSize)
+        while failure.error == nil {
             let record: Record?
             do { record = try reader.next() } catch {
                 throw RunError.input(source: source.name, "\(error)")
             }
             guard let record else { break }
-            let (mapper, parentRelationship) = try self.mapper(for: record, in: mappers)
-            let isChild = parentRelationship != nil
-            if !isChild, topLevel >= config.batchSize {
-                try flush(&batch, mappers: mappers, report: &report, rejects: &rejects)
-                topLevel = 0
-                byNumber.removeAll(keepingCapacity: true)
-            }
-            report.entities[mapper.entity.name, default: .init()].read += 1
-            var item = Item(record: record, mapped: MappedRecord(), mapper: mapper, parentRelationship: parentRelationship)
-            if isChild {
-                guard let parentNumber = record.parentRecord, let parent = byNumber[parentNumber] else { continue }
-                item.parent = parent
-            } else {
+            if record.parentRecord == nil {
+                if topLevel >= config.batchSize {
+                    guard queue.push(batch) else { return }
+                    batch = []
+                    batch.reserveCapacity(config.batchSize)
+                    topLevel = 0
+                }
                 topLevel += 1
             }
-            do {
-                guard let mapped = try mapper.map(record) else { continue }    // skipped by `where`
-                item.mapped = mapped
-            } catch {
-                item.reject = error
-            }
-            if let number = record.number { byNumber[number] = batch.count }
-            batch.append(item)
+            batch.append(record)
         }
-        try flush(&batch, mappers: mappers, report: &report, rejects: &rejects)
+        if !batch.isEmpty { queue.push(batch) }
     }
 
     private func openReader() throws -> any RecordReader {
@@ -76,24 +113,98 @@ struct SourceImport {
             throw RunError.input(source: source.name, "\(error)")
         }
     }
+}
 
-    /// The mapper for a record's kind, compiled on first sight against the record's field names.
-    private func mapper(for record: Record, in mappers: Mappers) throws -> (RecordMapper, String?) {
-        let kind = source.format == .xml ? (record.kind ?? source.record ?? "") : ""
-        if let known = mappers.byKind[kind] { return known }
+/// The first error of any thread of a source's import.
+private final class FirstFailure: @unchecked Sendable {
+    // @unchecked: `stored` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var stored: (any Error)?
+    var error: (any Error)? { lock.withLock { stored } }
+    func set(_ error: any Error) { lock.withLock { if stored == nil { stored = error } } }
+}
+
+/// One context's share of a source: maps the records of a batch, inserts their objects, links
+/// children to parents and lookups to their destinations, saves (rejecting the records whose objects
+/// fail) and resets. Used on its context's queue only.
+final class BatchWorker: @unchecked Sendable {
+    // @unchecked: used only inside `context.performAndWait`, one batch at a time.
+    let source: PipelineConfig.Source
+    let config: PipelineConfig
+    let context: ManagedObjectContext
+    private let shared: RunShared
+
+    /// A mapped record waiting for its batch to be inserted.
+    private struct Item {
+        var record: Record
+        var mapped: MappedRecord
+        var kind: Int
+        /// For children: the item of the parent record.
+        var parent: Int?
+        var object: ManagedObject?
+        var reject: RecordReject?
+    }
+
+    /// Each kind of record (the source's own, and one per nested child record): its mapper, the
+    /// relationship to its parent record, its lookups.
+    private struct Kind {
+        var mapper: RecordMapper
+        var parentRelationship: String?
+        var resolvers: [LookupResolver]
+    }
+    private var kinds: [Kind] = []
+    private var kindByName: [String: Int] = [:]
+
+    init(source: PipelineConfig.Source, config: PipelineConfig, context: ManagedObjectContext, shared: RunShared) {
+        self.source = source
+        self.config = config
+        self.context = context
+        self.shared = shared
+    }
+
+    func importBatch(_ records: [Record]) throws {
+        var batch: [Item] = []
+        batch.reserveCapacity(records.count)
+        var byNumber: [Int: Int] = [:]       // record number → item index (for children)
+        var counts: [String: RunReport.Counts] = [:]
+        for record in records {
+            let kind = try self.kind(of: record)
+            let mapper = kinds[kind].mapper
+            counts[mapper.entity.name, default: .init()].read += 1
+            var item = Item(record: record, mapped: MappedRecord(), kind: kind)
+            if kinds[kind].parentRelationship != nil {
+                guard let parentNumber = record.parentRecord, let parent = byNumber[parentNumber] else { continue }
+                item.parent = parent
+            }
+            do {
+                guard let mapped = try mapper.map(record) else { continue }    // skipped by `where`
+                item.mapped = mapped
+            } catch {
+                item.reject = error
+            }
+            if let number = record.number { byNumber[number] = batch.count }
+            batch.append(item)
+        }
+        try flush(&batch, counts: &counts)
+    }
+
+    /// The kind of a record, its mapper compiled on first sight against the record's field names.
+    private func kind(of record: Record) throws -> Int {
+        let name = source.format == .xml ? (record.kind ?? source.record ?? "") : ""
+        if let known = kindByName[name] { return known }
         var mapping = source.mapping, parentRelationship: String?
         var spec = source.mapping.xmlSpec(path: source.record ?? "/")
-        if source.format == .xml, kind != source.record {
+        if source.format == .xml, name != source.record {
             // A nested record: find its child mapping by walking the spec tree.
             func find(_ children: [PipelineConfig.Child], _ specs: [XMLRecordSpec]) -> (PipelineConfig.Child, XMLRecordSpec)? {
                 for (child, childSpec) in zip(children, specs) {
-                    if childSpec.kind == kind { return (child, childSpec) }
+                    if childSpec.kind == name { return (child, childSpec) }
                     if let found = find(child.mapping.children, childSpec.children) { return found }
                 }
                 return nil
             }
             guard let (child, childSpec) = find(source.mapping.children, spec.children) else {
-                throw RunError.input(source: source.name, "a record of kind \(kind) has no mapping")
+                throw RunError.input(source: source.name, "a record of kind \(name) has no mapping")
             }
             mapping = child.mapping
             parentRelationship = child.parent
@@ -102,36 +213,36 @@ struct SourceImport {
         let names = record.schema?.names ?? (source.format == .xml ? spec.fields.map(\.name) : (1...max(record.count, 1)).map(String.init))
         let mapper = try RecordMapper(mapping: mapping, model: config.model, fieldNames: names, source: source.name,
                                       sourceNulls: source.format == .csv ? source.csv.nullMarkers : [], file: config.file, line: source.line)
-        mappers.byKind[kind] = (mapper, parentRelationship)
-        mappers.resolvers[ObjectIdentifier(mapper)] = try mapping.relationships.map { try LookupResolver(lookup: $0, model: config.model) }
-        return (mapper, parentRelationship)
+        let resolvers = try mapping.relationships.map { try LookupResolver(lookup: $0, model: config.model, known: shared.knownKeys(for: $0)) }
+        kinds.append(Kind(mapper: mapper, parentRelationship: parentRelationship, resolvers: resolvers))
+        kindByName[name] = kinds.count - 1
+        return kinds.count - 1
     }
 
     // MARK: Batches
 
-    private func flush(_ batch: inout [Item], mappers: Mappers, report: inout RunReport, rejects: inout RejectsFile) throws {
-        defer { batch.removeAll(keepingCapacity: true) }
-        guard !batch.isEmpty else { return }
+    private func flush(_ batch: inout [Item], counts: inout [String: RunReport.Counts]) throws {
+        guard !batch.isEmpty else { return try shared.add(counts, rejected: []) }
         // A record whose parent record was rejected goes with it.
         for index in batch.indices {
             if let parent = batch[index].parent, batch[parent].reject != nil, batch[index].reject == nil {
-                rejectItem(&batch, index, property: batch[index].parentRelationship ?? "", rule: "parent", message: "its parent record was rejected")
+                rejectItem(&batch, index, property: kinds[batch[index].kind].parentRelationship ?? "", rule: "parent", message: "its parent record was rejected")
             }
         }
         // Objects first, with their values and parents.
         for index in batch.indices where batch[index].reject == nil {
-            let object = context.insertNewObject(forEntityName: batch[index].mapper.entity.name)
+            let kind = kinds[batch[index].kind]
+            let object = context.insertNewObject(forEntityName: kind.mapper.entity.name)
             for (attribute, value) in batch[index].mapped.values { object[attributeAt: attribute] = value }
-            if let parent = batch[index].parent, let relationship = batch[index].parentRelationship, let parentObject = batch[parent].object {
+            if let parent = batch[index].parent, let relationship = kind.parentRelationship, let parentObject = batch[parent].object {
                 object.setRelatedObject(parentObject, forKey: relationship)
             }
             batch[index].object = object
         }
         // Lookups: the batch's keys of each lookup resolved together.
-        for (_, entry) in mappers.byKind {
-            let resolvers = mappers.resolvers[ObjectIdentifier(entry.mapper)] ?? []
-            let members = batch.indices.filter { batch[$0].mapper === entry.mapper && batch[$0].object != nil }
-            for (lookupIndex, resolver) in resolvers.enumerated() where !members.isEmpty {
+        for (kindIndex, kind) in kinds.enumerated() where !kind.resolvers.isEmpty {
+            let members = batch.indices.filter { batch[$0].kind == kindIndex && batch[$0].object != nil }
+            for (lookupIndex, resolver) in kind.resolvers.enumerated() where !members.isEmpty {
                 let keys = members.map { batch[$0].mapped.lookupKeys[lookupIndex] }
                 let found = try resolver.resolve(keys, in: context)
                 for (position, index) in members.enumerated() {
@@ -147,17 +258,18 @@ struct SourceImport {
             }
         }
         try save(&batch)
-        for item in batch {
-            if let reject = item.reject {
-                report.entities[reject.entity, default: .init()].rejected += 1
-                report.rejected += 1
-                try rejects.write(reject)
-            } else if item.object != nil {
-                report.entities[item.mapper.entity.name, default: .init()].saved += 1
+        var rejected: [RecordReject] = []
+        for index in batch.indices {
+            if let reject = batch[index].reject {
+                counts[reject.entity, default: .init()].rejected += 1
+                rejected.append(reject)
+            } else if batch[index].object != nil {
+                counts[kinds[batch[index].kind].mapper.entity.name, default: .init()].saved += 1
             }
         }
         context.reset()
-        for resolvers in mappers.resolvers.values { for resolver in resolvers { resolver.reset() } }
+        for kind in kinds { for resolver in kind.resolvers { resolver.reset() } }
+        try shared.add(counts, rejected: rejected)
     }
 
     /// Saves the batch; records whose objects fail validation or break a key under `merge: error`
@@ -171,7 +283,7 @@ struct SourceImport {
                 var progressed = false
                 for failure in error.failures {
                     guard let index = owner(of: failure.objectID, in: batch) else { continue }
-                    let field = failure.key.flatMap { batch[index].mapper.field(of: $0, in: batch[index].record) }
+                    let field = failure.key.flatMap { kinds[batch[index].kind].mapper.field(of: $0, in: batch[index].record) }
                     rejectItem(&batch, index, property: failure.key ?? failure.entityName, rule: "\(failure.rule)", message: failure.message,
                                raw: field?.raw ?? failure.value, position: field?.position)
                     progressed = true
@@ -205,14 +317,14 @@ struct SourceImport {
                             position: SourcePosition? = nil) {
         let failure = RejectFailure(property: property, raw: raw, rule: rule, message: message, position: position ?? batch[index].record.position)
         if batch[index].reject == nil {
-            batch[index].reject = RecordReject(source: source.name, entity: batch[index].mapper.entity.name, position: batch[index].record.position,
+            batch[index].reject = RecordReject(source: source.name, entity: kinds[batch[index].kind].mapper.entity.name, position: batch[index].record.position,
                                                failures: [failure])
         } else {
             batch[index].reject!.failures.append(failure)
         }
         if let object = batch[index].object, !object.isDeleted { context.delete(object) }
         for child in batch.indices where batch[child].parent == index && batch[child].reject == nil {
-            rejectItem(&batch, child, property: batch[child].parentRelationship ?? "", rule: "parent", message: "its parent record was rejected")
+            rejectItem(&batch, child, property: kinds[batch[child].kind].parentRelationship ?? "", rule: "parent", message: "its parent record was rejected")
         }
     }
 }

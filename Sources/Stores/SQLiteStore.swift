@@ -427,37 +427,65 @@ public final class SQLiteStore: PersistentStore {
     /// later insert of the load maintain them.
     public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [StoreRow] {
         let map = schema.map(for: entity)
+        var found: [StoreRow] = []
+        try lookUp(keys, of: entity, on: attributes, selectingRows: true) { statement, _ in found.append(try readRow(statement, table: map.table)) }
+        return found
+    }
+
+    /// Only the key columns and `_pk`, `_ent`: SQLite answers from the unique index alone (it holds the rowid).
+    public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [KeyedObjectID] {
+        var found: [KeyedObjectID] = []
+        try lookUp(keys, of: entity, on: attributes, selectingRows: false) { statement, table in
+            let primaryKey = statement.int64(0)
+            let entity = try self.entity(number: statement.int64(1), primaryKey: primaryKey, table: table)
+            var key: [AttributeValue] = []
+            key.reserveCapacity(attributes.count)
+            for (offset, attribute) in attributes.enumerated() {
+                let stored = statement.value(Int32(2 + offset))
+                guard let value = SQLiteValueCoding.attributeValue(stored, as: attribute.type) else {
+                    throw StoreError(.corrupt, "Column \(attribute.name) of table \(table), row _pk=\(primaryKey), holds \(stored), which is not a valid \(attribute.type) value", url: url)
+                }
+                key.append(value)
+            }
+            found.append(KeyedObjectID(key: key, objectID: objectID(of: entity, primaryKey: primaryKey)))
+        }
+        return found
+    }
+
+    /// Runs the prepared key lookup of `entity` on `attributes` for `keys`, 500 keys at a time, calling
+    /// `row` for each row found (the statement positioned on it, and the table's name).
+    private func lookUp(_ keys: [AttributeValue], of entity: EntityDescription, on attributes: [AttributeDescription], selectingRows: Bool,
+                        _ row: (SQLiteStatement, String) throws -> Void) throws {
+        let map = schema.map(for: entity)
         let columns = attributes.compactMap { map.attributeColumns[$0.index] }
         // Models refuse constraints on transient attributes, which have no column (nothing stored to clash with).
-        guard columns.count == attributes.count, !columns.isEmpty else { return [] }
-        var found: [StoreRow] = []
+        guard columns.count == attributes.count, !columns.isEmpty else { return }
         var start = 0
         do {
             while start < keys.count {
                 let end = min(start + 500 * columns.count, keys.count)
-                let statement = try keyLookupStatement(map, columns, count: (end - start) / columns.count)
+                let statement = try keyLookupStatement(map, columns, count: (end - start) / columns.count, selectingRows: selectingRows)
                 var parameter: Int32 = 1
                 for value in keys[start..<end] {
                     SQLiteValueCoding.bind(value, to: statement, at: parameter)
                     parameter += 1
                 }
-                while try statement.step() { found.append(try readRow(statement, table: map.table)) }
+                while try statement.step() { try row(statement, map.table.name) }
                 start = end
             }
         } catch let error as SQLiteError {
-            throw storeError(error, "Could not look up the keys of a uniqueness constraint of \(entity.name)")
+            throw storeError(error, "Could not look up keys of \(entity.name)")
         }
-        return found
     }
 
     /// The prepared lookup for `count` keys, its SQL built once per entity, columns and count.
-    private func keyLookupStatement(_ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int) throws -> SQLiteStatement {
-        let key = KeyLookup(entity: map.number, columns: columns, count: count)
+    private func keyLookupStatement(_ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int, selectingRows: Bool) throws -> SQLiteStatement {
+        let key = KeyLookup(entity: map.number, columns: columns, count: count, selectingRows: selectingRows)
         if let statement = keyLookups[key] {
             try statement.reset()
             return statement
         }
-        let statement = try connection.makeStatement(keyLookupSQL(map, columns, count: count))
+        let statement = try connection.makeStatement(keyLookupSQL(map, columns, count: count, selectingRows: selectingRows))
         keyLookups[key] = statement
         return statement
     }
@@ -466,16 +494,18 @@ public final class SQLiteStore: PersistentStore {
         let entity: Int64
         let columns: [String]
         let count: Int
+        let selectingRows: Bool
     }
 
     /// `SELECT <row> FROM <table> WHERE col IN (?, ...)`, or `(a, b) IN (VALUES (?, ?), ...)` for
     /// compound keys; SQLite answers it from the constraint's unique index.
-    private func keyLookupSQL(_ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int) -> String {
+    private func keyLookupSQL(_ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int, selectingRows: Bool = true) -> String {
         let subject = columns.count == 1 ? "t0.\(quote(columns[0]))" : "(" + columns.map { "t0.\(quote($0))" }.joined(separator: ", ") + ")"
         let tuple = columns.count == 1 ? "?" : "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         let list = Array(repeating: tuple, count: count).joined(separator: ", ")
         let kinds = map.sharesTable ? " AND t0._ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))" : ""
-        return "SELECT \(map.table.selectList(alias: "t0")) FROM \(quote(map.table.name)) t0 WHERE \(subject) IN (\(columns.count == 1 ? list : "VALUES " + list))\(kinds)"
+        let selected = selectingRows ? map.table.selectList(alias: "t0") : "t0._pk, t0._ent, " + columns.map { "t0.\(quote($0))" }.joined(separator: ", ")
+        return "SELECT \(selected) FROM \(quote(map.table.name)) t0 WHERE \(subject) IN (\(columns.count == 1 ? list : "VALUES " + list))\(kinds)"
     }
 
     /// SQLite's plan (`EXPLAIN QUERY PLAN`, one line per step) for the key lookup of a uniqueness

@@ -68,4 +68,33 @@ import TestSupport
         let found = try resolver.resolve(keys, in: context)
         #expect(found.compactMap { $0 }.count == 1 && resolver.fetchCount == 3, "1,001 new keys: three fetches of at most 500")
     }
+
+    @Test func storedObjectsComeAsFaultsAndTheRunRemembersTheirKeys() throws {
+        let store = try Store()
+        let context = store.graph.makeContext()
+        let known = KnownKeys()
+        let first = try LookupResolver(lookup: Self.departments(createsMissing: false), model: store.graph.model, known: known)
+        let found = try first.resolve([["Sales"]], in: context)
+        #expect(found[0]?.isFault == true, "a lookup reads no row")
+        #expect(known.count == 1)
+        context.reset()
+        // Another worker's resolver (same run) finds the key without asking the store.
+        let second = try LookupResolver(lookup: Self.departments(createsMissing: false), model: store.graph.model, known: known)
+        let again = try second.resolve([["Sales"]], in: context)
+        #expect(second.fetchCount == 0 && again[0]?.objectID == found[0]?.objectID)
+        #expect(again[0]?.string(forKey: "name") == "Sales")
+    }
+
+    @Test func knownKeysStayBounded() throws {
+        let store = try Store()
+        store.graph.insert("Department", ["name": "Legal"])
+        try store.graph.context.save()
+        let known = KnownKeys(capacity: 2)
+        let resolver = try LookupResolver(lookup: Self.departments(createsMissing: false), model: store.graph.model, known: known)
+        _ = try resolver.resolve([["Sales"], ["Research"]], in: store.graph.makeContext())
+        #expect(known.count == 2)
+        resolver.reset()
+        _ = try resolver.resolve([["Legal"]], in: store.graph.makeContext())
+        #expect(known.count == 1, "full: it started over")
+    }
 }

@@ -1,0 +1,65 @@
+import Foundation
+
+/// A first-in first-out queue of at most `capacity` elements between threads: `push` waits while it
+/// is full, `pop` while it is empty; after `close()` pushes are dropped and `pop` returns what is
+/// left, then `nil`. How the reading thread hands batches of records to the importing contexts
+/// without reading ahead more than a few batches.
+final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
+    // @unchecked: `items` and `isClosed` are only touched with `condition` locked.
+    private let condition = NSCondition()
+    private var items: [Element] = []
+    private var head = 0
+    private var isClosed = false
+    let capacity: Int
+
+    init(capacity: Int) {
+        precondition(capacity > 0)
+        self.capacity = capacity
+    }
+
+    /// Adds an element, waiting for room; `false` (the element dropped) once the queue is closed.
+    @discardableResult
+    func push(_ element: Element) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while !isClosed && items.count - head >= capacity { condition.wait() }
+        guard !isClosed else { return false }
+        items.append(element)
+        condition.broadcast()
+        return true
+    }
+
+    /// The oldest element, waiting for one; `nil` when the queue is closed and empty.
+    func pop() -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        while head == items.count && !isClosed { condition.wait() }
+        guard head < items.count else { return nil }
+        let element = items[head]
+        head += 1
+        if head > 64 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        condition.broadcast()
+        return element
+    }
+
+    /// No more elements will come; waiting pushers and poppers wake up.
+    func close() {
+        condition.lock()
+        isClosed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Closes the queue and drops what it holds (a consumer failed: the producer must stop).
+    func cancel() {
+        condition.lock()
+        isClosed = true
+        items.removeAll()
+        head = 0
+        condition.broadcast()
+        condition.unlock()
+    }
+}
