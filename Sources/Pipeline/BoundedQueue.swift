@@ -7,8 +7,8 @@ import Foundation
 final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     // @unchecked: `items` and `isClosed` are only touched with `condition` locked.
     private let condition = NSCondition()
+    /// At most `capacity` elements: taking the first is cheap, and nothing taken stays referenced.
     private var items: [Element] = []
-    private var head = 0
     private var isClosed = false
     let capacity: Int
 
@@ -22,7 +22,7 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     func push(_ element: Element) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while !isClosed && items.count - head >= capacity { condition.wait() }
+        while !isClosed && items.count >= capacity { condition.wait() }
         guard !isClosed else { return false }
         items.append(element)
         condition.broadcast()
@@ -33,14 +33,9 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     func pop() -> Element? {
         condition.lock()
         defer { condition.unlock() }
-        while head == items.count && !isClosed { condition.wait() }
-        guard head < items.count else { return nil }
-        let element = items[head]
-        head += 1
-        if head > 64 && head * 2 > items.count {
-            items.removeFirst(head)
-            head = 0
-        }
+        while items.isEmpty && !isClosed { condition.wait() }
+        guard !items.isEmpty else { return nil }
+        let element = items.removeFirst()
         condition.broadcast()
         return element
     }
@@ -58,7 +53,6 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         condition.lock()
         isClosed = true
         items.removeAll()
-        head = 0
         condition.broadcast()
         condition.unlock()
     }

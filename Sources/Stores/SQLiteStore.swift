@@ -464,10 +464,18 @@ public final class SQLiteStore: PersistentStore {
         do {
             while start < keys.count {
                 let end = min(start + 500 * columns.count, keys.count)
-                let statement = try keyLookupStatement(map, columns, count: (end - start) / columns.count, selectingRows: selectingRows)
+                // Statements exist for 1, 2, 4, … 256 and 500 keys (unused places bound to NULL, which
+                // matches nothing): a handful per key rather than one per count, each holding memory.
+                let count = (end - start) / columns.count
+                let places = count > 256 ? 500 : 1 << (Int.bitWidth - (count - 1).leadingZeroBitCount)
+                let statement = try keyLookupStatement(map, columns, count: count == 1 ? 1 : places, selectingRows: selectingRows)
                 var parameter: Int32 = 1
                 for value in keys[start..<end] {
                     SQLiteValueCoding.bind(value, to: statement, at: parameter)
+                    parameter += 1
+                }
+                while parameter <= Int32(statement.parameterCount) {
+                    statement.bindNull(at: parameter)
                     parameter += 1
                 }
                 while try statement.step() { try row(statement, map.table.name) }
