@@ -63,7 +63,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
 
     struct UniquenessKey {
         unowned let entity: EntityDescription
-        let attributeIndexes: [Int]
+        /// Attributes, and to-one relationships (whose value is the destination's ID).
+        let properties: [PropertyDescription]
+        let names: [String]
     }
 
     /// Indexes of transient attributes (stores never see their values).

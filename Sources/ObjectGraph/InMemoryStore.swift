@@ -18,9 +18,18 @@ public final class InMemoryStore: PersistentStore {
     private var keyIndexes: [KeyIndex: [[AttributeValue]: Set<ManagedObjectID>]] = [:]
 
     private struct KeyIndex: Hashable {
+        struct Property: Hashable {
+            let isRelationship: Bool
+            let index: Int
+        }
         /// The entity's position in the model.
         let entity: Int
-        let attributes: [Int]
+        let properties: [Property]
+
+        /// A row's key: attribute values, and to-one destinations as `ManagedObjectID.keyValue`.
+        func key(of row: Row) -> [AttributeValue] {
+            properties.map { $0.isRelationship ? (row.toOne[$0.index]?.keyValue ?? .null) : row.attributes[$0.index] }
+        }
     }
 
     final class Row {
@@ -77,20 +86,20 @@ public final class InMemoryStore: PersistentStore {
     public func row(for objectID: ManagedObjectID) throws -> StoreRow? { rows[objectID]?.storeRow }
 
     /// Answered from a hash index of the key (built on first use, then kept by every save).
-    public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [StoreRow] {
-        let id = KeyIndex(entity: entity.index, attributes: attributes.map(\.index))
+    public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [StoreRow] {
+        let id = KeyIndex(entity: entity.index, properties: properties.map { .init(isRelationship: $0 is RelationshipDescription, index: $0.index) })
         if keyIndexes[id] == nil {
             var index: [[AttributeValue]: Set<ManagedObjectID>] = [:]
-            for row in rows.values where row.entity.isKind(of: entity) { index[id.attributes.map { row.attributes[$0] }, default: []].insert(row.objectID) }
+            for row in rows.values where row.entity.isKind(of: entity) { index[id.key(of: row), default: []].insert(row.objectID) }
             keyIndexes[id] = index
         }
         let index = keyIndexes[id]!
         var found: [StoreRow] = []
         var start = keys.startIndex
         while start < keys.endIndex {
-            let key = Array(keys[start..<start + attributes.count])
+            let key = Array(keys[start..<start + properties.count])
             for objectID in index[key] ?? [] { if let row = rows[objectID] { found.append(row.storeRow) } }
-            start += attributes.count
+            start += properties.count
         }
         return found
     }
@@ -98,7 +107,7 @@ public final class InMemoryStore: PersistentStore {
     /// Keeps the key indexes in step with a row being added (`adding`) or removed.
     private func index(_ row: Row, adding: Bool) {
         for id in keyIndexes.keys where row.entity.isKind(of: model.entities[id.entity]) {
-            let key = id.attributes.map { row.attributes[$0] }
+            let key = id.key(of: row)
             if adding { keyIndexes[id]![key, default: []].insert(row.objectID) } else { keyIndexes[id]![key]?.remove(row.objectID) }
         }
     }

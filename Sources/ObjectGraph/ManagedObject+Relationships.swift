@@ -139,6 +139,30 @@ extension ManagedObject {
         primitiveSetToOne(inverse, source)
     }
 
+    /// Whether a to-many relationship has edits that change what is stored. Edits of a to-many whose
+    /// inverse is to-one are stored by the members (their foreign keys): adding a member whose stored
+    /// to-one already names this object, or removing one whose stored to-one does not, changes nothing
+    /// (a re-import that links the same lines to the same order).
+    var hasToManyEdits: Bool {
+        for relationship in entity.relationships where relationship.isToMany {
+            guard relationship.index < relationshipSlots.count, case .many(let storage) = relationshipSlots[relationship.index] else { continue }
+            if storage.isReordered { return true }
+            guard let inverse = relationship.inverse, !inverse.isToMany else {
+                if !storage.added.isEmpty || !storage.removed.isEmpty { return true }
+                continue
+            }
+            for member in storage.added {
+                if member.changeState == .inserted { return true }
+                if let original = member.original, original.toOne[inverse.index] !== self { return true }
+            }
+            for member in storage.removed {
+                if member.changeState == .deleted { return true }
+                if let original = member.original, original.toOne[inverse.index] === self { return true }
+            }
+        }
+        return false
+    }
+
     /// The storage of a to-many relationship, ready for an edit, without firing the object's fault:
     /// a fault keeps the edit (as added/removed) until it loads or is saved, so linking many children
     /// to a parent never loads the parent. Ordered relationships load, since their order must be known.

@@ -20,13 +20,13 @@ extension ManagedObjectContext {
     ///   versions need no further check in this save).
     /// - Throws: `MergeError` under `.error`; `StoreError` from the lookup.
     func resolveConstraintConflicts(inserted: [ManagedObject], updated: [ManagedObject]) throws -> (changed: Bool, adopted: Set<ObjectIdentifier>) {
-        var groups: [Group] = [], groupIndex: [ObjectIdentifier: [[Int]: Int]] = [:]
+        var groups: [Group] = [], groupIndex: [ObjectIdentifier: [[String]: Int]] = [:]
         func add(_ object: ManagedObject, _ key: EntityDescription.UniquenessKey) {
-            if let index = groupIndex[ObjectIdentifier(key.entity)]?[key.attributeIndexes] {
+            if let index = groupIndex[ObjectIdentifier(key.entity)]?[key.names] {
                 groups[index].objects.append(object)
             } else {
-                groupIndex[ObjectIdentifier(key.entity), default: [:]][key.attributeIndexes] = groups.count
-                groups.append(Group(entity: key.entity, indexes: key.attributeIndexes, objects: [object]))
+                groupIndex[ObjectIdentifier(key.entity), default: [:]][key.names] = groups.count
+                groups.append(Group(entity: key.entity, properties: key.properties, objects: [object]))
             }
         }
         for object in inserted where !object.entity.uniquenessKeys.isEmpty {
@@ -34,23 +34,31 @@ extension ManagedObjectContext {
         }
         for object in updated where !object.entity.uniquenessKeys.isEmpty {
             guard let original = object.original else { continue }
-            for key in object.entity.uniquenessKeys
-            where key.attributeIndexes.contains(where: { object.attributeValues[$0] != original.attributes[$0] }) {
+            for key in object.entity.uniquenessKeys where key.properties.contains(where: { property in
+                if property is RelationshipDescription { return object.relatedObjectSlot(property.index) !== original.toOne[property.index] }
+                return object.attributeValues[property.index] != original.attributes[property.index]
+            }) {
                 add(object, key)
             }
         }
         guard !groups.isEmpty else { return (false, []) }
+        // Keys holding a relationship come last: the objects they point at may take stored IDs first
+        // (an upserted order's lines are then found by the order's stored ID).
+        groups.sort { !$0.hasRelationship && $1.hasRelationship }
 
         let objectWins = mergePolicy == .objectTrumps || mergePolicy == .overwrite
         var conflicts: [ConstraintConflict] = [], changed = false
         var adopted: [ManagedObject] = [], adoptedRows: [StoreRow] = []
         for group in groups {
-            let width = group.indexes.count
-            func key(of values: [AttributeValue]) -> Key {
-                width == 1 ? .single(values[group.indexes[0]]) : .compound(group.indexes.map { values[$0] })
+            let width = group.properties.count
+            func key(of object: ManagedObject) -> Key {
+                width == 1 ? .single(object.keyValue(of: group.properties[0])) : .compound(group.properties.map { object.keyValue(of: $0) })
+            }
+            func key(of row: StoreRow) -> Key {
+                width == 1 ? .single(row.keyValue(of: group.properties[0])) : .compound(group.properties.map { row.keyValue(of: $0) })
             }
             func conflict(_ object: ManagedObject, key: Key, existing: ManagedObjectID?, others: [ManagedObject]) -> ConstraintConflict {
-                ConstraintConflict(entityName: group.entity.name, keyNames: group.indexes.map { group.entity.attributes[$0].name },
+                ConstraintConflict(entityName: group.entity.name, keyNames: group.properties.map(\.name),
                                    keyValues: key.values, objectID: object.objectID, existingObjectID: existing, otherObjectIDs: others.map(\.objectID))
             }
             // The first object of each key holds it; objects of this save with a taken key are duplicates.
@@ -60,7 +68,7 @@ extension ManagedObjectContext {
             holderOf.reserveCapacity(group.objects.count)
             flatKeys.reserveCapacity(group.objects.count * width)
             for object in group.objects {
-                let key = key(of: object.attributeValues)
+                let key = key(of: object)
                 if key.hasNull { continue }     // NULLs never clash (as in SQL unique indexes)
                 if let holder = holderOf[key] {
                     duplicates[holder, default: []].append(object)
@@ -76,20 +84,19 @@ extension ManagedObjectContext {
             for (holder, others) in duplicates.sorted(by: { $0.key < $1.key }) {
                 let objects = [holders[holder]] + others
                 if mergePolicy == .error {
-                    conflicts.append(conflict(objects[0], key: key(of: objects[0].attributeValues), existing: nil, others: others))
+                    conflicts.append(conflict(objects[0], key: key(of: objects[0]), existing: nil, others: others))
                     continue
                 }
                 let winner = objects.first { $0.changeState == .updated } ?? (objectWins ? objects.last! : objects.first!)
                 for loser in objects where loser !== winner {
-                    if loser.changeState == .updated { restoreKey(of: loser, group.indexes) } else { absorb(loser, into: winner) }
+                    if loser.changeState == .updated { restoreKey(of: loser, group.properties) } else { absorb(loser, into: winner) }
                 }
                 holders[holder] = winner
                 changed = true
             }
             // Keys already stored (looked up through the constraint's unique index).
-            let attributes = group.indexes.map { group.entity.attributes[$0] }
-            for row in try persistentStoreCoordinator.rows(of: group.entity, matching: flatKeys, on: attributes) {
-                let key = key(of: row.attributeValues)
+            for row in try persistentStoreCoordinator.rows(of: group.entity, matching: flatKeys, on: group.properties) {
+                let key = key(of: row)
                 guard let holder = holderOf[key] else { continue }
                 let object = holders[holder]
                 guard object.objectID != row.objectID else { continue }
@@ -99,7 +106,7 @@ extension ManagedObjectContext {
                 }
                 changed = true
                 if object.changeState == .updated {
-                    restoreKey(of: object, group.indexes)
+                    restoreKey(of: object, group.properties)
                 } else if let registered = registry[row.objectID], registered !== object {
                     if objectWins { copyValues(of: object, to: registered) }
                     absorb(object, into: registered)
@@ -117,8 +124,9 @@ extension ManagedObjectContext {
 
     private struct Group {
         let entity: EntityDescription
-        let indexes: [Int]
+        let properties: [PropertyDescription]
         var objects: [ManagedObject]
+        var hasRelationship: Bool { properties.contains { $0 is RelationshipDescription } }
     }
 
     /// A constrained key: one value (the usual case, no array to allocate) or several.
@@ -201,13 +209,31 @@ extension ManagedObjectContext {
     }
 
     /// An updated object whose new key is taken goes back to its stored key.
-    private func restoreKey(of object: ManagedObject, _ indexes: [Int]) {
+    private func restoreKey(of object: ManagedObject, _ properties: [PropertyDescription]) {
         guard let original = object.original else { return }
-        for index in indexes { object.attributeValues[index] = original.attributes[index] }
+        for property in properties {
+            if property is RelationshipDescription {
+                object.setRelatedObject(original.toOne[property.index], at: property.index)
+            } else {
+                object.attributeValues[property.index] = original.attributes[property.index]
+            }
+        }
     }
 }
 
 extension ManagedObject {
+    /// The value of a key property: an attribute's value, or a to-one destination's ID as `keyValue`.
+    fileprivate func keyValue(of property: PropertyDescription) -> AttributeValue {
+        guard property is RelationshipDescription else { return attributeValues[property.index] }
+        return relatedObjectSlot(property.index)?.objectID.keyValue ?? .null
+    }
+
+    /// A to-one destination as the object holds it (no fault fired: the object is loaded or new).
+    fileprivate func relatedObjectSlot(_ index: Int) -> ManagedObject? {
+        guard index < relationshipSlots.count, case .one(let destination) = relationshipSlots[index] else { return nil }
+        return destination
+    }
+
     /// A relationship slot with the object's values loaded.
     fileprivate func relationshipSlotLoaded(_ index: Int) -> RelationshipSlot {
         willAccess()

@@ -36,6 +36,7 @@ extension ManagedObjectContext {
         // saves between the version check and the write. A child's save goes into its parent as is.
         var request = SaveChangesRequest()
         var rewritten: [ManagedObject] = []
+        var unchanged = Set<ObjectIdentifier>()
         try source.sourceLocked {
             if parent == nil {
                 let constraints = try resolveConstraintConflicts(inserted: inserted, updated: updated)
@@ -49,10 +50,16 @@ extension ManagedObjectContext {
                 appendToManyChanges(of: object, to: &request)
             }
             // Objects whose only changes are to-many edits have no row to rewrite: only links change.
-            rewritten = updated.filter { $0.original != nil }
-            for object in rewritten {
+            // Objects whose values all equal the stored ones (set again to the same values, or an
+            // insert that became an update of an identical row) are not written at all.
+            for object in updated where object.original != nil {
                 var row = row(of: object, version: object.version)
                 row.changes = changes(of: object)
+                if row.changes?.isEmpty == true {
+                    if !object.hasToManyEdits { unchanged.insert(ObjectIdentifier(object)) }
+                    continue
+                }
+                rewritten.append(object)
                 request.updatedRows.append(row)
             }
             for object in updated { appendToManyChanges(of: object, to: &request) }
@@ -71,7 +78,8 @@ extension ManagedObjectContext {
         for object in changedObjects { object.isInChangedList = false }
         changedObjects.removeAll(keepingCapacity: true)
         flushSnapshotReleases()
-        postDidSave(inserted: inserted.map(\.objectID), updated: updated.map(\.objectID),
+        postDidSave(inserted: inserted.map(\.objectID),
+                    updated: unchanged.isEmpty ? updated.map(\.objectID) : updated.filter { !unchanged.contains(ObjectIdentifier($0)) }.map(\.objectID),
                     deleted: request.deletedObjects.map(\.objectID))
     }
 

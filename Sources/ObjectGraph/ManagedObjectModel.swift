@@ -161,8 +161,12 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         entity.relationshipIndexByName = Dictionary(uniqueKeysWithValues: relationships.map { ($0.name, $0.index) })
         let inherited = entity.superentity?.uniquenessKeys ?? []
         let declared = entity.uniquenessConstraints.compactMap { names -> EntityDescription.UniquenessKey? in
-            let indexes = names.compactMap { entity.attributeIndexByName[$0] }
-            return indexes.count == names.count && !indexes.isEmpty ? .init(entity: entity, attributeIndexes: indexes) : nil
+            let properties = names.compactMap { name -> PropertyDescription? in
+                if let index = entity.attributeIndexByName[name] { return attributes[index] }
+                if let index = entity.relationshipIndexByName[name], !relationships[index].isToMany { return relationships[index] }
+                return nil
+            }
+            return properties.count == names.count && !properties.isEmpty ? .init(entity: entity, properties: properties, names: names) : nil
         }
         entity.uniquenessKeys = inherited + declared
         var cls: ManagedObject.Type = ManagedObject.self
@@ -246,6 +250,12 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         for constraint in entity.uniquenessConstraints {
             if constraint.isEmpty { issues.append(ModelIssue(entity: entity.name, message: "a uniqueness constraint names no attribute")) }
             for name in constraint where !attributeNames.contains(name) {
+                if let relationship = entity.relationship(named: name) {
+                    if relationship.isToMany {
+                        issues.append(ModelIssue(entity: entity.name, property: name, message: "uniqueness constraint names a to-many relationship; only attributes and to-one relationships can be part of a key"))
+                    }
+                    continue
+                }
                 issues.append(ModelIssue(entity: entity.name, property: name, message: "uniqueness constraint names an attribute the entity does not have"))
             }
             for name in constraint where entity.attribute(named: name)?.isTransient == true {

@@ -58,6 +58,7 @@ public struct ChangedProperties: Sendable, Hashable {
     public var attributes: UInt64 = 0
     public var toOneRelationships: UInt64 = 0
     public init() {}
+    public var isEmpty: Bool { attributes == 0 && toOneRelationships == 0 }
     public func containsAttribute(at index: Int) -> Bool { attributes & (1 << UInt64(index)) != 0 }
     public func containsRelationship(at index: Int) -> Bool { toOneRelationships & (1 << UInt64(index)) != 0 }
 }
@@ -170,15 +171,17 @@ public protocol PersistentStore: AnyObject {
     /// The current row for an object, or `nil` when it no longer exists.
     func row(for objectID: ManagedObjectID) throws -> StoreRow?
 
-    /// The rows of `entity` (sub-entities included) whose values of `attributes` equal one of the
+    /// The rows of `entity` (sub-entities included) whose values of `properties` equal one of the
     /// keys: how saves find uniqueness-constraint conflicts. `keys` holds the keys one after another,
-    /// `attributes.count` values each. Answer from an index; the default runs `fetchRows` with
-    /// `StoreFetchRequest.rows(of:matching:on:)`, 500 keys at a time.
-    func rows(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [StoreRow]
+    /// `properties.count` values each; a property is an attribute, or a to-one relationship whose
+    /// value is its destination's `ManagedObjectID.keyValue`. Answer from an index; the default runs
+    /// `fetchRows` with `StoreFetchRequest.rows(of:matching:on:)` on the key's attributes, 500 keys
+    /// at a time, and compares relationships in memory.
+    func rows(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [StoreRow]
 
-    /// Like `rows(of:matching:on:)`, but only each found row's key (`attributes.count` values) and ID:
+    /// Like `rows(of:matching:on:)`, but only each found row's key (`properties.count` values) and ID:
     /// how importers turn natural keys into objects without reading rows. The default reads the rows.
-    func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [KeyedObjectID]
+    func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [KeyedObjectID]
 
     /// The destinations of a to-many relationship of a stored object, in stored order.
     func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID]
@@ -212,12 +215,25 @@ extension PersistentStore {
 
     public func willRemove(from coordinator: PersistentStoreCoordinator) {}
 
-    public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [StoreRow] {
+    public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [StoreRow] {
+        let width = properties.count
+        guard width > 0 else { return [] }
+        let attributePlaces = properties.indices.filter { properties[$0] is AttributeDescription }
+        let attributes = attributePlaces.map { properties[$0] as! AttributeDescription }
         var found: [StoreRow] = []
         var start = 0
         while start < keys.count {
-            let end = min(start + 500 * attributes.count, keys.count)
-            found += try fetchRows(.rows(of: entity, matching: keys[start..<end], on: attributes))
+            let end = min(start + 500 * width, keys.count)
+            let slice = keys[start..<end]
+            if attributes.count == width {
+                found += try fetchRows(.rows(of: entity, matching: slice, on: attributes))
+            } else {
+                // Relationships in the key: narrow by its attributes (if any), compare the whole key here.
+                let wanted = Set(stride(from: slice.startIndex, to: slice.endIndex, by: width).map { Array(slice[$0..<$0 + width]) })
+                let narrowing = attributes.isEmpty ? StoreFetchRequest(entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true, fetchLimit: 0, fetchOffset: 0)
+                    : .rows(of: entity, matching: ArraySlice(wanted.flatMap { key in attributePlaces.map { key[$0] } }), on: attributes)
+                found += try fetchRows(narrowing).filter { row in wanted.contains(properties.map { row.keyValue(of: $0) }) }
+            }
             start = end
         }
         return found
@@ -225,9 +241,31 @@ extension PersistentStore {
 }
 
 extension PersistentStore {
-    public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [KeyedObjectID] {
-        try rows(of: entity, matching: keys, on: attributes).map { row in
-            KeyedObjectID(key: attributes.map { row.attributeValues[$0.index] }, objectID: row.objectID)
+    public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [KeyedObjectID] {
+        try rows(of: entity, matching: keys, on: properties).map { row in
+            KeyedObjectID(key: properties.map { row.keyValue(of: $0) }, objectID: row.objectID)
+        }
+    }
+}
+
+extension StoreRow {
+    /// The row's value of a key property: an attribute's value, or a to-one destination's `keyValue`.
+    public func keyValue(of property: PropertyDescription) -> AttributeValue {
+        if let relationship = property as? RelationshipDescription {
+            return toOneDestinations[relationship.index]?.keyValue ?? .null
+        }
+        return attributeValues[property.index]
+    }
+}
+
+extension ManagedObjectID {
+    /// The ID as the value of a key holding a to-one relationship: its store reference (an integer
+    /// for the SQLite and in-memory stores, as a foreign-key column holds it).
+    public var keyValue: AttributeValue {
+        switch reference {
+        case .integer(let value): return .integer(value)
+        case .string(let value): return .string(value)
+        case .temporary(let value): return .string("temporary:\(value)")
         }
     }
 }

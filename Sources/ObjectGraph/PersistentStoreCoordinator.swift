@@ -176,15 +176,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// Stored rows of `entity` whose `attributes` hold one of `keys` (uniqueness checks).
-    func rows(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [StoreRow] {
-        try lock.withLock { try stores(for: entity).flatMap { try $0.rows(of: entity, matching: keys, on: attributes) } }
+    func rows(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [StoreRow] {
+        try lock.withLock { try stores(for: entity).flatMap { try $0.rows(of: entity, matching: keys, on: properties) } }
     }
 
-    /// The IDs of the stored objects of `entity` (sub-entities included) whose `attributes` hold one of
-    /// `keys` (`attributes.count` values each, one key after another), each with its key; read from
+    /// The IDs of the stored objects of `entity` (sub-entities included) whose `properties` hold one of
+    /// `keys` (`properties.count` values each, one key after another), each with its key; read from
     /// the stores' key indexes without reading rows or registering objects anywhere.
-    public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [KeyedObjectID] {
-        try lock.withLock { try stores(for: entity).flatMap { try $0.objectIDs(of: entity, matching: keys, on: attributes) } }
+    public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [KeyedObjectID] {
+        try lock.withLock { try stores(for: entity).flatMap { try $0.objectIDs(of: entity, matching: keys, on: properties) } }
     }
 
     func countRows(_ request: StoreFetchRequest) throws -> Int {

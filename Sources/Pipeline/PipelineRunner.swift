@@ -8,13 +8,23 @@ public struct RunReport: Sendable, Codable {
     public struct Counts: Sendable, Codable, Equatable {
         /// Records mapped onto the entity (children and objects created by lookups not included).
         public var read = 0
-        /// Objects of those records saved (inserted, or updates of stored rows through the merge policy).
-        public var saved = 0
+        /// Objects of those records saved as new rows.
+        public var inserted = 0
+        /// Objects of those records that became updates of stored rows (by key, through the merge
+        /// policy) and changed them.
+        public var updated = 0
+        /// Objects of those records equal to the stored rows they met: nothing written.
+        public var unchanged = 0
         public var rejected = 0
+
+        /// Inserted, updated or unchanged.
+        public var saved: Int { inserted + updated + unchanged }
 
         mutating func add(_ other: Counts) {
             read += other.read
-            saved += other.saved
+            inserted += other.inserted
+            updated += other.updated
+            unchanged += other.unchanged
             rejected += other.rejected
         }
     }

@@ -115,6 +115,15 @@ struct SourceImport {
     }
 }
 
+/// A context's last did-save, handed from the save's callback to the batch that saved.
+private final class LastSave: @unchecked Sendable {
+    // @unchecked: `save` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var save: ContextDidSave?
+    func set(_ save: ContextDidSave) { lock.withLock { self.save = save } }
+    func take() -> ContextDidSave? { lock.withLock { defer { save = nil }; return save } }
+}
+
 /// The first error of any thread of a source's import.
 private final class FirstFailure: @unchecked Sendable {
     // @unchecked: `stored` is only touched with `lock` held.
@@ -155,12 +164,19 @@ final class BatchWorker: @unchecked Sendable {
     private var kinds: [Kind] = []
     private var kindByName: [String: Int] = [:]
 
+    /// The context's last did-save (which objects it inserted, and updated with changes).
+    private let lastSave = LastSave()
+    private var observation: DidSaveObservation?
+
     init(source: PipelineConfig.Source, config: PipelineConfig, context: ManagedObjectContext, shared: RunShared) {
         self.source = source
         self.config = config
         self.context = context
         self.shared = shared
+        observation = context.observeDidSave { [lastSave] save in lastSave.set(save) }
     }
+
+    deinit { observation?.cancel() }
 
     func importBatch(_ records: [Record]) throws {
         var batch: [Item] = []
@@ -258,13 +274,22 @@ final class BatchWorker: @unchecked Sendable {
             }
         }
         try save(&batch)
+        let saved = lastSave.take()
+        let inserted = Set(saved?.inserted ?? []), updated = Set(saved?.updated ?? [])
         var rejected: [RecordReject] = []
         for index in batch.indices {
             if let reject = batch[index].reject {
                 counts[reject.entity, default: .init()].rejected += 1
                 rejected.append(reject)
-            } else if batch[index].object != nil {
-                counts[kinds[batch[index].kind].mapper.entity.name, default: .init()].saved += 1
+            } else if let object = batch[index].object {
+                let entity = kinds[batch[index].kind].mapper.entity.name
+                if inserted.contains(object.objectID) {
+                    counts[entity, default: .init()].inserted += 1
+                } else if updated.contains(object.objectID) {
+                    counts[entity, default: .init()].updated += 1
+                } else {
+                    counts[entity, default: .init()].unchanged += 1
+                }
             }
         }
         context.reset()

@@ -76,7 +76,7 @@ struct Run: ParsableCommand {
         let target = dryRun || config.store == .inMemory ? "an in-memory store (dry run)" : (config.targetPath ?? "")
         var lines = [String(format: "Imported into %@ in %.2f s (peak memory %.0f MB).", target, report.seconds, report.peakRSSMegabytes)]
         for (entity, counts) in report.entities.sorted(by: { $0.key < $1.key }) {
-            lines.append("  \(entity): \(counts.read) read, \(counts.saved) saved, \(counts.rejected) rejected")
+            lines.append("  \(entity): \(counts.read) read, \(counts.inserted) inserted, \(counts.updated) updated, \(counts.unchanged) unchanged, \(counts.rejected) rejected")
         }
         if report.rejected > 0 { lines.append("  \(report.rejected) rejected record\(report.rejected == 1 ? "" : "s") in \(config.rejectsPath ?? "(no rejects file)")") }
         return lines.joined(separator: "\n")

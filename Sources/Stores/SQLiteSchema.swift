@@ -216,7 +216,8 @@ final class SQLiteSchema {
                 let cols = columns(index.propertyNames)
                 addIndex(Index(name: "\(map.table.name)_\(index.name)", table: map.table.name, columns: cols, isUnique: false))
             }
-            for case let key? in map.foreignKeys {
+            // A foreign key gets its own index unless an index already starts with its column.
+            for case let key? in map.foreignKeys where !indexes.contains(where: { $0.table == map.table.name && $0.columns.first == key.column }) {
                 addIndex(Index(name: "\(map.table.name)_\(key.column)", table: map.table.name, columns: [key.column], isUnique: false))
             }
         }

@@ -425,23 +425,29 @@ public final class SQLiteStore: PersistentStore {
     /// from the constraint's unique index (always built), without building the indexes a bulk load
     /// defers — a lookup per save would otherwise build them after the first save and make every
     /// later insert of the load maintain them.
-    public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [StoreRow] {
+    public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [StoreRow] {
         let map = schema.map(for: entity)
         var found: [StoreRow] = []
-        try lookUp(keys, of: entity, on: attributes, selectingRows: true) { statement, _ in found.append(try readRow(statement, table: map.table)) }
+        try lookUp(keys, of: entity, on: properties, selectingRows: true) { statement, _ in found.append(try readRow(statement, table: map.table)) }
         return found
     }
 
     /// Only the key columns and `_pk`, `_ent`: SQLite answers from the unique index alone (it holds the rowid).
-    public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on attributes: [AttributeDescription]) throws -> [KeyedObjectID] {
+    public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [KeyedObjectID] {
         var found: [KeyedObjectID] = []
-        try lookUp(keys, of: entity, on: attributes, selectingRows: false) { statement, table in
+        try lookUp(keys, of: entity, on: properties, selectingRows: false) { statement, table in
             let primaryKey = statement.int64(0)
             let entity = try self.entity(number: statement.int64(1), primaryKey: primaryKey, table: table)
             var key: [AttributeValue] = []
-            key.reserveCapacity(attributes.count)
-            for (offset, attribute) in attributes.enumerated() {
-                let stored = statement.value(Int32(2 + offset))
+            key.reserveCapacity(properties.count)
+            for (offset, property) in properties.enumerated() {
+                let position = Int32(2 + offset)
+                guard let attribute = property as? AttributeDescription else {
+                    // A to-one relationship: the destination's primary key, as `ManagedObjectID.keyValue` has it.
+                    key.append(statement.isNull(position) ? .null : .integer(statement.int64(position)))
+                    continue
+                }
+                let stored = statement.value(position)
                 guard let value = SQLiteValueCoding.attributeValue(stored, as: attribute.type) else {
                     throw StoreError(.corrupt, "Column \(attribute.name) of table \(table), row _pk=\(primaryKey), holds \(stored), which is not a valid \(attribute.type) value", url: url)
                 }
@@ -454,12 +460,14 @@ public final class SQLiteStore: PersistentStore {
 
     /// Runs the prepared key lookup of `entity` on `attributes` for `keys`, 500 keys at a time, calling
     /// `row` for each row found (the statement positioned on it, and the table's name).
-    private func lookUp(_ keys: [AttributeValue], of entity: EntityDescription, on attributes: [AttributeDescription], selectingRows: Bool,
+    private func lookUp(_ keys: [AttributeValue], of entity: EntityDescription, on properties: [PropertyDescription], selectingRows: Bool,
                         _ row: (SQLiteStatement, String) throws -> Void) throws {
         let map = schema.map(for: entity)
-        let columns = attributes.compactMap { map.attributeColumns[$0.index] }
+        let columns = properties.compactMap { property in
+            property is RelationshipDescription ? map.foreignKeys[property.index]?.column : map.attributeColumns[property.index]
+        }
         // Models refuse constraints on transient attributes, which have no column (nothing stored to clash with).
-        guard columns.count == attributes.count, !columns.isEmpty else { return }
+        guard columns.count == properties.count, !columns.isEmpty else { return }
         var start = 0
         do {
             while start < keys.count {
