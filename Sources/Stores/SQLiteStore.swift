@@ -463,9 +463,7 @@ public final class SQLiteStore: PersistentStore {
     private func lookUp(_ keys: [AttributeValue], of entity: EntityDescription, on properties: [PropertyDescription], selectingRows: Bool,
                         _ row: (SQLiteStatement, String) throws -> Void) throws {
         let map = schema.map(for: entity)
-        let columns = properties.compactMap { property in
-            property is RelationshipDescription ? map.foreignKeys[property.index]?.column : map.attributeColumns[property.index]
-        }
+        let columns = keyColumns(map, properties)
         // Models refuse constraints on transient attributes, which have no column (nothing stored to clash with).
         guard columns.count == properties.count, !columns.isEmpty else { return }
         var start = 0
@@ -494,6 +492,13 @@ public final class SQLiteStore: PersistentStore {
         }
     }
 
+    /// The columns of key properties: attributes' columns, to-one relationships' foreign keys.
+    private func keyColumns(_ map: SQLiteSchema.EntityMap, _ properties: [PropertyDescription]) -> [String] {
+        properties.compactMap { property in
+            property is RelationshipDescription ? map.foreignKeys[property.index]?.column : map.attributeColumns[property.index]
+        }
+    }
+
     /// The prepared lookup for `count` keys, its SQL built once per entity, columns and count.
     private func keyLookupStatement(_ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int, selectingRows: Bool) throws -> SQLiteStatement {
         let key = KeyLookup(entity: map.number, columns: columns, count: count, selectingRows: selectingRows)
@@ -513,22 +518,29 @@ public final class SQLiteStore: PersistentStore {
         let selectingRows: Bool
     }
 
-    /// `SELECT <row> FROM <table> WHERE col IN (?, ...)`, or `(a, b) IN (VALUES (?, ?), ...)` for
-    /// compound keys; SQLite answers it from the constraint's unique index.
+    /// `SELECT <row> FROM <table> WHERE col IN (?, ...)`; for compound keys the keys are a table of
+    /// constant rows joined to the table (`WITH k(c0, c1) AS (VALUES (?, ?), ...) ... CROSS JOIN`),
+    /// since SQLite 3.40 answers `(a, b) IN (VALUES ...)` by scanning the whole index. Either way each
+    /// key is one search of the constraint's unique index.
     private func keyLookupSQL(_ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int, selectingRows: Bool = true) -> String {
-        let subject = columns.count == 1 ? "t0.\(quote(columns[0]))" : "(" + columns.map { "t0.\(quote($0))" }.joined(separator: ", ") + ")"
-        let tuple = columns.count == 1 ? "?" : "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-        let list = Array(repeating: tuple, count: count).joined(separator: ", ")
         let kinds = map.sharesTable ? " AND t0._ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))" : ""
         let selected = selectingRows ? map.table.selectList(alias: "t0") : "t0._pk, t0._ent, " + columns.map { "t0.\(quote($0))" }.joined(separator: ", ")
-        return "SELECT \(selected) FROM \(quote(map.table.name)) t0 WHERE \(subject) IN (\(columns.count == 1 ? list : "VALUES " + list))\(kinds)"
+        if columns.count == 1 {
+            let list = Array(repeating: "?", count: count).joined(separator: ", ")
+            return "SELECT \(selected) FROM \(quote(map.table.name)) t0 WHERE t0.\(quote(columns[0])) IN (\(list))\(kinds)"
+        }
+        let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let names = columns.indices.map { "c\($0)" }
+        let join = columns.indices.map { "t0.\(quote(columns[$0])) = k.c\($0)" }.joined(separator: " AND ")
+        return "WITH k(\(names.joined(separator: ", "))) AS (VALUES \(Array(repeating: tuple, count: count).joined(separator: ", "))) "
+            + "SELECT \(selected) FROM k CROSS JOIN \(quote(map.table.name)) t0 ON \(join) WHERE 1\(kinds)"
     }
 
     /// SQLite's plan (`EXPLAIN QUERY PLAN`, one line per step) for the key lookup of a uniqueness
     /// check of `entity` on `attributes` with `keys` keys, e.g. `SEARCH t0 USING INDEX ...`.
-    public func keyLookupPlan(of entity: EntityDescription, on attributes: [AttributeDescription], keys: Int) throws -> [String] {
+    public func keyLookupPlan(of entity: EntityDescription, on properties: [PropertyDescription], keys: Int) throws -> [String] {
         let map = schema.map(for: entity)
-        let statement = try connection.makeStatement("EXPLAIN QUERY PLAN " + keyLookupSQL(map, attributes.compactMap { map.attributeColumns[$0.index] }, count: keys))
+        let statement = try connection.makeStatement("EXPLAIN QUERY PLAN " + keyLookupSQL(map, keyColumns(map, properties), count: keys))
         var plan: [String] = []
         while try statement.step() { plan.append(statement.string(3) ?? "") }
         return plan
