@@ -14,9 +14,9 @@ test: ## Run every test (unit, store, CLI)
 	$(SWIFT) build --product sluice
 	$(SWIFT) test
 
-run: build ## Import the sample data into out/shop.sqlite (plain SQLite) and print what it holds
+run: build ## Run the example pipeline (CSV + SQL dump + XML) into out/shop.sqlite (plain SQLite)
 	rm -f out/shop.sqlite out/shop.sqlite-wal out/shop.sqlite-shm
-	$(SLUICE) seed SampleData/shop.model.yaml SampleData/shop.seed.yaml --to out/shop.sqlite
+	$(SLUICE) run Pipelines/shop.yaml
 	@echo
 	@echo "Query it with any SQLite client, for example:"
 	@echo "  sqlite3 out/shop.sqlite 'SELECT o.number, c.name FROM \"Order\" o JOIN Customer c ON c._pk = o.customer'"
