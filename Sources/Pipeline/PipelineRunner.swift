@@ -73,9 +73,12 @@ public final class PipelineRunner {
         self.config = config
     }
 
-    /// - Parameter dryRun: import into an in-memory store; the target is not touched.
+    /// - Parameters:
+    ///   - dryRun: import into an in-memory store; the target is not touched.
+    ///   - showsProgress: rewrite a progress line on standard error (source, records, rate,
+    ///     percentage of the file read, time left) every half second.
     /// - Throws: `RunError`; `StoreError` for the target store.
-    public func run(dryRun: Bool = false) throws -> RunReport {
+    public func run(dryRun: Bool = false, showsProgress: Bool = false) throws -> RunReport {
         let start = Date()
         let target = dryRun || config.store == .inMemory ? nil : config.targetPath.map { URL(fileURLWithPath: $0) }
         var lock: StoreLock?
@@ -103,6 +106,8 @@ public final class PipelineRunner {
                 context.mergePolicy = config.merge
                 return context
             }
+            let line = showsProgress ? ProgressLine(shared.progress) : nil
+            defer { line?.stop() }
             for source in config.sources {
                 try SourceImport(source: source, config: config).run(contexts: contexts, shared: shared)
             }

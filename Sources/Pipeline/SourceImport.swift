@@ -10,6 +10,7 @@ final class RunShared: @unchecked Sendable {
     private var report = RunReport()
     private var rejects: RejectsFile
     private var knownKeys: [String: KnownKeys] = [:]
+    let progress = RunProgress()
 
     init(rejectsPath: String?) {
         rejects = RejectsFile(path: rejectsPath)
@@ -54,7 +55,7 @@ struct SourceImport {
         let failure = FirstFailure()
         let readerDone = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
-            do { try read(into: queue, failure: failure) } catch { failure.set(error) }
+            do { try read(into: queue, failure: failure, progress: shared.progress) } catch { failure.set(error) }
             queue.close()
             readerDone.signal()
         }
@@ -66,6 +67,7 @@ struct SourceImport {
             while let records = queue.pop() {
                 do {
                     try worker.context.performAndWait { try worker.importBatch(records) }
+                    shared.progress.add(records: records.count)
                 } catch {
                     failure.set(error)
                     queue.cancel()
@@ -77,8 +79,8 @@ struct SourceImport {
     }
 
     /// Reads the source into batches of records.
-    private func read(into queue: BoundedQueue<[Record]>, failure: FirstFailure) throws {
-        var reader = try openReader()
+    private func read(into queue: BoundedQueue<[Record]>, failure: FirstFailure, progress: RunProgress) throws {
+        var reader = try openReader(progress: progress)
         var batch: [Record] = [], topLevel = 0
         batch.reserveCapacity(config.batchSize)
         while failure.error == nil {
@@ -89,6 +91,7 @@ struct SourceImport {
             guard let record else { break }
             if record.parentRecord == nil {
                 if topLevel >= config.batchSize {
+                    progress.read(records: batch.count)
                     guard queue.push(batch) else { return }
                     batch = []
                     batch.reserveCapacity(config.batchSize)
@@ -98,16 +101,25 @@ struct SourceImport {
             }
             batch.append(record)
         }
-        if !batch.isEmpty { queue.push(batch) }
+        if !batch.isEmpty {
+            progress.read(records: batch.count)
+            queue.push(batch)
+        }
     }
 
-    private func openReader() throws -> any RecordReader {
+    private func openReader(progress: RunProgress) throws -> any RecordReader {
         do {
+            if source.format == .sqlite {
+                progress.begin(source: source.name, counter: nil, path: source.path)
+                return try SQLiteFileReader(path: source.path, tables: source.table.map { [$0] })
+            }
+            let (input, counter) = try Input.openCounting(source.path)
+            progress.begin(source: source.name, counter: counter, path: source.path)
             switch source.format {
-            case .csv: return try CSVReader(path: source.path, dialect: source.csv)
-            case .xml: return try XMLReader(path: source.path, spec: source.mapping.xmlSpec(path: source.record ?? "/"))
-            case .sqldump: return try SQLDumpReader(path: source.path, tables: source.table.map { [$0] })
-            case .sqlite: return try SQLiteFileReader(path: source.path, tables: source.table.map { [$0] })
+            case .csv: return try CSVReader(source: input, dialect: source.csv)
+            case .xml: return try XMLReader(source: input, specs: [source.mapping.xmlSpec(path: source.record ?? "/")])
+            case .sqldump: return try SQLDumpReader(source: input, tables: source.table.map { [$0] })
+            case .sqlite: preconditionFailure("handled above")
             }
         } catch {
             throw RunError.input(source: source.name, "\(error)")

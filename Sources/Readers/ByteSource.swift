@@ -1,5 +1,6 @@
 import Drivers
 import Foundation
+import Synchronization
 
 /// A stream of bytes that a reader pulls from: a file, standard input, or a decoding layer over another
 /// source (gzip, text encodings).
@@ -184,5 +185,33 @@ public final class MemoryByteSource: ByteSource {
         bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: n) }
         offset += n
         return n
+    }
+}
+
+/// Counts the bytes read from a source (the file's bytes, before decompression when it wraps the
+/// file): how a run shows its progress and estimates the time left. `bytesRead` may be read from
+/// any thread while another reads the source.
+public final class CountingByteSource: ByteSource, @unchecked Sendable {
+    // @unchecked: `base` is used only by the reading thread; `count` is atomic.
+    private let base: ByteSource
+    private let count = Atomic<Int64>(0)
+
+    public init(_ base: ByteSource) { self.base = base }
+
+    public var name: String { base.name }
+    public var bytesRead: Int64 { count.load(ordering: .relaxed) }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = try base.read(into: buffer)
+        count.add(Int64(n), ordering: .relaxed)
+        return n
+    }
+}
+
+extension Input {
+    /// Like `open(_:)`, also returning the counter of the file's bytes read (compressed bytes for gzip).
+    public static func openCounting(_ path: String) throws -> (source: ByteSource, counter: CountingByteSource) {
+        let counter = CountingByteSource(try FileByteSource(path: path))
+        return (try decompressingIfNeeded(counter), counter)
     }
 }

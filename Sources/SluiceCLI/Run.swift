@@ -45,7 +45,7 @@ struct Run: ParsableCommand {
         }
         let result: RunReport
         do {
-            result = try PipelineRunner(config: config).run(dryRun: dryRun)
+            result = try PipelineRunner(config: config).run(dryRun: dryRun, showsProgress: !quiet && isatty(STDERR_FILENO) != 0)
         } catch let error as RunError {
             fail("\(error)")
             switch error {
