@@ -211,6 +211,18 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try lock.withLock(body)
     }
 
+    /// Runs `body` with the coordinator locked: no context of it reads or saves meanwhile (the lock
+    /// is recursive, so `body` may save). How an importer writes its own metadata in the very
+    /// transaction of one context's save (`setMetadata`, then `save()`, inside `body`).
+    public func performAndWait<T>(_ body: () throws -> T) rethrows -> T {
+        try performLocked(body)
+    }
+
+    /// Writes each store's metadata now (what `setMetadata(_:for:)` changed), without objects to save.
+    public func saveMetadata() throws {
+        try lock.withLock { for store in stores { try store.save(SaveChangesRequest()) } }
+    }
+
     /// Splits a save by store and hands each store its part. Each store writes its part atomically.
     func save(_ request: SaveChangesRequest) throws {
         try lock.withLock {

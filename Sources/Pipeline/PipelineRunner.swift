@@ -40,6 +40,8 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
     case locked(String)
     case input(source: String, String)
     case store(String)
+    /// `commit: batches`: the target holds the checkpoint of an interrupted run.
+    case interrupted(String)
 
     public var description: String {
         switch self {
@@ -49,6 +51,7 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
         case .locked(let path): return "another run is writing the target (lock \(path) is held)"
         case .input(let source, let message): return "source \(source): \(message)"
         case .store(let message): return message
+        case .interrupted(let message): return message
         }
     }
 }
@@ -63,9 +66,11 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
 /// over the target only when it succeeds, so the target is as before or as after whatever happens.
 /// A lock next to the target keeps two runs from writing it at once.
 ///
-/// Not yet: `commit: batches` with `--resume` (runs as `atomic`), several contexts (`batch.contexts`
-/// is read but one context imports), links to parents that arrive later, per-entity
-/// updated/unchanged counts.
+/// With `commit: batches` the run writes the target directly, each batch's save committing with a
+/// checkpoint; a killed run leaves the batches saved so far and `run(resume: true)` goes on from
+/// the checkpoint (`BatchCheckpoint`).
+///
+/// Not yet: links to parents that arrive later; the final whole-graph validation.
 public final class PipelineRunner {
     public let config: PipelineConfig
 
@@ -77,8 +82,11 @@ public final class PipelineRunner {
     ///   - dryRun: import into an in-memory store; the target is not touched.
     ///   - showsProgress: rewrite a progress line on standard error (source, records, rate,
     ///     percentage of the file read, time left) every half second.
+    ///   - resume: `commit: batches` — go on from the checkpoint an interrupted run left in the
+    ///     target (without it, such a target is an error: `RunError.interrupted`).
     /// - Throws: `RunError`; `StoreError` for the target store.
-    public func run(dryRun: Bool = false, showsProgress: Bool = false) throws -> RunReport {
+    public func run(dryRun: Bool = false, showsProgress: Bool = false, resume: Bool = false) throws -> RunReport {
+        let batches = config.commit == .batches && !dryRun
         let start = Date()
         let target = dryRun || config.store == .inMemory ? nil : config.targetPath.map { URL(fileURLWithPath: $0) }
         var lock: StoreLock?
@@ -91,7 +99,7 @@ public final class PipelineRunner {
                 if case .locked(let path) = error { throw RunError.locked(path) }
                 throw RunError.store("\(error)")
             }
-            work = try prepareWorkCopy(of: target)
+            if !batches { work = try prepareWorkCopy(of: target) }
         }
         defer { withExtendedLifetime(lock) {} }   // held until the run ends
         let coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
@@ -106,10 +114,28 @@ public final class PipelineRunner {
                 context.mergePolicy = config.merge
                 return context
             }
+            var checkpoint: BatchCheckpoint?
+            var position: BatchCheckpoint.Position?
+            if batches, let store {
+                let made = BatchCheckpoint(coordinator: coordinator, store: store, pipeline: BatchCheckpoint.identity(of: config))
+                if let left = BatchCheckpoint.position(in: coordinator.metadata(for: store)) {
+                    guard resume else {
+                        throw RunError.interrupted("the target \(target?.path ?? "") holds the checkpoint of an interrupted run (source \(left.sourceIndex + 1), \(left.batches) batches done); run again with --resume to go on from there")
+                    }
+                    guard left.pipeline == made.pipeline else {
+                        throw RunError.interrupted("the checkpoint in \(target?.path ?? "") was left by another pipeline (or this one before it changed: file, model, batch size or inputs); it cannot be resumed")
+                    }
+                    position = left
+                }
+                checkpoint = made
+            }
             let line = showsProgress ? ProgressLine(shared.progress) : nil
             defer { line?.stop() }
-            for source in config.sources {
-                try SourceImport(source: source, config: config).run(contexts: contexts, shared: shared)
+            for (index, source) in config.sources.enumerated() {
+                if let position, index < position.sourceIndex { continue }
+                let skipped = position.map { index == $0.sourceIndex ? $0.batches : 0 } ?? 0
+                checkpoint?.begin(sourceIndex: index, skipped: skipped)
+                try SourceImport(source: source, config: config, checkpoint: checkpoint, skippedBatches: skipped).run(contexts: contexts, shared: shared)
             }
             try shared.closeRejects()
             report = shared.currentReport
@@ -117,6 +143,7 @@ public final class PipelineRunner {
                 throw RunError.tooManyRejects(count: report.rejected, max: config.maxErrors, rejects: config.rejectsPath)
             }
             if let sqlite = store as? SQLiteStore { try sqlite.buildPendingIndexes() }
+            try checkpoint?.finish()
             coordinator.removePersistentStore(store!)
             store = nil
             if let target, let work, work != target { try commit(work, over: target) }

@@ -49,9 +49,16 @@ final class RunShared: @unchecked Sendable {
 struct SourceImport {
     let source: PipelineConfig.Source
     let config: PipelineConfig
+    /// `commit: batches`: each save commits with the checkpoint.
+    var checkpoint: BatchCheckpoint?
+    /// Batches of this source already in the store (`--resume`): read past, not imported.
+    var skippedBatches = 0
+
+    /// A batch of records and its number in the source (from 0).
+    typealias Batch = (number: Int, records: [Record])
 
     func run(contexts: [ManagedObjectContext], shared: RunShared) throws {
-        let queue = BoundedQueue<[Record]>(capacity: 2 * contexts.count)
+        let queue = BoundedQueue<Batch>(capacity: 2 * contexts.count)
         let failure = FirstFailure()
         let readerDone = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
@@ -61,13 +68,13 @@ struct SourceImport {
         }
         thread.name = "sluice-read-\(source.name)"
         thread.start()
-        let workers = contexts.map { BatchWorker(source: source, config: config, context: $0, shared: shared) }
+        let workers = contexts.map { BatchWorker(source: source, config: config, context: $0, shared: shared, checkpoint: checkpoint) }
         DispatchQueue.concurrentPerform(iterations: workers.count) { index in
             let worker = workers[index]
-            while let records = queue.pop() {
+            while let batch = queue.pop() {
                 do {
-                    try worker.context.performAndWait { try worker.importBatch(records) }
-                    shared.progress.add(records: records.count)
+                    try worker.context.performAndWait { try worker.importBatch(batch.records, number: batch.number) }
+                    shared.progress.add(records: batch.records.count)
                 } catch {
                     failure.set(error)
                     queue.cancel()
@@ -79,9 +86,11 @@ struct SourceImport {
     }
 
     /// Reads the source into batches of records.
-    private func read(into queue: BoundedQueue<[Record]>, failure: FirstFailure, progress: RunProgress) throws {
+    private func read(into queue: BoundedQueue<Batch>, failure: FirstFailure, progress: RunProgress) throws {
         var reader = try openReader(progress: progress)
-        var batch: [Record] = [], topLevel = 0
+        var batch: [Record] = [], topLevel = 0, number = skippedBatches
+        // A resumed run reads past the top-level records already imported, and their children.
+        var skipping = skippedBatches * config.batchSize, skippingChildren = skippedBatches > 0
         batch.reserveCapacity(config.batchSize)
         while failure.error == nil {
             let record: Record?
@@ -89,10 +98,16 @@ struct SourceImport {
                 throw RunError.input(source: source.name, "\(error)")
             }
             guard let record else { break }
+            if skipping > 0 || (skippingChildren && record.parentRecord != nil) {
+                if record.parentRecord == nil { skipping -= 1 }
+                continue
+            }
+            skippingChildren = false
             if record.parentRecord == nil {
                 if topLevel >= config.batchSize {
                     progress.read(records: batch.count)
-                    guard queue.push(batch) else { return }
+                    guard queue.push((number, batch)) else { return }
+                    number += 1
                     batch = []
                     batch.reserveCapacity(config.batchSize)
                     topLevel = 0
@@ -103,7 +118,7 @@ struct SourceImport {
         }
         if !batch.isEmpty {
             progress.read(records: batch.count)
-            queue.push(batch)
+            queue.push((number, batch))
         }
     }
 
@@ -180,17 +195,22 @@ final class BatchWorker: @unchecked Sendable {
     private let lastSave = LastSave()
     private var observation: DidSaveObservation?
 
-    init(source: PipelineConfig.Source, config: PipelineConfig, context: ManagedObjectContext, shared: RunShared) {
+    private let checkpoint: BatchCheckpoint?
+    private var batchNumber = 0
+
+    init(source: PipelineConfig.Source, config: PipelineConfig, context: ManagedObjectContext, shared: RunShared, checkpoint: BatchCheckpoint?) {
         self.source = source
         self.config = config
         self.context = context
         self.shared = shared
+        self.checkpoint = checkpoint
         observation = context.observeDidSave { [lastSave] save in lastSave.set(save) }
     }
 
     deinit { observation?.cancel() }
 
-    func importBatch(_ records: [Record]) throws {
+    func importBatch(_ records: [Record], number: Int) throws {
+        batchNumber = number
         var batch: [Item] = []
         batch.reserveCapacity(records.count)
         var byNumber: [Int: Int] = [:]       // record number → item index (for children)
@@ -314,7 +334,7 @@ final class BatchWorker: @unchecked Sendable {
     private func save(_ batch: inout [Item]) throws {
         while true {
             do {
-                try context.save()
+                if let checkpoint { try checkpoint.save(context, batch: batchNumber) } else { try context.save() }
                 return
             } catch let error as ValidationError {
                 var progressed = false

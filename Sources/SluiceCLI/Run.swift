@@ -8,16 +8,19 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a pipeline: read its sources, map and validate the records, write the target store.",
         discussion: """
-            With `commit: atomic` the target is replaced only when the run succeeds. Records that
+            With `commit: atomic` the target is replaced only when the run succeeds; with `commit:
+            batches` each batch commits with a checkpoint, and after an interrupted run `--resume`
+            goes on from it (a target holding a checkpoint is refused without it). Records that
             fail are written to `errors.rejects` (one JSON line each, every failure with its
             position); more than `errors.max` of them fail the run.
 
             Examples:
               sluice run Pipelines/shop.yaml
               sluice run Pipelines/shop.yaml --dry-run --report /tmp/report.json
+              sluice run nightly.yaml --resume
 
-            Exit status: 0 success; 1 too many rejected records; 2 pipeline or model error; 3 input,
-            store or I/O error; 4 another run holds the target's lock.
+            Exit status: 0 success; 1 too many rejected records; 2 pipeline or model error, or an
+            interrupted run to resume; 3 input, store or I/O error; 4 another run holds the target's lock.
             """)
 
     @Argument(help: "The pipeline file (YAML).")
@@ -32,6 +35,9 @@ struct Run: ParsableCommand {
     @Flag(help: "Print nothing but errors.")
     var quiet = false
 
+    @Flag(help: "With `commit: batches`: go on from the checkpoint an interrupted run left in the target.")
+    var resume = false
+
     func run() throws {
         let config: PipelineConfig
         do {
@@ -45,7 +51,7 @@ struct Run: ParsableCommand {
         }
         let result: RunReport
         do {
-            result = try PipelineRunner(config: config).run(dryRun: dryRun, showsProgress: !quiet && isatty(STDERR_FILENO) != 0)
+            result = try PipelineRunner(config: config).run(dryRun: dryRun, showsProgress: !quiet && isatty(STDERR_FILENO) != 0, resume: resume)
         } catch let error as RunError {
             fail("\(error)")
             switch error {
@@ -53,6 +59,7 @@ struct Run: ParsableCommand {
             case .locked: throw ExitStatus.locked
             case .input(_, let message) where message.contains("the input has no field"): throw ExitStatus.configError
             case .input, .store: throw ExitStatus.ioError
+            case .interrupted: throw ExitStatus.configError
             }
         } catch let error as PipelineFileError {
             fail("\(error)")

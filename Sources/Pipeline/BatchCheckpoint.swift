@@ -1,0 +1,97 @@
+import Foundation
+import ObjectGraph
+
+/// `commit: batches`: every batch's save commits, and with it — in the same transaction — a
+/// checkpoint in the target's metadata (`sluice.checkpoint`): which pipeline, which source, and how
+/// many of its batches are done, counting only an unbroken run of batches from the first (contexts
+/// finish batches out of order; a batch counts once every batch before it is saved). `--resume`
+/// skips the sources and batches the checkpoint names and goes on; the checkpoint is removed when
+/// the run ends.
+final class BatchCheckpoint: @unchecked Sendable {
+    // @unchecked: `sourceIndex`, `prefix` and `done` are only touched with `lock` held.
+    static let key = "sluice.checkpoint"
+
+    /// Where an interrupted run stopped.
+    struct Position: Equatable {
+        var pipeline: String
+        var sourceIndex: Int
+        var batches: Int
+    }
+
+    private let lock = NSLock()
+    private let coordinator: PersistentStoreCoordinator
+    private let store: any PersistentStore
+    let pipeline: String
+    private var sourceIndex = 0
+    private var prefix = 0
+    private var done = Set<Int>()
+
+    init(coordinator: PersistentStoreCoordinator, store: any PersistentStore, pipeline: String) {
+        self.coordinator = coordinator
+        self.store = store
+        self.pipeline = pipeline
+    }
+
+    /// A pipeline's identity for checkpoints: its file, its model, the sources' paths and the batch
+    /// size (a resumed run must cut the same batches).
+    static func identity(of config: PipelineConfig) -> String {
+        var text = (try? String(contentsOfFile: config.file, encoding: .utf8)) ?? config.file
+        text += "\n\(config.model.versionHash)\n\(config.batchSize)\n" + config.sources.map(\.path).joined(separator: "\n")
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325           // FNV-1a, 64 bits
+        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return String(hash, radix: 16)
+    }
+
+    /// The checkpoint a store holds, if an interrupted run left one.
+    static func position(in metadata: StoreMetadata) -> Position? {
+        guard let text = metadata.userInfo[key] else { return nil }
+        let parts = text.split(separator: " ")
+        guard parts.count == 3, let source = Int(parts[1]), let batches = Int(parts[2]) else { return nil }
+        return Position(pipeline: String(parts[0]), sourceIndex: source, batches: batches)
+    }
+
+    /// A source starts, its first `skipped` batches already in the store.
+    func begin(sourceIndex: Int, skipped: Int) {
+        lock.withLock {
+            self.sourceIndex = sourceIndex
+            prefix = skipped
+            done = []
+        }
+    }
+
+    /// Saves `context` (batch `number` of the current source) with the checkpoint in the same
+    /// transaction; if the save fails the checkpoint stays as it was.
+    func save(_ context: ManagedObjectContext, batch number: Int) throws {
+        try coordinator.performAndWait {
+            let (claim, before) = lock.withLock { () -> (Int, StoreMetadata) in
+                var claim = prefix
+                if number == prefix {
+                    claim += 1
+                    while done.contains(claim) { claim += 1 }
+                }
+                return (claim, coordinator.metadata(for: store))
+            }
+            var metadata = before
+            metadata.userInfo[Self.key] = "\(pipeline) \(lock.withLock { sourceIndex }) \(claim)"
+            coordinator.setMetadata(metadata, for: store)
+            do {
+                try context.save()
+            } catch {
+                coordinator.setMetadata(before, for: store)
+                throw error
+            }
+            lock.withLock {
+                done.insert(number)
+                while done.contains(prefix) { done.remove(prefix); prefix += 1 }
+            }
+        }
+    }
+
+    /// The run is complete: the checkpoint goes.
+    func finish() throws {
+        var metadata = coordinator.metadata(for: store)
+        guard metadata.userInfo.removeValue(forKey: Self.key) != nil else { return }
+        coordinator.setMetadata(metadata, for: store)
+        try coordinator.saveMetadata()
+    }
+}
