@@ -123,6 +123,27 @@ import Glibc
         #expect(report.contains(#""Customer" : {"#) && report.contains(#""inserted" : 1"#))
     }
 
+    /// Two runs of one pipeline at once (as two cron jobs would): the second finds the lock taken
+    /// and exits 4 without touching the target; the first completes.
+    @Test func twoRunsAtOnceOnOneTarget() throws {
+        let directory = try TemporaryDirectory()
+        var csv = "customer_id,name,email,signup\n"
+        for n in 1...50_000 { csv += "\(n),Customer \(n),c\(n)@example.com,2024-02-01\n" }
+        let pipeline = try Self.customersPipeline(in: directory, csv: csv)
+        let first = Process()
+        first.executableURL = Self.root.appendingPathComponent(".build/debug/sluice")
+        first.arguments = ["run", pipeline.path, "--quiet"]
+        try first.run()
+        // The first run holds the lock once its work copy exists.
+        let work = directory.url.appendingPathComponent("out/c.sqlite.sluice-tmp").path
+        while first.isRunning && !FileManager.default.fileExists(atPath: work) { Thread.sleep(forTimeInterval: 0.002) }
+        let second = try runSluice(["run", pipeline.path])
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
+        #expect(second.status == 4 && second.stderr.contains("another run is writing the target"), "\(second.stderr)")
+        #expect(try Self.query(directory.url.appendingPathComponent("out/c.sqlite").path, "SELECT count(*) FROM Customer") == [[.integer(50_000)]])
+    }
+
     @Test func aLockedTargetExitsWith4() throws {
         let directory = try TemporaryDirectory()
         let pipeline = try Self.customersPipeline(in: directory, csv: "customer_id,name,email,signup\n1,Ada,a@example.com,2024-01-15\n")
