@@ -2,11 +2,10 @@ import Foundation
 import ObjectGraph
 
 /// `commit: batches`: every batch's save commits, and with it — in the same transaction — a
-/// checkpoint in the target's metadata (`sluice.checkpoint`): which pipeline, which source, and how
-/// many of its batches are done, counting only an unbroken run of batches from the first (contexts
-/// finish batches out of order; a batch counts once every batch before it is saved). `--resume`
-/// skips the sources and batches the checkpoint names and goes on; the checkpoint is removed when
-/// the run ends.
+/// checkpoint in the target's metadata (`sluice.checkpoint`): which pipeline, which source, how many
+/// of its batches are done from the first on, and which later ones are done too (contexts finish
+/// batches out of order). `--resume` skips the sources and batches the checkpoint names and goes
+/// on; the checkpoint is removed when the run ends.
 final class BatchCheckpoint: @unchecked Sendable {
     // @unchecked: `sourceIndex`, `prefix` and `done` are only touched with `lock` held.
     static let key = "sluice.checkpoint"
@@ -15,7 +14,10 @@ final class BatchCheckpoint: @unchecked Sendable {
     struct Position: Equatable {
         var pipeline: String
         var sourceIndex: Int
+        /// Batches `0..<batches` are done…
         var batches: Int
+        /// …and these after them.
+        var alsoDone: Set<Int> = []
     }
 
     private let lock = NSLock()
@@ -46,16 +48,18 @@ final class BatchCheckpoint: @unchecked Sendable {
     static func position(in metadata: StoreMetadata) -> Position? {
         guard let text = metadata.userInfo[key] else { return nil }
         let parts = text.split(separator: " ")
-        guard parts.count == 3, let source = Int(parts[1]), let batches = Int(parts[2]) else { return nil }
-        return Position(pipeline: String(parts[0]), sourceIndex: source, batches: batches)
+        guard parts.count == 3 || parts.count == 4, let source = Int(parts[1]), let batches = Int(parts[2]) else { return nil }
+        let later = parts.count == 4 ? parts[3].split(separator: ",").compactMap { Int($0) } : []
+        return Position(pipeline: String(parts[0]), sourceIndex: source, batches: batches, alsoDone: Set(later))
     }
 
-    /// A source starts, its first `skipped` batches already in the store.
-    func begin(sourceIndex: Int, skipped: Int) {
+    /// A source starts, its first `skipped` batches and `alsoDone` already in the store.
+    func begin(sourceIndex: Int, skipped: Int, alsoDone: Set<Int> = []) {
         lock.withLock {
             self.sourceIndex = sourceIndex
             prefix = skipped
-            done = []
+            done = alsoDone
+            while done.contains(prefix) { done.remove(prefix); prefix += 1 }
         }
     }
 
@@ -63,16 +67,14 @@ final class BatchCheckpoint: @unchecked Sendable {
     /// transaction; if the save fails the checkpoint stays as it was.
     func save(_ context: ManagedObjectContext, batch number: Int) throws {
         try coordinator.performAndWait {
-            let (claim, before) = lock.withLock { () -> (Int, StoreMetadata) in
-                var claim = prefix
-                if number == prefix {
-                    claim += 1
-                    while done.contains(claim) { claim += 1 }
-                }
-                return (claim, coordinator.metadata(for: store))
+            let (claim, before) = lock.withLock { () -> (String, StoreMetadata) in
+                var claimed = done.union([number]), prefix = self.prefix
+                while claimed.contains(prefix) { claimed.remove(prefix); prefix += 1 }
+                let later = claimed.sorted().map(String.init).joined(separator: ",")
+                return ("\(pipeline) \(sourceIndex) \(prefix)" + (later.isEmpty ? "" : " " + later), coordinator.metadata(for: store))
             }
             var metadata = before
-            metadata.userInfo[Self.key] = "\(pipeline) \(lock.withLock { sourceIndex }) \(claim)"
+            metadata.userInfo[Self.key] = claim
             coordinator.setMetadata(metadata, for: store)
             do {
                 try context.save()

@@ -133,9 +133,11 @@ public final class PipelineRunner {
             defer { line?.stop() }
             for (index, source) in config.sources.enumerated() {
                 if let position, index < position.sourceIndex { continue }
-                let skipped = position.map { index == $0.sourceIndex ? $0.batches : 0 } ?? 0
-                checkpoint?.begin(sourceIndex: index, skipped: skipped)
-                try SourceImport(source: source, config: config, checkpoint: checkpoint, skippedBatches: skipped).run(contexts: contexts, shared: shared)
+                let resumed = position.flatMap { index == $0.sourceIndex ? $0 : nil }
+                let skipped = resumed?.batches ?? 0, alsoDone = resumed?.alsoDone ?? []
+                checkpoint?.begin(sourceIndex: index, skipped: skipped, alsoDone: alsoDone)
+                try SourceImport(source: source, config: config, checkpoint: checkpoint, skippedBatches: skipped, alsoDone: alsoDone)
+                    .run(contexts: contexts, shared: shared)
             }
             try shared.closeRejects()
             report = shared.currentReport

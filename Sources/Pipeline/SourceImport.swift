@@ -51,8 +51,10 @@ struct SourceImport {
     let config: PipelineConfig
     /// `commit: batches`: each save commits with the checkpoint.
     var checkpoint: BatchCheckpoint?
-    /// Batches of this source already in the store (`--resume`): read past, not imported.
+    /// Batches of this source already in the store (`--resume`): read past, not imported — the
+    /// first `skippedBatches`, and `alsoDone`.
     var skippedBatches = 0
+    var alsoDone: Set<Int> = []
 
     /// A batch of records and its number in the source (from 0).
     typealias Batch = (number: Int, records: [Record])
@@ -106,7 +108,7 @@ struct SourceImport {
             if record.parentRecord == nil {
                 if topLevel >= config.batchSize {
                     progress.read(records: batch.count)
-                    guard queue.push((number, batch)) else { return }
+                    if !alsoDone.contains(number) { guard queue.push((number, batch)) else { return } }
                     number += 1
                     batch = []
                     batch.reserveCapacity(config.batchSize)
@@ -116,7 +118,7 @@ struct SourceImport {
             }
             batch.append(record)
         }
-        if !batch.isEmpty {
+        if !batch.isEmpty && !alsoDone.contains(number) {
             progress.read(records: batch.count)
             queue.push((number, batch))
         }

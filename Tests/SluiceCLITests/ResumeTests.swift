@@ -55,12 +55,7 @@ import TestSupport
         // Kill a run as soon as a checkpoint is committed.
         let pipeline = try Self.pipeline(in: directory, target: "killed")
         let store = directory.url.appendingPathComponent("killed.sqlite").path
-        let process = Process()
-        process.executableURL = RunCommandTests.root.appendingPathComponent(".build/debug/sluice")
-        process.arguments = ["run", pipeline.path, "--quiet"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try startSluice(["run", pipeline.path, "--quiet"])
         var seen: String?
         while process.isRunning, seen == nil {
             seen = Self.checkpoint(store)

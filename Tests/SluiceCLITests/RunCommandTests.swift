@@ -130,10 +130,7 @@ import Glibc
         var csv = "customer_id,name,email,signup\n"
         for n in 1...50_000 { csv += "\(n),Customer \(n),c\(n)@example.com,2024-02-01\n" }
         let pipeline = try Self.customersPipeline(in: directory, csv: csv)
-        let first = Process()
-        first.executableURL = Self.root.appendingPathComponent(".build/debug/sluice")
-        first.arguments = ["run", pipeline.path, "--quiet"]
-        try first.run()
+        let first = try startSluice(["run", pipeline.path, "--quiet"])
         // The first run holds the lock once its work copy exists.
         let work = directory.url.appendingPathComponent("out/c.sqlite.sluice-tmp").path
         while first.isRunning && !FileManager.default.fileExists(atPath: work) { Thread.sleep(forTimeInterval: 0.002) }
@@ -170,12 +167,7 @@ import Glibc
         let store = directory.url.appendingPathComponent("out/c.sqlite").path
         var outcomes: Set<Int64> = []
         for delay in [0.05, 0.2, 0.4, 0.8, 1.2] {
-            let process = Process()
-            process.executableURL = RunCommandTests.root.appendingPathComponent(".build/debug/sluice")
-            process.arguments = ["run", pipeline.path, "--quiet"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try startSluice(["run", pipeline.path, "--quiet"])
             Thread.sleep(forTimeInterval: delay)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

@@ -28,6 +28,18 @@ func runSluice(_ arguments: [String], environment: [String: String] = [:]) throw
     return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
 }
 
+/// Starts the built `sluice` with its output discarded, for tests that kill it or run beside it.
+func startSluice(_ arguments: [String]) throws -> Process {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+    let process = Process()
+    process.executableURL = root.appendingPathComponent(".build/debug/sluice")
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+}
+
 @Suite struct SeedCommandTests {
     @Test func sampleSeedPrintsTheStore() throws {
         let result = try runSluice(["seed", "SampleData/shop.model.yaml", "SampleData/shop.seed.yaml"])
