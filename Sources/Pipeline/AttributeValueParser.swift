@@ -14,7 +14,7 @@ public enum AttributeValueParser {
             let parsed = AttributeValue.integer(value)
             return parsed.fitsRange(of: type) ? parsed : nil
         case .decimal:
-            guard text.range(of: #"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"#, options: .regularExpression) != nil,
+            guard isDecimalNumber(text),
                   let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
             return .decimal(value)
         case .double: return Double(text).map { .double($0) }
@@ -42,6 +42,34 @@ public enum AttributeValueParser {
         case .decimal: return " (a decimal number such as 19.99)"
         case .boolean: return " (true or false)"
         default: return ""
+        }
+    }
+
+    /// Whether `text` is a decimal number as written in data: `[+-]digits[.digits][e[+-]digits]` or
+    /// `[+-].digits[…]` — what `Decimal(string:)` may then read (it would also read a number at the
+    /// start of any text, `12abc` included).
+    static func isDecimalNumber(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            var index = 0
+            func digits() -> Int {
+                let start = index
+                while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 { index += 1 }
+                return index - start
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            var mantissa = digits()
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                mantissa += digits()
+            }
+            guard mantissa > 0 else { return false }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                guard digits() > 0 else { return false }
+            }
+            return index == bytes.count
         }
     }
 }

@@ -93,7 +93,7 @@ public final class ValueConverter {
             return .success(.integer(number))
         case .decimal:
             if let decimal = DecimalText.parsePlain(text) { return .success(.decimal(decimal)) }
-            guard text.range(of: #"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"#, options: .regularExpression) != nil,
+            guard AttributeValueParser.isDecimalNumber(text),
                   let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
                 return .failure(failure(.decimal, raw, "is not a decimal number"))
             }
