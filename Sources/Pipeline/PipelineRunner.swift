@@ -17,9 +17,6 @@ public struct RunReport: Sendable, Codable {
         public var unchanged = 0
         public var rejected = 0
 
-        /// Inserted, updated or unchanged.
-        public var saved: Int { inserted + updated + unchanged }
-
         mutating func add(_ other: Counts) {
             read += other.read
             inserted += other.inserted

@@ -125,18 +125,20 @@ struct SourceImport {
     }
 
     private func openReader(progress: RunProgress) throws -> any RecordReader {
-        do {
-            if source.format == .sqlite {
-                progress.begin(source: source.name, counter: nil, path: source.path)
-                return try SQLiteFileReader(path: source.path, tables: source.table.map { [$0] })
-            }
+        /// The file, its bytes counted for the progress line.
+        func counted() throws -> ByteSource {
             let (input, counter) = try Input.openCounting(source.path)
             progress.begin(source: source.name, counter: counter, path: source.path)
+            return input
+        }
+        do {
             switch source.format {
-            case .csv: return try CSVReader(source: input, dialect: source.csv)
-            case .xml: return try XMLReader(source: input, specs: [source.mapping.xmlSpec(path: source.record ?? "/")])
-            case .sqldump: return try SQLDumpReader(source: input, tables: source.table.map { [$0] })
-            case .sqlite: preconditionFailure("handled above")
+            case .csv: return try CSVReader(source: counted(), dialect: source.csv)
+            case .xml: return try XMLReader(source: counted(), specs: [source.mapping.xmlSpec(path: source.record ?? "/")])
+            case .sqldump: return try SQLDumpReader(source: counted(), tables: source.table.map { [$0] })
+            case .sqlite:
+                progress.begin(source: source.name, counter: nil, path: source.path)
+                return try SQLiteFileReader(path: source.path, tables: source.table.map { [$0] })
             }
         } catch {
             throw RunError.input(source: source.name, "\(error)")
