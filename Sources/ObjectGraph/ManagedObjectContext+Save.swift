@@ -29,6 +29,7 @@ extension ManagedObjectContext {
             } catch { failures += try ValidationError.extract(error) }
         }
         for object in deleted { do { try object.validateForDelete() } catch { failures += try ValidationError.extract(error) } }
+        if !deferredValidationRules.isEmpty { failures.removeAll { deferredValidationRules.contains($0.rule) } }
         if !failures.isEmpty { throw ValidationError(failures: failures) }
 
         try obtainPermanentIDs(for: inserted)

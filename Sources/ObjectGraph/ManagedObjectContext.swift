@@ -39,6 +39,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var name: String?
     /// How `save()` settles objects that changed in the store since this context read them.
     public var mergePolicy: MergePolicy = .error
+    /// Rules `save()` does not check (a Sluice extension for importers that validate the whole graph
+    /// once at the end): an order saved before the lines of a later source arrive may defer
+    /// `.minCount`. Empty by default: every rule is checked at every save.
+    public var deferredValidationRules: Set<ValidationRule> = []
     let queue: DispatchQueue?
     private let queueToken = UUID()
     /// The thread that made a `.confinement` context.

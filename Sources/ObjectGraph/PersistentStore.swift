@@ -183,6 +183,11 @@ public protocol PersistentStore: AnyObject {
     /// how importers turn natural keys into objects without reading rows. The default reads the rows.
     func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [KeyedObjectID]
 
+    /// Keys on `properties` that more than one stored object of `entity` (sub-entities included)
+    /// holds, each with how many hold it; at most `limit` of them (whole-graph validation). Keys with
+    /// a null part are not compared, as in uniqueness constraints. The default reads every row.
+    func duplicateKeys(of entity: EntityDescription, on properties: [PropertyDescription], limit: Int) throws -> [DuplicateKey]
+
     /// The destinations of a to-many relationship of a stored object, in stored order.
     func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID]
 
@@ -241,6 +246,19 @@ extension PersistentStore {
 }
 
 extension PersistentStore {
+    public func duplicateKeys(of entity: EntityDescription, on properties: [PropertyDescription], limit: Int) throws -> [DuplicateKey] {
+        let all = StoreFetchRequest(entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true, fetchLimit: 0, fetchOffset: 0)
+        var counts: [[AttributeValue]: Int] = [:]
+        var order: [[AttributeValue]] = []
+        for row in try fetchRows(all) {
+            let key = properties.map { row.keyValue(of: $0) }
+            guard !key.contains(where: \.isNull) else { continue }
+            counts[key, default: 0] += 1
+            if counts[key] == 2 { order.append(key) }
+        }
+        return order.prefix(limit).map { DuplicateKey(key: $0, count: counts[$0]!) }
+    }
+
     public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [KeyedObjectID] {
         try rows(of: entity, matching: keys, on: properties).map { row in
             KeyedObjectID(key: properties.map { row.keyValue(of: $0) }, objectID: row.objectID)
@@ -271,6 +289,17 @@ extension ManagedObjectID {
 }
 
 /// A stored object's ID with the values of the key it was found by.
+/// A key more than one stored object holds, and how many do.
+public struct DuplicateKey: Sendable, Equatable {
+    public var key: [AttributeValue]
+    public var count: Int
+
+    public init(key: [AttributeValue], count: Int) {
+        self.key = key
+        self.count = count
+    }
+}
+
 public struct KeyedObjectID: Sendable {
     public var key: [AttributeValue]
     public var objectID: ManagedObjectID

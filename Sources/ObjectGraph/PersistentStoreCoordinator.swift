@@ -187,6 +187,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try lock.withLock { try stores(for: entity).flatMap { try $0.objectIDs(of: entity, matching: keys, on: properties) } }
     }
 
+    /// Keys on `properties` more than one stored object of `entity` holds (at most `limit`, per store).
+    public func duplicateKeys(of entity: EntityDescription, on properties: [PropertyDescription], limit: Int) throws -> [DuplicateKey] {
+        try lock.withLock { try stores(for: entity).flatMap { try $0.duplicateKeys(of: entity, on: properties, limit: limit) } }
+    }
+
     func countRows(_ request: StoreFetchRequest) throws -> Int {
         try lock.withLock { try stores(for: request.entity).reduce(0) { $0 + (try $1.countRows(request)) } }
     }

@@ -109,7 +109,7 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
     }
 
     /// The smallest number of destinations a valid object has (non-optional to-many means at least one).
-    var effectiveMinCount: Int? {
+    public var effectiveMinCount: Int? {
         if let minCount { return minCount }
         return isToMany && !isOptional ? 1 : nil
     }

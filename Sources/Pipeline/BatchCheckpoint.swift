@@ -3,11 +3,12 @@ import ObjectGraph
 
 /// `commit: batches`: every batch's save commits, and with it — in the same transaction — a
 /// checkpoint in the target's metadata (`sluice.checkpoint`): which pipeline, which source, how many
-/// of its batches are done from the first on, and which later ones are done too (contexts finish
-/// batches out of order). `--resume` skips the sources and batches the checkpoint names and goes
-/// on; the checkpoint is removed when the run ends.
+/// of its batches are done from the first on, which later ones are done too (contexts finish
+/// batches out of order), and which records of done batches still wait for a parent (`Origin`s:
+/// they are in no store yet). `--resume` reads those records again, skips the sources and batches
+/// the checkpoint names and goes on; the checkpoint is removed when the run ends.
 final class BatchCheckpoint: @unchecked Sendable {
-    // @unchecked: `sourceIndex`, `prefix` and `done` are only touched with `lock` held.
+    // @unchecked: `sourceIndex`, `prefix`, `done` and `pending` are only touched with `lock` held.
     static let key = "sluice.checkpoint"
 
     /// Where an interrupted run stopped.
@@ -18,6 +19,8 @@ final class BatchCheckpoint: @unchecked Sendable {
         var batches: Int
         /// …and these after them.
         var alsoDone: Set<Int> = []
+        /// Records of done batches waiting for their parent.
+        var pending: Set<PendingRecords.Origin> = []
     }
 
     private let lock = NSLock()
@@ -27,6 +30,7 @@ final class BatchCheckpoint: @unchecked Sendable {
     private var sourceIndex = 0
     private var prefix = 0
     private var done = Set<Int>()
+    private var pending = Set<PendingRecords.Origin>()
 
     init(coordinator: PersistentStoreCoordinator, store: any PersistentStore, pipeline: String) {
         self.coordinator = coordinator
@@ -44,34 +48,48 @@ final class BatchCheckpoint: @unchecked Sendable {
         return String(hash, radix: 16)
     }
 
-    /// The checkpoint a store holds, if an interrupted run left one.
+    /// The checkpoint a store holds, if an interrupted run left one: `<pipeline> <source> <prefix>
+    /// [later=<batch>,…] [pending=<source>.<batch>.<record>,…]`.
     static func position(in metadata: StoreMetadata) -> Position? {
         guard let text = metadata.userInfo[key] else { return nil }
         let parts = text.split(separator: " ")
-        guard parts.count == 3 || parts.count == 4, let source = Int(parts[1]), let batches = Int(parts[2]) else { return nil }
-        let later = parts.count == 4 ? parts[3].split(separator: ",").compactMap { Int($0) } : []
-        return Position(pipeline: String(parts[0]), sourceIndex: source, batches: batches, alsoDone: Set(later))
+        guard parts.count >= 3, let source = Int(parts[1]), let batches = Int(parts[2]) else { return nil }
+        var position = Position(pipeline: String(parts[0]), sourceIndex: source, batches: batches)
+        for part in parts.dropFirst(3) {
+            if part.hasPrefix("later=") {
+                position.alsoDone = Set(part.dropFirst(6).split(separator: ",").compactMap { Int($0) })
+            } else if part.hasPrefix("pending=") {
+                position.pending = Set(part.dropFirst(8).split(separator: ",").compactMap(PendingRecords.Origin.init))
+            }
+        }
+        return position
     }
 
-    /// A source starts, its first `skipped` batches and `alsoDone` already in the store.
-    func begin(sourceIndex: Int, skipped: Int, alsoDone: Set<Int> = []) {
+    /// A source starts, its first `skipped` batches and `alsoDone` already in the store (the records
+    /// waiting stay as they are, or become `pending` when given: a resumed run).
+    func begin(sourceIndex: Int, skipped: Int, alsoDone: Set<Int> = [], pending: Set<PendingRecords.Origin>? = nil) {
         lock.withLock {
             self.sourceIndex = sourceIndex
             prefix = skipped
             done = alsoDone
+            if let pending { self.pending = pending }
             while done.contains(prefix) { done.remove(prefix); prefix += 1 }
         }
     }
 
-    /// Saves `context` (batch `number` of the current source) with the checkpoint in the same
-    /// transaction; if the save fails the checkpoint stays as it was.
-    func save(_ context: ManagedObjectContext, batch number: Int) throws {
+    /// Saves `context` with the checkpoint in the same transaction: batch `number` of the current
+    /// source done (none for a retry of waiting records), the records of `waiting` now waiting and
+    /// those of `resolved` no longer. If the save fails the checkpoint stays as it was.
+    func save(_ context: ManagedObjectContext, batch number: Int?, waiting: [PendingRecords.Origin] = [], resolved: [PendingRecords.Origin] = []) throws {
         try coordinator.performAndWait {
             let (claim, before) = lock.withLock { () -> (String, StoreMetadata) in
-                var claimed = done.union([number]), prefix = self.prefix
+                var claimed = done.union(number.map { [$0] } ?? []), prefix = self.prefix
                 while claimed.contains(prefix) { claimed.remove(prefix); prefix += 1 }
-                let later = claimed.sorted().map(String.init).joined(separator: ",")
-                return ("\(pipeline) \(sourceIndex) \(prefix)" + (later.isEmpty ? "" : " " + later), coordinator.metadata(for: store))
+                var text = "\(pipeline) \(sourceIndex) \(prefix)"
+                if !claimed.isEmpty { text += " later=" + claimed.sorted().map(String.init).joined(separator: ",") }
+                let waits = pending.subtracting(resolved).union(waiting)
+                if !waits.isEmpty { text += " pending=" + waits.sorted().map(\.description).joined(separator: ",") }
+                return (text, coordinator.metadata(for: store))
             }
             var metadata = before
             metadata.userInfo[Self.key] = claim
@@ -83,8 +101,10 @@ final class BatchCheckpoint: @unchecked Sendable {
                 throw error
             }
             lock.withLock {
-                done.insert(number)
+                if let number { done.insert(number) }
                 while done.contains(prefix) { done.remove(prefix); prefix += 1 }
+                pending.subtract(resolved)
+                pending.formUnion(waiting)
             }
         }
     }

@@ -39,6 +39,8 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
     case store(String)
     /// `commit: batches`: the target holds the checkpoint of an interrupted run.
     case interrupted(String)
+    /// The final stage found rules the imported graph breaks as a whole.
+    case invalidGraph([GraphViolation])
 
     public var description: String {
         switch self {
@@ -49,6 +51,9 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
         case .input(let source, let message): return "source \(source): \(message)"
         case .store(let message): return message
         case .interrupted(let message): return message
+        case .invalidGraph(let violations):
+            return "the imported graph breaks \(violations.count) rule\(violations.count == 1 ? "" : "s") of the model:\n"
+                + violations.map { "  \($0)" }.joined(separator: "\n")
         }
     }
 }
@@ -67,7 +72,9 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
 /// checkpoint; a killed run leaves the batches saved so far and `run(resume: true)` goes on from
 /// the checkpoint (`BatchCheckpoint`).
 ///
-/// Not yet: links to parents that arrive later; the final whole-graph validation.
+/// The final stage validates the whole graph (`GraphValidation`) before the target is committed: a
+/// broken rule fails the run (`RunError.invalidGraph`) and, with `commit: atomic`, leaves the target
+/// as it was.
 public final class PipelineRunner {
     public let config: PipelineConfig
 
@@ -101,10 +108,16 @@ public final class PipelineRunner {
         defer { withExtendedLifetime(lock) {} }   // held until the run ends
         let coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
         var store: (any PersistentStore)?
-        let shared = RunShared(rejectsPath: config.rejectsPath)
+        let shared = RunShared(rejectsPath: config.rejectsPath, batchSize: config.batchSize)
         var report = RunReport()
         do {
             store = try TargetStore.add(to: coordinator, at: work)
+            if let store, work != nil {
+                // The model goes with the store (written with its first save), for `inspect` and `validate`.
+                var metadata = coordinator.metadata(for: store)
+                StoredModel.record(fileAt: config.modelPath, in: &metadata)
+                coordinator.setMetadata(metadata, for: store)
+            }
             let contexts = (0..<max(1, config.contexts)).map { number in
                 let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
                 context.name = "import \(number + 1)"
@@ -128,13 +141,30 @@ public final class PipelineRunner {
             }
             let line = showsProgress ? ProgressLine(shared.progress) : nil
             defer { line?.stop() }
+            if let position, !position.pending.isEmpty {
+                // Records an interrupted run left waiting for a parent are read again.
+                for (index, source) in config.sources.enumerated() where position.pending.contains(where: { $0.source == index }) {
+                    shared.pending.add(try SourceImport(source: source, sourceIndex: index, config: config).collect(position.pending))
+                }
+            }
             for (index, source) in config.sources.enumerated() {
                 if let position, index < position.sourceIndex { continue }
                 let resumed = position.flatMap { index == $0.sourceIndex ? $0 : nil }
                 let skipped = resumed?.batches ?? 0, alsoDone = resumed?.alsoDone ?? []
-                checkpoint?.begin(sourceIndex: index, skipped: skipped, alsoDone: alsoDone)
-                try SourceImport(source: source, config: config, checkpoint: checkpoint, skippedBatches: skipped, alsoDone: alsoDone)
+                checkpoint?.begin(sourceIndex: index, skipped: skipped, alsoDone: alsoDone, pending: resumed?.pending)
+                let deferred: Set<ValidationRule> = Self.fillsEveryMinimum(source.mapping, model: config.model) ? [] : [.minCount]
+                for context in contexts { context.deferredValidationRules = deferred }
+                try SourceImport(source: source, sourceIndex: index, config: config, checkpoint: checkpoint, skippedBatches: skipped, alsoDone: alsoDone)
                     .run(contexts: contexts, shared: shared)
+                // Records waiting for parents are tried again once the source is in; after the last
+                // source, what still finds no parent is rejected with its key.
+                let final = index == config.sources.count - 1
+                let waiting = shared.pending.takeAll()
+                if !waiting.isEmpty {
+                    try contexts[0].performAndWait {
+                        try SourceImport.retry(waiting, config: config, context: contexts[0], shared: shared, checkpoint: checkpoint, final: final)
+                    }
+                }
             }
             try shared.closeRejects()
             report = shared.currentReport
@@ -142,7 +172,12 @@ public final class PipelineRunner {
                 throw RunError.tooManyRejects(count: report.rejected, max: config.maxErrors, rejects: config.rejectsPath)
             }
             if let sqlite = store as? SQLiteStore { try sqlite.buildPendingIndexes() }
+            // The final stage: the whole graph against the model's rules (what a batch could not
+            // see — counts of to-many relationships filled by later sources, keys across batches).
+            let violations = try GraphValidation.violations(in: coordinator)
+            if !violations.isEmpty { throw RunError.invalidGraph(violations) }
             try checkpoint?.finish()
+            try coordinator.saveMetadata()
             coordinator.removePersistentStore(store!)
             store = nil
             if let target, let work, work != target { try commit(work, over: target) }
@@ -155,6 +190,25 @@ public final class PipelineRunner {
         report.seconds = Date().timeIntervalSince(start)
         report.peakRSSMegabytes = Self.peakRSSMegabytes()
         return report
+    }
+
+    /// Whether every object a mapping makes gets the members of its to-many relationships that have
+    /// a minimum count from the same records (nested children linked through the inverse). When not
+    /// (members come from a later source; objects made by find-or-create lookups), batch saves defer
+    /// `.minCount` to the final stage's whole-graph validation.
+    static func fillsEveryMinimum(_ mapping: PipelineConfig.Mapping, model: ManagedObjectModel) -> Bool {
+        func filled(_ entityName: String, by children: [PipelineConfig.Child]) -> Bool {
+            guard let entity = model.entity(named: entityName) else { return true }
+            return entity.relationships.allSatisfy { relationship in
+                guard relationship.isToMany, (relationship.effectiveMinCount ?? 0) > 0 else { return true }
+                return children.contains { $0.parent == relationship.inverse?.name && $0.mapping.entity == relationship.destinationEntity?.name }
+            }
+        }
+        guard filled(mapping.entity, by: mapping.children) else { return false }
+        for lookup in mapping.relationships where lookup.createsMissing {
+            guard filled(lookup.entity, by: []) else { return false }
+        }
+        return mapping.children.allSatisfy { fillsEveryMinimum($0.mapping, model: model) }
     }
 
     // MARK: Atomic commit

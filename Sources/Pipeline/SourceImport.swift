@@ -11,9 +11,12 @@ final class RunShared: @unchecked Sendable {
     private var rejects: RejectsFile
     private var knownKeys: [String: KnownKeys] = [:]
     let progress = RunProgress()
+    /// Records waiting for a parent that has not arrived yet.
+    let pending: PendingRecords
 
-    init(rejectsPath: String?) {
+    init(rejectsPath: String?, batchSize: Int) {
         rejects = RejectsFile(path: rejectsPath)
+        pending = PendingRecords(retryAt: batchSize)
     }
 
     var currentReport: RunReport { lock.withLock { report } }
@@ -48,6 +51,8 @@ final class RunShared: @unchecked Sendable {
 /// resets on its own queue. Every context of the source is done before the next source starts.
 struct SourceImport {
     let source: PipelineConfig.Source
+    /// The source's place in the pipeline.
+    let sourceIndex: Int
     let config: PipelineConfig
     /// `commit: batches`: each save commits with the checkpoint.
     var checkpoint: BatchCheckpoint?
@@ -70,12 +75,18 @@ struct SourceImport {
         }
         thread.name = "sluice-read-\(source.name)"
         thread.start()
-        let workers = contexts.map { BatchWorker(source: source, config: config, context: $0, shared: shared, checkpoint: checkpoint) }
+        let workers = contexts.map { BatchWorker(source: source, sourceIndex: sourceIndex, config: config, context: $0, shared: shared, checkpoint: checkpoint) }
         DispatchQueue.concurrentPerform(iterations: workers.count) { index in
             let worker = workers[index]
             while let batch = queue.pop() {
                 do {
-                    try worker.context.performAndWait { try worker.importBatch(batch.records, number: batch.number) }
+                    try worker.context.performAndWait {
+                        try worker.importBatch(batch.records, number: batch.number)
+                        // Enough records wait for parents: try them again, parents may have come since.
+                        if let due = shared.pending.takeIfDue() {
+                            try Self.retry(due, config: config, context: worker.context, shared: shared, checkpoint: checkpoint, final: false)
+                        }
+                    }
                     shared.progress.add(records: batch.records.count)
                 } catch {
                     failure.set(error)
@@ -87,6 +98,49 @@ struct SourceImport {
         if let error = failure.error { throw error }
     }
 
+    /// Imports waiting records again (`PendingRecords`), a batch at a time, in `context` (call on its
+    /// queue); what still finds no parent waits on — or, on the `final` try, is rejected with its key.
+    static func retry(_ groups: [Int: [PendingRecords.Group]], config: PipelineConfig, context: ManagedObjectContext, shared: RunShared,
+                      checkpoint: BatchCheckpoint?, final: Bool) throws {
+        for (sourceIndex, waiting) in groups.sorted(by: { $0.key < $1.key }) {
+            let worker = BatchWorker(source: config.sources[sourceIndex], sourceIndex: sourceIndex, config: config, context: context,
+                                     shared: shared, checkpoint: checkpoint)
+            var start = 0
+            while start < waiting.count {
+                let slice = waiting[start..<min(start + config.batchSize, waiting.count)]
+                try worker.importBatch(slice.flatMap(\.records), number: nil, origins: slice.map(\.origin), final: final)
+                start += slice.count
+            }
+        }
+    }
+
+    /// `--resume`: reads the records a checkpoint names as waiting (top-level records and their
+    /// children) from this source again.
+    func collect(_ origins: Set<PendingRecords.Origin>) throws -> [PendingRecords.Group] {
+        let wanted = origins.filter { $0.source == sourceIndex }
+        guard let last = wanted.map(\.batch).max() else { return [] }
+        var reader = try openReader(progress: RunProgress())
+        var groups: [PendingRecords.Group] = []
+        var topLevel = -1, current: PendingRecords.Origin?
+        while let record = try readNext(&reader) {
+            if record.parentRecord == nil {
+                topLevel += 1
+                let origin = PendingRecords.Origin(source: sourceIndex, batch: topLevel / config.batchSize, record: topLevel % config.batchSize)
+                if origin.batch > last { break }
+                current = wanted.contains(origin) ? origin : nil
+                if let current { groups.append(.init(origin: current, records: [])) }
+            }
+            if current != nil { groups[groups.count - 1].records.append(record) }
+        }
+        return groups
+    }
+
+    private func readNext(_ reader: inout any RecordReader) throws -> Record? {
+        do { return try reader.next() } catch {
+            throw RunError.input(source: source.name, "\(error)")
+        }
+    }
+
     /// Reads the source into batches of records.
     private func read(into queue: BoundedQueue<Batch>, failure: FirstFailure, progress: RunProgress) throws {
         var reader = try openReader(progress: progress)
@@ -95,11 +149,7 @@ struct SourceImport {
         var skipping = skippedBatches * config.batchSize, skippingChildren = skippedBatches > 0
         batch.reserveCapacity(config.batchSize)
         while failure.error == nil {
-            let record: Record?
-            do { record = try reader.next() } catch {
-                throw RunError.input(source: source.name, "\(error)")
-            }
-            guard let record else { break }
+            guard let record = try readNext(&reader) else { break }
             if skipping > 0 || (skippingChildren && record.parentRecord != nil) {
                 if record.parentRecord == nil { skipping -= 1 }
                 continue
@@ -170,6 +220,7 @@ private final class FirstFailure: @unchecked Sendable {
 final class BatchWorker: @unchecked Sendable {
     // @unchecked: used only inside `context.performAndWait`, one batch at a time.
     let source: PipelineConfig.Source
+    let sourceIndex: Int
     let config: PipelineConfig
     let context: ManagedObjectContext
     private let shared: RunShared
@@ -183,6 +234,12 @@ final class BatchWorker: @unchecked Sendable {
         var parent: Int?
         var object: ManagedObject?
         var reject: RecordReject?
+        /// The item of the group's top-level record (itself for a top-level record).
+        var top = 0
+        /// For top-level records: where the record is in its input.
+        var origin: PendingRecords.Origin?
+        /// The group waits for a parent that has not arrived (`PendingRecords`).
+        var waits = false
     }
 
     /// Each kind of record (the source's own, and one per nested child record): its mapper, the
@@ -200,10 +257,15 @@ final class BatchWorker: @unchecked Sendable {
     private var observation: DidSaveObservation?
 
     private let checkpoint: BatchCheckpoint?
-    private var batchNumber = 0
+    private var batchNumber: Int?
+    /// The groups of the batch being saved that wait for a parent, and (for a retry) the origins
+    /// that no longer wait: what the checkpoint saved with the batch records.
+    private var waitingOrigins: [PendingRecords.Origin] = []
+    private var resolvedOrigins: [PendingRecords.Origin] = []
 
-    init(source: PipelineConfig.Source, config: PipelineConfig, context: ManagedObjectContext, shared: RunShared, checkpoint: BatchCheckpoint?) {
+    init(source: PipelineConfig.Source, sourceIndex: Int, config: PipelineConfig, context: ManagedObjectContext, shared: RunShared, checkpoint: BatchCheckpoint?) {
         self.source = source
+        self.sourceIndex = sourceIndex
         self.config = config
         self.context = context
         self.shared = shared
@@ -213,21 +275,30 @@ final class BatchWorker: @unchecked Sendable {
 
     deinit { observation?.cancel() }
 
-    func importBatch(_ records: [Record], number: Int) throws {
+    /// Imports a batch: records read now (batch `number` of the source), or records that waited for
+    /// a parent (`number` nil, each top-level record's `origins` given). On the `final` try a
+    /// must-exist lookup that finds nothing rejects its record; before, the record waits.
+    func importBatch(_ records: [Record], number: Int?, origins: [PendingRecords.Origin]? = nil, final: Bool = false) throws {
         batchNumber = number
         var batch: [Item] = []
         batch.reserveCapacity(records.count)
         var byNumber: [Int: Int] = [:]       // record number → item index (for children)
         var counts: [String: RunReport.Counts] = [:]
+        var topLevel = 0
         for record in records {
             let kind = try self.kind(of: record)
             let mapper = kinds[kind].mapper
-            counts[mapper.entity.name, default: .init()].read += 1
             var item = Item(record: record, mapped: MappedRecord(), kind: kind)
             if kinds[kind].parentRelationship != nil {
                 guard let parentNumber = record.parentRecord, let parent = byNumber[parentNumber] else { continue }
                 item.parent = parent
+                item.top = batch[parent].top
+            } else {
+                item.origin = origins?[topLevel] ?? PendingRecords.Origin(source: sourceIndex, batch: number ?? 0, record: topLevel)
+                item.top = batch.count
+                topLevel += 1
             }
+            if origins == nil { counts[mapper.entity.name, default: .init()].read += 1 }
             do {
                 guard let mapped = try mapper.map(record) else { continue }    // skipped by `where`
                 item.mapped = mapped
@@ -237,7 +308,7 @@ final class BatchWorker: @unchecked Sendable {
             if let number = record.number { byNumber[number] = batch.count }
             batch.append(item)
         }
-        try flush(&batch, counts: &counts)
+        try flush(&batch, counts: &counts, retried: origins, final: final)
     }
 
     /// The kind of a record, its mapper compiled on first sight against the record's field names.
@@ -273,7 +344,7 @@ final class BatchWorker: @unchecked Sendable {
 
     // MARK: Batches
 
-    private func flush(_ batch: inout [Item], counts: inout [String: RunReport.Counts]) throws {
+    private func flush(_ batch: inout [Item], counts: inout [String: RunReport.Counts], retried: [PendingRecords.Origin]?, final: Bool) throws {
         guard !batch.isEmpty else { return try shared.add(counts, rejected: []) }
         // A record whose parent record was rejected goes with it.
         for index in batch.indices {
@@ -291,7 +362,9 @@ final class BatchWorker: @unchecked Sendable {
             }
             batch[index].object = object
         }
-        // Lookups: the batch's keys of each lookup resolved together.
+        // Lookups: the batch's keys of each lookup resolved together. A must-exist key that finds
+        // nothing makes its record's group wait for the parent to arrive (until the final try).
+        var waitingTops = Set<Int>()
         for (kindIndex, kind) in kinds.enumerated() where !kind.resolvers.isEmpty {
             let members = batch.indices.filter { batch[$0].kind == kindIndex && batch[$0].object != nil }
             for (lookupIndex, resolver) in kind.resolvers.enumerated() where !members.isEmpty {
@@ -301,6 +374,8 @@ final class BatchWorker: @unchecked Sendable {
                     guard let key = keys[position] else { continue }
                     if let destination = found[position] {
                         batch[index].object?.setRelatedObject(destination, forKey: resolver.lookup.relationship)
+                    } else if !final {
+                        waitingTops.insert(batch[index].top)
                     } else {
                         let described = zip(resolver.lookup.key, key).map { "\($0.attribute) = \($1)" }.joined(separator: ", ")
                         rejectItem(&batch, index, property: resolver.lookup.relationship, rule: "lookup",
@@ -309,11 +384,32 @@ final class BatchWorker: @unchecked Sendable {
                 }
             }
         }
+        var waiting: [PendingRecords.Group] = []
+        if !waitingTops.isEmpty {
+            var groupOfTop: [Int: Int] = [:]
+            for index in batch.indices where waitingTops.contains(batch[index].top) {
+                if let object = batch[index].object, !object.isDeleted { context.delete(object) }
+                batch[index].waits = true
+                batch[index].reject = nil      // judged again when the group is tried again
+                let top = batch[index].top
+                if groupOfTop[top] == nil, let origin = batch[top].origin {
+                    groupOfTop[top] = waiting.count
+                    waiting.append(.init(origin: origin, records: []))
+                }
+                if let group = groupOfTop[top] { waiting[group].records.append(batch[index].record) }
+            }
+        }
+        waitingOrigins = waiting.map(\.origin)
+        resolvedOrigins = retried.map { origins in
+            let still = Set(waitingOrigins)
+            return origins.filter { !still.contains($0) }
+        } ?? []
         try save(&batch)
+        if retried != nil { shared.pending.putBack(waiting) } else { shared.pending.add(waiting) }
         let saved = lastSave.take()
         let inserted = Set(saved?.inserted ?? []), updated = Set(saved?.updated ?? [])
         var rejected: [RecordReject] = []
-        for index in batch.indices {
+        for index in batch.indices where !batch[index].waits {
             if let reject = batch[index].reject {
                 counts[reject.entity, default: .init()].rejected += 1
                 rejected.append(reject)
@@ -338,7 +434,11 @@ final class BatchWorker: @unchecked Sendable {
     private func save(_ batch: inout [Item]) throws {
         while true {
             do {
-                if let checkpoint { try checkpoint.save(context, batch: batchNumber) } else { try context.save() }
+                if let checkpoint {
+                    try checkpoint.save(context, batch: batchNumber, waiting: waitingOrigins, resolved: resolvedOrigins)
+                } else {
+                    try context.save()
+                }
                 return
             } catch let error as ValidationError {
                 var progressed = false
@@ -366,9 +466,9 @@ final class BatchWorker: @unchecked Sendable {
 
     /// The item whose object has `objectID`, or whose lookup created that object.
     private func owner(of objectID: ManagedObjectID, in batch: [Item]) -> Int? {
-        if let index = batch.indices.first(where: { batch[$0].reject == nil && batch[$0].object?.objectID == objectID }) { return index }
+        if let index = batch.indices.first(where: { batch[$0].reject == nil && !batch[$0].waits && batch[$0].object?.objectID == objectID }) { return index }
         return batch.indices.first { index in
-            guard batch[index].reject == nil, let object = batch[index].object else { return false }
+            guard batch[index].reject == nil, !batch[index].waits, let object = batch[index].object else { return false }
             return object.entity.relationships.contains { !$0.isToMany && object.relatedObject(forKey: $0.name)?.objectID == objectID }
         }
     }

@@ -19,7 +19,8 @@ struct Run: ParsableCommand {
               sluice run Pipelines/shop.yaml --dry-run --report /tmp/report.json
               sluice run nightly.yaml --resume
 
-            Exit status: 0 success; 1 too many rejected records; 2 pipeline or model error, or an
+            Exit status: 0 success; 1 too many rejected records, or the imported graph breaks a
+            rule of the model (a count, a key, a required value); 2 pipeline or model error, or an
             interrupted run to resume; 3 input, store or I/O error; 4 another run holds the target's lock.
             """)
 
@@ -55,7 +56,7 @@ struct Run: ParsableCommand {
         } catch let error as RunError {
             fail("\(error)")
             switch error {
-            case .tooManyRejects: throw ExitStatus.dataErrors
+            case .tooManyRejects, .invalidGraph: throw ExitStatus.dataErrors
             case .locked: throw ExitStatus.locked
             case .input(_, let message) where message.contains("the input has no field"): throw ExitStatus.configError
             case .input, .store: throw ExitStatus.ioError

@@ -213,6 +213,11 @@ public final class SQLiteStore: PersistentStore {
     // MARK: Metadata
 
     private func readMetadata() throws {
+        metadata = try Self.readMetadata(connection, url: url)
+        writtenMetadata = metadata
+    }
+
+    private static func readMetadata(_ connection: SQLiteConnection, url: URL?) throws -> StoreMetadata {
         let statement = try connection.makeStatement("SELECT key, value FROM _sluice_metadata")
         var values: [String: String] = [:]
         while try statement.step() { values[statement.string(0) ?? ""] = statement.string(1) ?? "" }
@@ -228,9 +233,29 @@ public final class SQLiteStore: PersistentStore {
         }
         var userInfo: [String: String] = [:]
         for (key, value) in values where key.hasPrefix("user.") { userInfo[String(key.dropFirst(5))] = value }
-        metadata = StoreMetadata(storeType: values["storeType"] ?? Self.storeType, identifier: identifier,
-                                 modelVersionHash: values["modelVersionHash"], entityVersionHashes: hashes, userInfo: userInfo)
-        writtenMetadata = metadata
+        return StoreMetadata(storeType: values["storeType"] ?? Self.storeType, identifier: identifier,
+                             modelVersionHash: values["modelVersionHash"], entityVersionHashes: hashes, userInfo: userInfo)
+    }
+
+    /// The metadata of the store at `url`, read without a model and without opening it as a store
+    /// (Core Data's `metadataForPersistentStore(ofType:at:)`): what `sluice inspect` shows and how a
+    /// program finds out which model a file needs.
+    /// - Throws: `StoreError` when the file does not exist, is not SQLite, or is not a Sluice store.
+    public static func metadata(at url: URL) throws -> StoreMetadata {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw StoreError(.io, "There is no store at this path", url: url)
+        }
+        do {
+            let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
+            try connection.execute("PRAGMA busy_timeout = 5000")
+            let exists = try connection.makeStatement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sluice_metadata'")
+            guard try exists.step() else {
+                throw StoreError(.incompatibleModel, "The file is a SQLite database but not a Sluice store (it has no _sluice_metadata table)", url: url)
+            }
+            return try readMetadata(connection, url: url)
+        } catch let error as SQLiteError {
+            throw StoreError(.io, "Could not read the store's metadata: \(error)", url: url)
+        }
     }
 
     /// Writes metadata that changed since it was last written (inside the caller's transaction).
@@ -454,6 +479,41 @@ public final class SQLiteStore: PersistentStore {
                 key.append(value)
             }
             found.append(KeyedObjectID(key: key, objectID: objectID(of: entity, primaryKey: primaryKey)))
+        }
+        return found
+    }
+
+    /// One grouping query over the table (`GROUP BY` the key's columns `HAVING COUNT(*) > 1`).
+    public func duplicateKeys(of entity: EntityDescription, on properties: [PropertyDescription], limit: Int) throws -> [DuplicateKey] {
+        let map = schema.map(for: entity)
+        let columns = keyColumns(map, properties).map { quote($0) }
+        guard columns.count == properties.count, !columns.isEmpty, limit > 0 else { return [] }
+        var conditions = columns.map { "\($0) IS NOT NULL" }
+        if map.sharesTable { conditions.append("_ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))") }
+        let list = columns.joined(separator: ", ")
+        let sql = "SELECT \(list), COUNT(*) FROM \(quote(map.table.name)) WHERE \(conditions.joined(separator: " AND ")) "
+            + "GROUP BY \(list) HAVING COUNT(*) > 1 LIMIT \(limit)"
+        var found: [DuplicateKey] = []
+        do {
+            let statement = try connection.makeStatement(sql)
+            while try statement.step() {
+                var key: [AttributeValue] = []
+                for (offset, property) in properties.enumerated() {
+                    let position = Int32(offset)
+                    guard let attribute = property as? AttributeDescription else {
+                        key.append(.integer(statement.int64(position)))
+                        continue
+                    }
+                    let stored = statement.value(position)
+                    guard let value = SQLiteValueCoding.attributeValue(stored, as: attribute.type) else {
+                        throw StoreError(.corrupt, "Column \(attribute.name) of table \(map.table.name) holds \(stored), which is not a valid \(attribute.type) value", url: url)
+                    }
+                    key.append(value)
+                }
+                found.append(DuplicateKey(key: key, count: Int(statement.int64(Int32(properties.count)))))
+            }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Looking for duplicate keys of \(entity.name) failed")
         }
         return found
     }

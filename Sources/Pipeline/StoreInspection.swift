@@ -1,0 +1,98 @@
+import Foundation
+import ObjectGraph
+import Stores
+
+/// The model a run wrote a store with, kept in the store's metadata (`sluice.model`: the model
+/// file's format on the first line, then its text), so `sluice inspect` and `sluice validate` can
+/// open the store without being told the model.
+public enum StoredModel {
+    public static let key = "sluice.model"
+
+    /// Records the model file's text in `metadata`.
+    public static func record(text: String, isJSON: Bool, in metadata: inout StoreMetadata) {
+        metadata.userInfo[key] = (isJSON ? "json" : "yaml") + "\n" + text
+    }
+
+    /// Records the model file at `path` (nothing when it cannot be read).
+    static func record(fileAt path: String, in metadata: inout StoreMetadata) {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return }
+        record(text: text, isJSON: path.lowercased().hasSuffix(".json"), in: &metadata)
+    }
+
+    /// The model recorded in `metadata`, or `nil` when none is.
+    /// - Throws: `ModelFileError` when the recorded text no longer reads as a model.
+    public static func model(in metadata: StoreMetadata, store: String) throws -> ManagedObjectModel? {
+        guard let recorded = metadata.userInfo[key], let newline = recorded.firstIndex(of: "\n") else { return nil }
+        return try ModelFile.load(text: String(recorded[recorded.index(after: newline)...]), file: "\(store) (stored model)",
+                                  isJSON: recorded[..<newline] == "json")
+    }
+}
+
+/// What `sluice inspect` shows about a store.
+public struct StoreSummary: Sendable, Codable {
+    public var path: String
+    public var type: String
+    public var identifier: String
+    public var modelVersionHash: String?
+    /// Where the model came from: `stored` (the store's metadata), `given` (`--model`) or `none`.
+    public var model: String
+    /// Objects per entity (each entity's own, sub-entities counted on their own line); `nil` when no
+    /// model is known.
+    public var entities: [String: Int]?
+    /// Whether the store holds the checkpoint of an interrupted `commit: batches` run.
+    public var interruptedRun: Bool
+    /// The metadata's other entries (the stored model and checkpoint left out).
+    public var userInfo: [String: String]
+}
+
+/// Opens stores a run wrote, for `sluice inspect` and `sluice validate`.
+public enum StoreInspection {
+    /// Reads the store's metadata and, when a model is known (given, or stored by the run that wrote
+    /// the store), counts its objects per entity. Opens the file read-only.
+    /// - Throws: `StoreError`; `ModelFileError` for a stored model that does not read.
+    public static func summary(ofStoreAt url: URL, model given: ManagedObjectModel? = nil) throws -> StoreSummary {
+        let metadata = try SQLiteStore.metadata(at: url)
+        let model = try given ?? StoredModel.model(in: metadata, store: url.path)
+        var summary = StoreSummary(path: url.path, type: metadata.storeType, identifier: metadata.identifier,
+                                   modelVersionHash: metadata.modelVersionHash, model: given != nil ? "given" : model != nil ? "stored" : "none",
+                                   entities: nil, interruptedRun: metadata.userInfo[BatchCheckpoint.key] != nil,
+                                   userInfo: metadata.userInfo.filter { $0.key != StoredModel.key && $0.key != BatchCheckpoint.key })
+        if let model {
+            summary.entities = try withStore(at: url, model: model) { context in
+                var counts: [String: Int] = [:]
+                for entity in model.entities {
+                    var request = FetchRequest(entityName: entity.name)
+                    request.includesSubentities = false
+                    counts[entity.name] = try context.count(for: request)
+                }
+                return counts
+            }
+        }
+        return summary
+    }
+
+    /// Every rule of the model the stored graph breaks (`GraphValidation`).
+    /// - Parameter given: the model to validate against; by default the one stored with the store.
+    /// - Throws: `StoreError`; `ModelFileError`; `StoreInspection.NoModel` when none is known.
+    public static func violations(inStoreAt url: URL, model given: ManagedObjectModel? = nil) throws -> [GraphViolation] {
+        let metadata = try SQLiteStore.metadata(at: url)
+        guard let model = try given ?? StoredModel.model(in: metadata, store: url.path) else { throw NoModel(path: url.path) }
+        return try withStore(at: url, model: model) { context in try GraphValidation.violations(in: context.persistentStoreCoordinator) }
+    }
+
+    /// The store holds no model and none was given.
+    public struct NoModel: Error, CustomStringConvertible {
+        public var path: String
+        public var description: String {
+            "\(path) does not hold the model it was written with (it was not written by `sluice run` or `sluice import`); give it with --model"
+        }
+    }
+
+    private static func withStore<T>(at url: URL, model: ManagedObjectModel, _ body: (ManagedObjectContext) throws -> T) throws -> T {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try TargetStore.add(to: coordinator, at: url, options: ["read_only": "true"])
+        defer { coordinator.removePersistentStore(store) }
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        return try context.performAndWait { try body(context) }
+    }
+}
