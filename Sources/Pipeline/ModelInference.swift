@@ -37,13 +37,24 @@ public struct ModelInference {
             guard let text, !text.isEmpty else { nulls += 1; return }
             values += 1
             maxLength = max(maxLength, text.count)
-            if integer, Int64(text) == nil { integer = false }
-            if decimal, !Self.isPlainDecimal(text) { decimal = false }
-            if double, Double(text) == nil { double = false }
+            // Numbers only when the text is the number's own spelling: `007`, `+5` or `0123.5` stay
+            // text (an identifier, a phone number), so storing the value loses nothing.
+            let leadingZero = Self.hasLeadingZero(text)
+            if integer, leadingZero || Int64(text).map({ String($0) != text }) ?? true { integer = false }
+            if decimal, leadingZero || !Self.isPlainDecimal(text) || text == "-0" { decimal = false }
+            if double, leadingZero || !text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || "+-.eE".utf8.contains($0) })
+                || !(Double(text)?.isFinite ?? false) { double = false }
             if boolean, !["true", "false", "TRUE", "FALSE", "True", "False"].contains(text) { boolean = false }
             if date, !Self.isISODate(text) { date = false }
             if uuid, UUID(uuidString: text) == nil { uuid = false }
             if distinct != nil, distinct!.insert(text.hashValue).inserted == false { distinct = nil }
+        }
+
+        /// `007`, `-01.5`: a zero before other digits of the whole part.
+        static func hasLeadingZero(_ text: String) -> Bool {
+            let digits = text.utf8.drop { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "+") }
+            guard digits.first == UInt8(ascii: "0"), let next = digits.dropFirst().first else { return false }
+            return next >= 48 && next <= 57
         }
 
         static func isPlainDecimal(_ text: String) -> Bool {
@@ -158,23 +169,66 @@ public struct ModelInference {
         return name
     }
 
-    /// The proposal as a model file (YAML).
-    public func modelFile() -> String {
-        // Relationships: declared foreign keys, else `<x>_id` columns whose entity exists with a unique id.
-        struct Link { var from: Int; var column: String; var to: Int }
+    /// A to-one relationship the proposal makes of a key column: from entity, column, to entity.
+    struct Link { var from: Int; var column: String; var to: Int; var referencedColumn: String? }
+
+    /// Relationships: declared foreign keys, else `<x>_id` columns whose entity exists with a unique id.
+    private func links() -> [Link] {
         var links: [Link] = []
         for (index, entity) in entities.enumerated() {
             for key in entity.foreignKeys where key.columns.count == 1 {
-                if let target = entities.firstIndex(where: { $0.origin == key.table }) { links.append(Link(from: index, column: key.columns[0], to: target)) }
+                if let target = entities.firstIndex(where: { $0.origin == key.table }) {
+                    links.append(Link(from: index, column: key.columns[0], to: target, referencedColumn: key.referencedColumns.first))
+                }
             }
             guard entity.foreignKeys.isEmpty else { continue }
             for column in entity.columns where column.source.lowercased().hasSuffix("_id") && column.type == .integer64 {
                 let stem = Self.entityName(String(column.source.dropLast(3)))
                 if let target = entities.firstIndex(where: { $0.name == stem && $0.columns.contains { $0.source == "id" && $0.isUnique } }) {
-                    links.append(Link(from: index, column: column.source, to: target))
+                    links.append(Link(from: index, column: column.source, to: target, referencedColumn: "id"))
                 }
             }
         }
+        return links
+    }
+
+    /// How each proposed entity is filled from its input, for `sluice import`: the input it came
+    /// from (file, table or record kind), each attribute's column, each to-one relationship's key
+    /// column and the destination attribute it matches, the entity's key, and for nested records
+    /// the relationship to the parent.
+    struct EntityPlan {
+        var name: String
+        var origin: String
+        var fields: [(attribute: String, column: String)]
+        var lookups: [(relationship: String, destination: String, destinationAttribute: String, column: String)]
+        var key: [String]
+        /// For nested records: the parent entity's index and the relationship to it.
+        var parent: (entity: Int, relationship: String)?
+    }
+
+    func plans() -> [EntityPlan] {
+        let links = links()
+        return entities.enumerated().map { index, entity in
+            let linked = links.filter { $0.from == index }
+            let linkedColumns = Set(linked.map(\.column))
+            let lookups = linked.map { link -> (String, String, String, String) in
+                let destination = entities[link.to]
+                let column = link.referencedColumn ?? destination.primaryKey.first ?? "id"
+                return (Self.relationshipName(forColumn: link.column), destination.name, Self.attributeName(column), link.column)
+            }
+            var key = entity.primaryKey.map(Self.attributeName)
+            if key.isEmpty, entity.columns.contains(where: { $0.source == "id" && $0.isUnique }) { key = ["id"] }
+            if key.contains(where: { name in linkedColumns.contains { Self.attributeName($0) == name } }) { key = [] }
+            return EntityPlan(name: entity.name, origin: entity.origin,
+                              fields: entity.columns.filter { !linkedColumns.contains($0.source) }.map { (Self.attributeName($0.source), $0.source) },
+                              lookups: lookups, key: key,
+                              parent: entity.parent.map { ($0, Self.attributeName(entities[$0].name)) })
+        }
+    }
+
+    /// The proposal as a model file (YAML).
+    public func modelFile() -> String {
+        let links = links()
         var parents: [(child: Int, parent: Int)] = []
         for (index, entity) in entities.enumerated() { if let parent = entity.parent { parents.append((index, parent)) } }
         var text = "# Proposed by `sluice infer` from every value of the inputs; review before use.\nversion: 1\nentities:\n"

@@ -15,6 +15,9 @@ public struct PipelineConfig: Sendable {
     public var store: StoreKind = .sqlite
     public var targetPath: String?
     public var commit: Commit = .atomic
+    /// `target.shared`: the SQLite file is another program's database; the store's tables go next
+    /// to its own, which are never touched.
+    public var sharesFile = false
     public var batchSize = 5_000
     public var contexts = 2
     public var merge: MergePolicy = .error
@@ -302,7 +305,7 @@ private struct PipelineReader: YAMLFileReader {
     }
 
     mutating func readTarget(_ node: Node, into config: inout PipelineConfig) {
-        for (key, _, value) in pairs(node, allowed: ["store", "path", "commit"], what: "target") {
+        for (key, _, value) in pairs(node, allowed: ["store", "path", "commit", "shared"], what: "target") {
             switch key {
             case "store":
                 guard let name = text(value, "target.store") else { continue }
@@ -310,6 +313,7 @@ private struct PipelineReader: YAMLFileReader {
                     fail(value, "unknown target store \(name.debugDescription) (use sqlite or in-memory)")
                 }
             case "path": config.targetPath = path(value, "target.path")
+            case "shared": config.sharesFile = flag(value, "target.shared", source: nil) ?? false
             case "commit":
                 guard let name = text(value, "target.commit") else { continue }
                 if let commit = PipelineConfig.Commit(rawValue: name) { config.commit = commit } else {
@@ -406,6 +410,14 @@ private struct PipelineReader: YAMLFileReader {
             mapping.key = texts(keyNode, "key", source: source) ?? []
             for name in mapping.key where entity.attribute(named: name) == nil {
                 fail(keyNode, "key attribute \(name.debugDescription) is not an attribute of \(entityName)", entity: source)
+            }
+            // Upserts happen through the model's uniqueness constraints: a key without one would
+            // silently insert every record again on a re-run.
+            var constraints: [[String]] = [], cursor: EntityDescription? = entity
+            while let current = cursor { constraints += current.uniquenessConstraints; cursor = current.superentity }
+            if !mapping.key.isEmpty, mapping.key.allSatisfy({ entity.attribute(named: $0) != nil }),
+               !constraints.contains(where: { Set($0) == Set(mapping.key) }) {
+                fail(keyNode, "key [\(mapping.key.joined(separator: ", "))] is not a uniqueness constraint of \(entityName) in the model (add `unique: [[\(mapping.key.joined(separator: ", "))]]` to it)", entity: source)
             }
         }
         if let fieldsNode = entry("fields") {

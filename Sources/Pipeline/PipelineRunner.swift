@@ -77,6 +77,8 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
 /// as it was.
 public final class PipelineRunner {
     public let config: PipelineConfig
+    /// The target's file state when the run copied it (`commit: atomic`).
+    private var copiedState: [String]?
 
     public init(config: PipelineConfig) {
         self.config = config
@@ -111,7 +113,7 @@ public final class PipelineRunner {
         let shared = RunShared(rejectsPath: config.rejectsPath, batchSize: config.batchSize)
         var report = RunReport()
         do {
-            store = try TargetStore.add(to: coordinator, at: work)
+            store = try TargetStore.add(to: coordinator, at: work, options: storeOptions)
             if let store, work != nil {
                 // The model goes with the store (written with its first save), for `inspect` and `validate`.
                 var metadata = coordinator.metadata(for: store)
@@ -211,6 +213,8 @@ public final class PipelineRunner {
         return mapping.children.allSatisfy { fillsEveryMinimum($0.mapping, model: model) }
     }
 
+    private var storeOptions: [String: String] { config.sharesFile ? ["shares_file": "true"] : [:] }
+
     // MARK: Atomic commit
 
     /// The file the run writes: a copy of the target (or nothing, for a new target) next to it.
@@ -219,11 +223,19 @@ public final class PipelineRunner {
         Self.removeStoreFiles(at: work)    // what a killed run left
         guard FileManager.default.fileExists(atPath: target.path) else { return work }
         do {
-            // A cleanly closed store has no WAL left; open it once to make sure of that before copying.
-            let check = PersistentStoreCoordinator(managedObjectModel: config.model)
-            let existing = try TargetStore.add(to: check, at: target)
-            check.removePersistentStore(existing)
+            if (try? SQLiteStore.metadata(at: target)) != nil || !config.sharesFile {
+                // A cleanly closed store has no WAL left; open it once to make sure of that before copying.
+                let check = PersistentStoreCoordinator(managedObjectModel: config.model)
+                let existing = try TargetStore.add(to: check, at: target, options: storeOptions)
+                check.removePersistentStore(existing)
+            }
+            // Another program's database is never opened as a store here (that would add the
+            // store's tables to it): its file and WAL are copied as they are.
+            copiedState = Self.fileState(of: target)
             try FileManager.default.copyItem(at: target, to: work)
+            if FileManager.default.fileExists(atPath: target.path + "-wal") {
+                try FileManager.default.copyItem(atPath: target.path + "-wal", toPath: work.path + "-wal")
+            }
         } catch let error as StoreError {
             throw error
         } catch {
@@ -232,8 +244,21 @@ public final class PipelineRunner {
         return work
     }
 
-    /// Renames the finished copy over the target: one atomic step.
+    /// Size and modification time of a file and its WAL, to see whether another program wrote it.
+    private static func fileState(of url: URL) -> [String] {
+        ["", "-wal"].map { suffix in
+            var info = stat()
+            guard stat(url.path + suffix, &info) == 0 else { return "none" }
+            return "\(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+        }
+    }
+
+    /// Renames the finished copy over the target: one atomic step. A target another program wrote
+    /// since it was copied (a shared database) is not replaced: that would lose its writes.
     private func commit(_ work: URL, over target: URL) throws {
+        if let copiedState, Self.fileState(of: target) != copiedState {
+            throw RunError.store("the target \(target.path) changed while the run worked on a copy of it (another program wrote it); nothing was committed — run again")
+        }
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: work.path + suffix) }
         guard rename(work.path, target.path) == 0 else {
             throw RunError.store("cannot move the finished store into place at \(target.path): \(String(cString: strerror(errno)))")

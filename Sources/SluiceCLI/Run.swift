@@ -50,47 +50,56 @@ struct Run: ParsableCommand {
             fail("\(error)")
             throw ExitStatus.configError
         }
-        let result: RunReport
-        do {
-            result = try PipelineRunner(config: config).run(dryRun: dryRun, showsProgress: !quiet && isatty(STDERR_FILENO) != 0, resume: resume)
-        } catch let error as RunError {
-            fail("\(error)")
-            switch error {
-            case .tooManyRejects, .invalidGraph: throw ExitStatus.dataErrors
-            case .locked: throw ExitStatus.locked
-            case .input(_, let message) where message.contains("the input has no field"): throw ExitStatus.configError
-            case .input, .store: throw ExitStatus.ioError
-            case .interrupted: throw ExitStatus.configError
-            }
-        } catch let error as PipelineFileError {
-            fail("\(error)")
-            throw ExitStatus.configError
-        } catch {
-            fail("\(error)")
+        try execute(config, dryRun: dryRun, resume: resume, quiet: quiet, report: report)
+    }
+}
+
+/// Runs a loaded pipeline, prints its summary (unless `quiet`) and maps failures to exit statuses
+/// (`sluice run` and `sluice import`).
+func execute(_ config: PipelineConfig, dryRun: Bool, resume: Bool, quiet: Bool, report: String?) throws {
+    let result: RunReport
+    do {
+        result = try PipelineRunner(config: config).run(dryRun: dryRun, showsProgress: !quiet && isatty(STDERR_FILENO) != 0, resume: resume)
+    } catch let error as RunError {
+        fail("\(error)")
+        switch error {
+        case .tooManyRejects, .invalidGraph: throw ExitStatus.dataErrors
+        case .locked: throw ExitStatus.locked
+        case .input(_, let message) where message.contains("the input has no field"): throw ExitStatus.configError
+        case .input, .store: throw ExitStatus.ioError
+        case .interrupted: throw ExitStatus.configError
+        }
+    } catch let error as PipelineFileError {
+        fail("\(error)")
+        throw ExitStatus.configError
+    } catch let error as StoreError where error.code == .incompatibleModel {
+        fail("\(error)")
+        throw ExitStatus.configError
+    } catch {
+        fail("\(error)")
+        throw ExitStatus.ioError
+    }
+    if let report {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do { try encoder.encode(result).write(to: URL(fileURLWithPath: report)) } catch {
+            fail("cannot write the report \(report): \(error.localizedDescription)")
             throw ExitStatus.ioError
         }
-        if let report {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            do { try encoder.encode(result).write(to: URL(fileURLWithPath: report)) } catch {
-                fail("cannot write the report \(report): \(error.localizedDescription)")
-                throw ExitStatus.ioError
-            }
-        }
-        if !quiet { print(summary(result, config)) }
     }
+    if !quiet { print(summary(result, config, dryRun: dryRun)) }
+}
 
-    private func summary(_ report: RunReport, _ config: PipelineConfig) -> String {
-        let target = dryRun || config.store == .inMemory ? "an in-memory store (dry run)" : (config.targetPath ?? "")
-        var lines = [String(format: "Imported into %@ in %.2f s (peak memory %.0f MB).", target, report.seconds, report.peakRSSMegabytes)]
-        for (entity, counts) in report.entities.sorted(by: { $0.key < $1.key }) {
-            lines.append("  \(entity): \(counts.read) read, \(counts.inserted) inserted, \(counts.updated) updated, \(counts.unchanged) unchanged, \(counts.rejected) rejected")
-        }
-        if report.rejected > 0 { lines.append("  \(report.rejected) rejected record\(report.rejected == 1 ? "" : "s") in \(config.rejectsPath ?? "(no rejects file)")") }
-        return lines.joined(separator: "\n")
+private func summary(_ report: RunReport, _ config: PipelineConfig, dryRun: Bool) -> String {
+    let target = dryRun || config.store == .inMemory ? "an in-memory store (dry run)" : (config.targetPath ?? "")
+    var lines = [String(format: "Imported into %@ in %.2f s (peak memory %.0f MB).", target, report.seconds, report.peakRSSMegabytes)]
+    for (entity, counts) in report.entities.sorted(by: { $0.key < $1.key }) {
+        lines.append("  \(entity): \(counts.read) read, \(counts.inserted) inserted, \(counts.updated) updated, \(counts.unchanged) unchanged, \(counts.rejected) rejected")
     }
+    if report.rejected > 0 { lines.append("  \(report.rejected) rejected record\(report.rejected == 1 ? "" : "s") in \(config.rejectsPath ?? "(no rejects file)")") }
+    return lines.joined(separator: "\n")
+}
 
-    private func fail(_ message: String) {
-        FileHandle.standardError.write(Data("sluice: \(message)\n".utf8))
-    }
+func fail(_ message: String) {
+    FileHandle.standardError.write(Data("sluice: \(message)\n".utf8))
 }

@@ -68,6 +68,9 @@ public final class SQLiteStore: PersistentStore {
         var cacheSize: Int64 = -4096
         var buildIndexesAfterLoad = true
         var readOnly = false
+        /// `shares_file`: a SQLite database of another program may hold the store's tables next to
+        /// its own (which the store never touches; a table name both want is refused).
+        var sharesFile = false
 
         init(_ values: [String: String], url: URL?) throws {
             func invalid(_ key: String, _ allowed: String) -> StoreError {
@@ -92,8 +95,11 @@ public final class SQLiteStore: PersistentStore {
                 case "read_only":
                     guard let flag = Bool(value) else { throw invalid(key, "true or false") }
                     readOnly = flag
+                case "shares_file":
+                    guard let flag = Bool(value) else { throw invalid(key, "true or false") }
+                    sharesFile = flag
                 default:
-                    throw StoreError(.invalidOption, "SQLite store option \(key.debugDescription) is unknown; known options: cache_size, index_build, journal_mode, read_only, synchronous", url: url)
+                    throw StoreError(.invalidOption, "SQLite store option \(key.debugDescription) is unknown; known options: cache_size, index_build, journal_mode, read_only, shares_file, synchronous", url: url)
                 }
             }
         }
@@ -130,8 +136,16 @@ public final class SQLiteStore: PersistentStore {
                 if metadata.modelVersionHash == model.versionHash { try prepareExistingSchema() }
                 // Otherwise the coordinator refuses the store, naming what differs; nothing is touched.
             } else {
-                guard try connection.makeStatement("SELECT count(*) FROM sqlite_master WHERE type = 'table'").firstInt64() == 0 else {
-                    throw StoreError(.incompatibleModel, "The file is a SQLite database but not a Sluice store (it has no _sluice_metadata table); import it with the SQLite reader instead of opening it as a store", url: url)
+                let existing = try Set(connection.makeStatement("SELECT name FROM sqlite_master WHERE type IN ('table', 'index', 'view', 'trigger')").allStrings())
+                if !existing.isEmpty {
+                    guard options.sharesFile else {
+                        throw StoreError(.incompatibleModel, "The file is a SQLite database but not a Sluice store (it has no _sluice_metadata table); import it with the SQLite reader instead of opening it as a store, or share the file (option shares_file)", url: url)
+                    }
+                    let ours = ["_sluice_metadata", "_sluice_keys"] + schema.tables.map(\.name) + schema.joinTables.map(\.name) + schema.indexes.map(\.name)
+                    let clashes = ours.filter { name in existing.contains { $0.caseInsensitiveCompare(name) == .orderedSame } }
+                    guard clashes.isEmpty else {
+                        throw StoreError(.incompatibleModel, "The database already has \(clashes.joined(separator: ", ")), which the store would create; nothing was changed (rename the entities, or use another file)", url: url)
+                    }
                 }
                 guard !options.readOnly else {
                     throw StoreError(.io, "The store does not exist yet and read_only is set", url: url)
