@@ -65,12 +65,10 @@ public struct ModelInference {
             return digits > 0 && dots <= 1 && digits <= 38
         }
 
+        /// A date exactly as imports read dates by default (ISO 8601 with `T` and a zone, or a bare
+        /// day): what inference calls a date is what the import then takes.
         static func isISODate(_ text: String) -> Bool {
-            let bytes = Array(text.utf8)
-            guard bytes.count >= 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return false }
-            for i in [0, 1, 2, 3, 5, 6, 8, 9] where !(bytes[i] >= 48 && bytes[i] <= 57) { return false }
-            if bytes.count == 10 { return true }
-            return bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: " ")
+            DateText.parseISO8601(text) != nil
         }
 
         var type: AttributeType {

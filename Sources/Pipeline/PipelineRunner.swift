@@ -160,11 +160,20 @@ public final class PipelineRunner {
                     .run(contexts: contexts, shared: shared)
                 // Records waiting for parents are tried again once the source is in; after the last
                 // source, what still finds no parent is rejected with its key.
-                let final = index == config.sources.count - 1
-                let waiting = shared.pending.takeAll()
-                if !waiting.isEmpty {
-                    try contexts[0].performAndWait {
-                        try SourceImport.retry(waiting, config: config, context: contexts[0], shared: shared, checkpoint: checkpoint, final: final)
+                // Tries go on while they link something (a waiting order may be what waiting lines need).
+                try contexts[0].performAndWait {
+                    var waiting = shared.pending.takeAll()
+                    while !waiting.isEmpty {
+                        let before = waiting.values.reduce(0) { $0 + $1.count }
+                        try SourceImport.retry(waiting, config: config, context: contexts[0], shared: shared, checkpoint: checkpoint, final: false)
+                        waiting = shared.pending.takeAll()
+                        guard waiting.values.reduce(0, { $0 + $1.count }) < before else { break }
+                    }
+                    guard !waiting.isEmpty else { return }
+                    if index == config.sources.count - 1 {
+                        try SourceImport.retry(waiting, config: config, context: contexts[0], shared: shared, checkpoint: checkpoint, final: true)
+                    } else {
+                        shared.pending.add(waiting.values.flatMap { $0 })
                     }
                 }
             }

@@ -371,7 +371,8 @@ final class BatchWorker: @unchecked Sendable {
                 let keys = members.map { batch[$0].mapped.lookupKeys[lookupIndex] }
                 let found = try resolver.resolve(keys, in: context)
                 for (position, index) in members.enumerated() {
-                    guard let key = keys[position] else { continue }
+                    // A record an earlier lookup rejected has left the context: link nothing to it.
+                    guard let key = keys[position], batch[index].reject == nil else { continue }
                     if let destination = found[position] {
                         batch[index].object?.setRelatedObject(destination, forKey: resolver.lookup.relationship)
                     } else if !final {
@@ -388,7 +389,7 @@ final class BatchWorker: @unchecked Sendable {
         if !waitingTops.isEmpty {
             var groupOfTop: [Int: Int] = [:]
             for index in batch.indices where waitingTops.contains(batch[index].top) {
-                if let object = batch[index].object, !object.isDeleted { context.delete(object) }
+                if let object = batch[index].object { discard(object) }
                 batch[index].waits = true
                 batch[index].reject = nil      // judged again when the group is tried again
                 let top = batch[index].top
@@ -473,6 +474,16 @@ final class BatchWorker: @unchecked Sendable {
         }
     }
 
+    /// Takes an object of the batch out of the context: unlinked from the destinations lookups gave
+    /// it first (stored destinations are faults whose to-many edits would keep it), then deleted.
+    private func discard(_ object: ManagedObject) {
+        guard !object.isDeleted else { return }
+        for relationship in object.entity.relationships where !relationship.isToMany && object.relatedObject(forKey: relationship.name) != nil {
+            object.setRelatedObject(nil, forKey: relationship.name)
+        }
+        context.delete(object)
+    }
+
     /// Rejects an item: its object (and its nested children's) leave the context.
     private func rejectItem(_ batch: inout [Item], _ index: Int, property: String, rule: String, message: String, raw: String? = nil,
                             position: SourcePosition? = nil) {
@@ -483,7 +494,7 @@ final class BatchWorker: @unchecked Sendable {
         } else {
             batch[index].reject!.failures.append(failure)
         }
-        if let object = batch[index].object, !object.isDeleted { context.delete(object) }
+        if let object = batch[index].object { discard(object) }
         for child in batch.indices where batch[child].parent == index && batch[child].reject == nil {
             rejectItem(&batch, child, property: kinds[batch[child].kind].parentRelationship ?? "", rule: "parent", message: "its parent record was rejected")
         }
