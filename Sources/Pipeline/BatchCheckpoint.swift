@@ -59,10 +59,42 @@ final class BatchCheckpoint: @unchecked Sendable {
             if part.hasPrefix("later=") {
                 position.alsoDone = Set(part.dropFirst(6).split(separator: ",").compactMap { Int($0) })
             } else if part.hasPrefix("pending=") {
-                position.pending = Set(part.dropFirst(8).split(separator: ",").compactMap(PendingRecords.Origin.init))
+                position.pending = Self.decode(pending: part.dropFirst(8))
             }
         }
         return position
+    }
+
+    /// Waiting records by batch, each batch's places as runs: `0.3:0-499;0.4:2,7-9` (source 0,
+    /// batch 3, places 0 to 499; batch 4, places 2 and 7 to 9). Whole batches often wait together.
+    static func encode(pending: Set<PendingRecords.Origin>) -> String {
+        var byBatch: [PendingRecords.Origin: [Int]] = [:]
+        for origin in pending { byBatch[PendingRecords.Origin(source: origin.source, batch: origin.batch, record: 0), default: []].append(origin.record) }
+        return byBatch.keys.sorted().map { batch in
+            var runs: [String] = [], records = byBatch[batch]!.sorted(), start = 0
+            while start < records.count {
+                var end = start
+                while end + 1 < records.count, records[end + 1] == records[end] + 1 { end += 1 }
+                runs.append(end == start ? "\(records[start])" : "\(records[start])-\(records[end])")
+                start = end + 1
+            }
+            return "\(batch.source).\(batch.batch):" + runs.joined(separator: ",")
+        }.joined(separator: ";")
+    }
+
+    static func decode<S: StringProtocol>(pending text: S) -> Set<PendingRecords.Origin> {
+        var origins = Set<PendingRecords.Origin>()
+        for entry in text.split(separator: ";") {
+            let halves = entry.split(separator: ":")
+            let batch = halves.first?.split(separator: ".").compactMap { Int($0) } ?? []
+            guard halves.count == 2, batch.count == 2 else { continue }
+            for run in halves[1].split(separator: ",") {
+                let ends = run.split(separator: "-").compactMap { Int($0) }
+                guard let first = ends.first, let last = ends.last, first <= last else { continue }
+                for record in first...last { origins.insert(PendingRecords.Origin(source: batch[0], batch: batch[1], record: record)) }
+            }
+        }
+        return origins
     }
 
     /// A source starts, its first `skipped` batches and `alsoDone` already in the store (the records
@@ -88,7 +120,7 @@ final class BatchCheckpoint: @unchecked Sendable {
                 var text = "\(pipeline) \(sourceIndex) \(prefix)"
                 if !claimed.isEmpty { text += " later=" + claimed.sorted().map(String.init).joined(separator: ",") }
                 let waits = pending.subtracting(resolved).union(waiting)
-                if !waits.isEmpty { text += " pending=" + waits.sorted().map(\.description).joined(separator: ",") }
+                if !waits.isEmpty { text += " pending=" + Self.encode(pending: waits) }
                 return (text, coordinator.metadata(for: store))
             }
             var metadata = before

@@ -75,4 +75,66 @@ import TestSupport
         #expect(try Self.readings(store) == expected, "the same rows as the uninterrupted run: none twice, none missing")
         #expect(Self.checkpoint(store) == nil, "the checkpoint goes when the run completes")
     }
+
+    /// Readings come before the sensors they name: each waits, and the checkpoint names the waiting
+    /// records (they are in no store yet). Killed then, `--resume` reads them again from the input.
+    @Test func recordsWaitingForAParentSurviveAKill() throws {
+        let directory = try TemporaryDirectory()
+        let count = 6_000
+        var csv = "sensor,value\n"
+        for n in 0..<count { csv += "s\(n % 7),\(n)\n" }
+        _ = try directory.file("readings.csv", contents: csv)
+        _ = try directory.file("sensors.csv", contents: "name\n" + (0..<7).map { "s\($0)\n" }.joined())
+        _ = try directory.file("sensors.model.yaml", contents: """
+            version: 1
+            entities:
+              Sensor:
+                attributes: { name: string! }
+                relationships: { readings: { destination: Reading, toMany: true, inverse: sensor } }
+                unique: [[name]]
+              Reading:
+                attributes: { value: integer64! }
+                relationships: { sensor: { destination: Sensor, inverse: readings, optional: false } }
+            """)
+        func pipeline(_ target: String) throws -> URL {
+            try directory.file("\(target).yaml", contents: """
+                version: 1
+                model: sensors.model.yaml
+                target: { store: sqlite, path: \(target).sqlite, commit: batches }
+                batch: { size: 500, contexts: 2 }
+                sources:
+                  - name: readings
+                    path: readings.csv
+                    entity: Reading
+                    fields: { value: value }
+                    relationships: { sensor: { entity: Sensor, key: { name: sensor }, missing: reject } }
+                  - { name: sensors, path: sensors.csv, entity: Sensor, key: [name], fields: { name: name } }
+                """)
+        }
+        func rows(_ store: String) throws -> [[SQLiteValue]] {
+            try RunCommandTests.query(store, "SELECT s.name, r.value FROM Reading r JOIN Sensor s ON s._pk = r.sensor ORDER BY r.value")
+        }
+        let whole = try runSluice(["run", try pipeline("whole").path, "--quiet"])
+        #expect(whole.status == 0, "\(whole.stderr)")
+        let expected = try rows(directory.url.appendingPathComponent("whole.sqlite").path)
+        #expect(expected.count == count)
+
+        let file = try pipeline("killed")
+        let store = directory.url.appendingPathComponent("killed.sqlite").path
+        let process = try startSluice(["run", file.path, "--quiet"])
+        var seen: String?
+        while process.isRunning, seen == nil {
+            if let checkpoint = Self.checkpoint(store), checkpoint.contains("pending=") { seen = checkpoint } else { Thread.sleep(forTimeInterval: 0.002) }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let left = try #require(Self.checkpoint(store), "killed after a checkpoint was committed")
+        #expect(left.contains("pending="), "\(left.prefix(200))")
+        #expect(try rows(store).count < count)
+
+        let resumed = try runSluice(["run", file.path, "--resume", "--quiet"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try rows(store) == expected, "every reading, each once, with its sensor")
+        #expect(Self.checkpoint(store) == nil)
+    }
 }
