@@ -41,7 +41,13 @@ public enum GraphValidation {
         return try context.performAndWait {
             var found: [GraphViolation] = []
             for entity in coordinator.managedObjectModel.entities {
-                for check in checks(of: entity) {
+                let checks = checks(of: entity)
+                // One pass over the entity finds whether any rule is broken; each rule is counted
+                // on its own only then.
+                var any = FetchRequest(entityName: entity.name, predicate: .or(checks.map(\.predicate)))
+                any.includesSubentities = false
+                let broken = checks.isEmpty ? 0 : try context.count(for: any)
+                for check in checks where broken > 0 {
                     var request = FetchRequest(entityName: entity.name, predicate: check.predicate)
                     request.includesSubentities = false
                     let count = try context.count(for: request)
