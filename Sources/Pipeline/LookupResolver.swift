@@ -93,28 +93,49 @@ public final class LookupResolver {
 /// when it holds `capacity` keys it starts over (memory stays flat however large the input).
 /// Shared by the run's workers under a lock.
 public final class KnownKeys: @unchecked Sendable {
-    // @unchecked: `ids` is only touched with `lock` held.
+    // @unchecked: `ids`, `integers` and `template` are only touched with `lock` held.
     private let lock = NSLock()
     private var ids: [[AttributeValue]: ManagedObjectID] = [:]
+    /// The common case kept compact (16 bytes a key instead of an array and an object): a key of one
+    /// integer attribute, an ID of `template`'s entity and store with an integer reference.
+    private var integers: [Int64: Int64] = [:]
+    private var template: ManagedObjectID?
     public let capacity: Int
 
     public init(capacity: Int = 200_000) {
         self.capacity = capacity
     }
 
-    public var count: Int { lock.withLock { ids.count } }
+    public var count: Int { lock.withLock { ids.count + integers.count } }
 
     func objectIDs(for keys: Set<[AttributeValue]>) -> [([AttributeValue], ManagedObjectID)] {
         lock.withLock {
-            guard !ids.isEmpty else { return [] }
-            return keys.compactMap { key in ids[key].map { (key, $0) } }
+            guard !ids.isEmpty || !integers.isEmpty else { return [] }
+            return keys.compactMap { key in
+                if key.count == 1, case .integer(let value) = key[0], let template, let reference = integers[value] {
+                    return (key, template.withReference(.integer(reference)))
+                }
+                return ids[key].map { (key, $0) }
+            }
         }
     }
 
     func remember(_ found: [KeyedObjectID]) {
         lock.withLock {
-            if ids.count + found.count > capacity { ids.removeAll(keepingCapacity: true) }
-            for item in found { ids[item.key] = item.objectID }
+            if ids.count + integers.count + found.count > capacity {
+                ids.removeAll(keepingCapacity: true)
+                integers.removeAll(keepingCapacity: true)
+            }
+            for item in found {
+                if item.key.count == 1, case .integer(let value) = item.key[0], case .integer(let reference) = item.objectID.reference {
+                    if template == nil { template = item.objectID }
+                    if let template, template.entityName == item.objectID.entityName, template.storeIdentifier == item.objectID.storeIdentifier {
+                        integers[value] = reference
+                        continue
+                    }
+                }
+                ids[item.key] = item.objectID
+            }
         }
     }
 }

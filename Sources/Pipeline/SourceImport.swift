@@ -65,7 +65,7 @@ struct SourceImport {
     typealias Batch = (number: Int, records: [Record])
 
     func run(contexts: [ManagedObjectContext], shared: RunShared) throws {
-        let queue = BoundedQueue<Batch>(capacity: 2 * contexts.count)
+        let queue = BoundedQueue<Batch>(capacity: contexts.count)
         let failure = FirstFailure()
         let readerDone = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
