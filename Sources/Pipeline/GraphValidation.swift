@@ -10,12 +10,14 @@ public struct GraphViolation: Sendable, Equatable, CustomStringConvertible {
     /// What the rule asks, as a sentence ("lines must have at least 1 object").
     public var requirement: String
     public var count: Int
-    /// Up to `GraphValidation.examples` of the offending objects ("Order number=17").
+    /// Up to `GraphValidation.examples` of the offending objects ("Order number=17") or keys.
     public var examples: [String]
+    /// Whether there are more than the examples show.
+    public var hasMore = false
 
     public var description: String {
         let objects = count == 1 ? "1 object breaks it" : "\(count) objects break it"
-        let shown = examples.isEmpty ? "" : " (e.g. " + examples.joined(separator: "; ") + (count > examples.count ? "; …" : "") + ")"
+        let shown = examples.isEmpty ? "" : " (e.g. " + examples.joined(separator: "; ") + (hasMore ? "; …" : "") + ")"
         return "\(entity).\(property) [\(rule)]: \(requirement); \(objects)\(shown)"
     }
 }
@@ -55,7 +57,7 @@ public enum GraphValidation {
                     request.fetchLimit = examples
                     let objects = try context.fetch(request)
                     found.append(GraphViolation(entity: entity.name, property: check.property, rule: check.rule, requirement: check.requirement,
-                                                count: count, examples: objects.map(describe)))
+                                                count: count, examples: objects.map(describe), hasMore: count > objects.count))
                     context.reset()
                 }
                 found += try duplicates(of: entity, in: coordinator)
@@ -143,7 +145,8 @@ public enum GraphValidation {
                 zip(names, duplicate.key).map { "\($0)=\($1)" }.joined(separator: ", ") + " (\(duplicate.count) objects)"
             }
             found.append(GraphViolation(entity: entity.name, property: names.joined(separator: ", "), rule: .custom("unique"),
-                                        requirement: "\(names.joined(separator: " + ")) must be unique", count: count, examples: examples))
+                                        requirement: "\(names.joined(separator: " + ")) must be unique", count: count, examples: examples,
+                                        hasMore: duplicates.count > examples.count))
         }
         return found
     }

@@ -84,14 +84,16 @@ import TestSupport
         try other.execute("""
             UPDATE OrderLine SET quantity = 0 WHERE lineNo = 2;
             DELETE FROM OrderLine WHERE "order" = (SELECT _pk FROM "Order" WHERE number = 1002);
-            UPDATE Customer SET country = 'IRL' WHERE id = 3;
+            DROP INDEX Customer_unique_email;
+            UPDATE Customer SET country = 'IRL', email = 'ada@example.com' WHERE id = 3;
             """)
         let result = try runSluice(["validate", store])
         #expect(result.status == 1)
-        #expect(result.stdout.contains("3 rules broken"), "\(result.stdout)")
+        #expect(result.stdout.contains("4 rules broken"), "\(result.stdout)")
         #expect(result.stdout.contains("OrderLine.quantity [minValue]: quantity must be at least 1; 1 object breaks it (e.g. OrderLine order=Order number=1001, lineNo=2)"), "\(result.stdout)")
         #expect(result.stdout.contains("Order.lines [minCount]: lines must have at least 1 object; 1 object breaks it (e.g. Order number=1002)"), "\(result.stdout)")
         #expect(result.stdout.contains("Customer.country [maxLength]: country must be at least 2 and at most 2 characters long; 1 object breaks it"), "\(result.stdout)")
+        #expect(result.stdout.contains("Customer.email [unique]: email must be unique; 2 objects break it (e.g. email=\"ada@example.com\" (2 objects))"), "\(result.stdout)")
         let notAStore = try directory.file("x.txt", contents: "hello")
         #expect(try runSluice(["validate", notAStore.path]).status == 3)
     }
