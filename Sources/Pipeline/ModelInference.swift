@@ -259,10 +259,14 @@ public struct ModelInference {
                 relationships.append("      \(Self.inverseName(of: source.name)): { destination: \(source.name), toMany: true, inverse: \(Self.attributeName(entity.name)), deleteRule: cascade }")
             }
             if !relationships.isEmpty { text += "    relationships:\n" + relationships.joined(separator: "\n") + "\n" }
-            var unique = entity.uniqueKeys.map { $0.map(Self.attributeName) }
-            if !entity.primaryKey.isEmpty { unique.insert(entity.primaryKey.map(Self.attributeName), at: 0) }
+            // A key column that became a relationship stays in the key as that relationship (an
+            // order line is known by its order and number).
+            func name(_ column: String) -> String { linked.contains(column) ? Self.relationshipName(forColumn: column) : Self.attributeName(column) }
+            var unique = entity.uniqueKeys.map { $0.map(name) }
+            if !entity.primaryKey.isEmpty { unique.insert(entity.primaryKey.map(name), at: 0) }
             if unique.isEmpty, let id = entity.columns.first(where: { $0.source == "id" && $0.isUnique }) { unique = [[Self.attributeName(id.source)]] }
-            let kept = unique.filter { $0.allSatisfy { name in !linked.contains { Self.attributeName($0) == name } } }
+            // A key of one relationship alone would make the relationship one-to-one: left out.
+            let kept = unique.filter { key in !(key.count == 1 && linked.contains { name($0) == key[0] }) }
             if !kept.isEmpty { text += "    unique: [" + kept.map { "[" + $0.joined(separator: ", ") + "]" }.joined(separator: ", ") + "]\n" }
         }
         return text

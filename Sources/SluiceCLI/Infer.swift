@@ -6,7 +6,23 @@ import Readers
 /// `sluice infer INPUT...`: prints a proposed model file for the inputs.
 struct Infer: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Propose a model (YAML) for CSV, XML, SQL dump or SQLite inputs, from every value they hold.")
+        abstract: "Propose a model (YAML) for CSV, XML, SQL dump or SQLite inputs, from every value they hold.",
+        discussion: """
+            One entity per CSV file, XML record element (and each kind of nested record) or SQL
+            table. A column's type is the narrowest that holds every value without loss (`007` and
+            `+5` stay strings; a date only when every value is ISO 8601 with a zone, or a bare day);
+            a column is required when no value is empty. Keys come from declared primary keys and
+            unique constraints, or an `id` column whose values all differ; relationships from
+            declared foreign keys, `<name>_id` columns matching another input's key, and nesting.
+            Review the proposal, then use it with `sluice import --model` or a pipeline file.
+
+            Examples:
+              sluice infer SampleData/customers.csv
+              sluice infer SampleData/legacy-orders.sql > legacy.model.yaml
+              sluice infer SampleData/orders.xml --record /orders/order
+
+            Exit status: 0 success; 1 unreadable data; 2 a missing or wrong option; 3 I/O error.
+            """)
 
     @Argument(help: "Input files (plain or gzipped).")
     var inputs: [String]

@@ -7,7 +7,15 @@ import Pipeline
 /// prints what the store holds.
 struct Seed: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Load a seed (fixture) file into a store through the object graph and print the store.")
+        abstract: "Load a seed (fixture) file into a store through the object graph and print the store.",
+        discussion: """
+            Each object of the seed is inserted with its attributes, relationships are set by the
+            destination's key values, the whole graph is validated (every failure listed) and saved.
+
+            Examples:
+              sluice seed SampleData/shop.model.yaml SampleData/shop.seed.yaml
+              sluice seed SampleData/shop.model.yaml SampleData/shop.seed.yaml --to out/seeded.sqlite
+            """)
 
     @Argument(help: "The model file (YAML or JSON).")
     var model: String
