@@ -33,7 +33,8 @@ public struct RunReport: Sendable, Codable {
 
 /// Why a run failed; the target is as it was (`commit: atomic`).
 public enum RunError: Error, Sendable, CustomStringConvertible {
-    case tooManyRejects(count: Int, max: Int, rejects: String?)
+    /// `committed`: with `commit: batches` the batches saved so far stay in the target.
+    case tooManyRejects(count: Int, max: Int, rejects: String?, committed: Bool = false)
     case locked(String)
     case input(source: String, String)
     case store(String)
@@ -44,8 +45,9 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .tooManyRejects(let count, let max, let rejects):
-            return "\(count) record\(count == 1 ? " was" : "s were") rejected, more than errors.max (\(max)); the target is unchanged"
+        case .tooManyRejects(let count, let max, let rejects, let committed):
+            return "\(count) record\(count == 1 ? " was" : "s were") rejected, more than errors.max (\(max)); "
+                + (committed ? "the batches saved so far stay in the target (commit: batches)" : "the target is unchanged")
                 + (rejects.map { "; see \($0)" } ?? "")
         case .locked(let path): return "another run is writing the target (lock \(path) is held)"
         case .input(let source, let message): return "source \(source): \(message)"
@@ -180,7 +182,7 @@ public final class PipelineRunner {
             try shared.closeRejects()
             report = shared.currentReport
             if report.rejected > config.maxErrors {
-                throw RunError.tooManyRejects(count: report.rejected, max: config.maxErrors, rejects: config.rejectsPath)
+                throw RunError.tooManyRejects(count: report.rejected, max: config.maxErrors, rejects: config.rejectsPath, committed: batches)
             }
             if let sqlite = store as? SQLiteStore { try sqlite.buildPendingIndexes() }
             // The final stage: the whole graph against the model's rules (what a batch could not
