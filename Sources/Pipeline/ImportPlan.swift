@@ -82,10 +82,10 @@ public struct ImportPlan {
             inferred = nil
             model = try ModelFile.load(contentsOf: URL(fileURLWithPath: modelPath))
         } else if FileManager.default.fileExists(atPath: options.target), let metadata = try? SQLiteStore.metadata(at: URL(fileURLWithPath: options.target)),
-                  let stored = try StoredModel.model(in: metadata, store: options.target), let recorded = metadata.userInfo[StoredModel.key] {
+                  let stored = try StoredModel.model(in: metadata, store: options.target), let recorded = StoredModel.text(in: metadata), !recorded.isJSON {
             // Into an existing store: its own model, written out for the pipeline to read.
             model = stored
-            inferred = String(recorded[recorded.index(after: recorded.firstIndex(of: "\n")!)...])
+            inferred = recorded.text
         }
         modelText = inferred
 

@@ -19,12 +19,17 @@ public enum StoredModel {
         record(text: text, isJSON: path.lowercased().hasSuffix(".json"), in: &metadata)
     }
 
+    /// The model file's text recorded in `metadata`, and whether it is JSON.
+    public static func text(in metadata: StoreMetadata) -> (text: String, isJSON: Bool)? {
+        guard let recorded = metadata.userInfo[key], let newline = recorded.firstIndex(of: "\n") else { return nil }
+        return (String(recorded[recorded.index(after: newline)...]), recorded[..<newline] == "json")
+    }
+
     /// The model recorded in `metadata`, or `nil` when none is.
     /// - Throws: `ModelFileError` when the recorded text no longer reads as a model.
     public static func model(in metadata: StoreMetadata, store: String) throws -> ManagedObjectModel? {
-        guard let recorded = metadata.userInfo[key], let newline = recorded.firstIndex(of: "\n") else { return nil }
-        return try ModelFile.load(text: String(recorded[recorded.index(after: newline)...]), file: "\(store) (stored model)",
-                                  isJSON: recorded[..<newline] == "json")
+        guard let recorded = text(in: metadata) else { return nil }
+        return try ModelFile.load(text: recorded.text, file: "\(store) (stored model)", isJSON: recorded.isJSON)
     }
 }
 

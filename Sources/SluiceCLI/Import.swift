@@ -88,14 +88,7 @@ struct Import: ParsableCommand {
     @Option(help: "Also write the pipeline to this file (and an inferred model next to it).")
     var savePipeline: String?
 
-    @Flag(help: "Import into an in-memory store; the target is not touched.")
-    var dryRun = false
-
-    @Option(help: "Also write the report as JSON to this file.")
-    var report: String?
-
-    @Flag(help: "Print nothing but errors.")
-    var quiet = false
+    @OptionGroup var output: RunOutput
 
     func validate() throws {
         guard format == "auto" || InputFormat(rawValue: format) != nil else {
@@ -137,7 +130,7 @@ struct Import: ParsableCommand {
                 }
             }
             let config = try PipelineFile.load(contentsOf: pipelineFile)
-            try execute(config, dryRun: dryRun, resume: false, quiet: quiet, report: report)
+            try execute(config, output, resume: false)
         } catch let error as ReaderError {
             fail("\(error)")
             throw error.kind == .invalidOption ? ExitStatus.configError : ExitStatus.ioError

@@ -27,14 +27,7 @@ struct Run: ParsableCommand {
     @Argument(help: "The pipeline file (YAML).")
     var pipeline: String
 
-    @Flag(help: "Import into an in-memory store; the target is not touched.")
-    var dryRun = false
-
-    @Option(help: "Also write the report as JSON to this file.")
-    var report: String?
-
-    @Flag(help: "Print nothing but errors.")
-    var quiet = false
+    @OptionGroup var output: RunOutput
 
     @Flag(help: "With `commit: batches`: go on from the checkpoint an interrupted run left in the target.")
     var resume = false
@@ -50,13 +43,26 @@ struct Run: ParsableCommand {
             fail("\(error)")
             throw ExitStatus.configError
         }
-        try execute(config, dryRun: dryRun, resume: resume, quiet: quiet, report: report)
+        try execute(config, output, resume: resume)
     }
 }
 
-/// Runs a loaded pipeline, prints its summary (unless `quiet`) and maps failures to exit statuses
+/// What `sluice run` and `sluice import` share: dry run, report file, quiet.
+struct RunOutput: ParsableArguments {
+    @Flag(help: "Import into an in-memory store; the target is not touched.")
+    var dryRun = false
+
+    @Option(help: "Also write the report as JSON to this file.")
+    var report: String?
+
+    @Flag(help: "Print nothing but errors.")
+    var quiet = false
+}
+
+/// Runs a loaded pipeline, prints its summary (unless quiet) and maps failures to exit statuses
 /// (`sluice run` and `sluice import`).
-func execute(_ config: PipelineConfig, dryRun: Bool, resume: Bool, quiet: Bool, report: String?) throws {
+func execute(_ config: PipelineConfig, _ output: RunOutput, resume: Bool) throws {
+    let (dryRun, quiet, report) = (output.dryRun, output.quiet, output.report)
     let result: RunReport
     do {
         result = try PipelineRunner(config: config).run(dryRun: dryRun, showsProgress: !quiet && isatty(STDERR_FILENO) != 0, resume: resume)
