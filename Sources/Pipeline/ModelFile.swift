@@ -20,9 +20,15 @@ import Yams
 /// values, and what the model itself rejects (unknown destination, an inverse that does not point
 /// back, duplicate names).
 public enum ModelFile {
-    /// Loads the model file at `url`.
+    /// Loads the model file at `url`: YAML, JSON, or an Xcode model (`.xcdatamodeld`,
+    /// `.xcdatamodel`), whose unused parts are reported through `warn` (standard error by default).
     /// - Throws: `ModelFileError`; an I/O error when the file cannot be read.
-    public static func load(contentsOf url: URL) throws -> ManagedObjectModel {
+    public static func load(contentsOf url: URL, warn: (String) -> Void = { FileHandle.standardError.write(Data("sluice: warning: \($0)\n".utf8)) }) throws -> ManagedObjectModel {
+        if XcodeModel.isXcodeModel(url.path) {
+            let (model, warnings) = try XcodeModel.load(path: url.path)
+            warnings.forEach(warn)
+            return model
+        }
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
             throw ModelFileError(issues: [ModelFileIssue(file: url.path, line: 0, column: 0, message: "cannot read the model file: \(error.localizedDescription)")])
