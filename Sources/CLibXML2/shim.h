@@ -5,3 +5,4 @@
 #undef LIBXML_ICU_ENABLED
 #include <libxml/parser.h>
 #include <libxml/SAX2.h>
+#include <libxml/xmlwriter.h>
