@@ -5,9 +5,50 @@ import Stores
 /// Opens the store an import writes to: SQLite for a file path (the default target), in-memory when
 /// there is no path. Registers the built-in store types first.
 public enum TargetStore {
-    /// Makes the built-in store types (`SQLite`) known to every coordinator.
+    /// Makes the built-in store types (`SQLite`, `XML`, `Binary`) known to every coordinator.
     public static func registerBuiltInTypes() {
         SQLiteStore.register()
+        XMLStore.register()
+        BinaryStore.register()
+    }
+
+    /// The type of the store file at `url` from its first bytes (`SQLite format 3`, `SLUICEBS`,
+    /// `<?xml`), or from its extension when it does not exist yet (`.xml`, `.bin`/`.sluicebin`,
+    /// anything else SQLite).
+    public static func type(ofStoreAt url: URL) -> String {
+        if let handle = try? FileHandle(forReadingFrom: url), let head = try? handle.read(upToCount: 16) {
+            try? handle.close()
+            if head.starts(with: Data("SQLite format 3".utf8)) { return SQLiteStore.storeType }
+            if head.starts(with: Data("SLUICEBS".utf8)) { return BinaryStore.storeType }
+            if head.starts(with: Data("<?xml".utf8)) || head.starts(with: Data("<sluice-store".utf8)) { return XMLStore.storeType }
+        }
+        switch url.pathExtension.lowercased() {
+        case "xml": return XMLStore.storeType
+        case "bin", "sluicebin": return BinaryStore.storeType
+        default: return SQLiteStore.storeType
+        }
+    }
+
+    /// `sluice convert`: copies the store at `source` into a new store of `type` at `destination`
+    /// (`PersistentStoreCoordinator.migratePersistentStore`), keeping object references where the
+    /// target allows. The model is `model`, or the one a run recorded in a SQLite source.
+    /// - Returns: the number of objects copied.
+    /// - Throws: `StoreError`; `StoreInspection.NoModel`.
+    public static func convert(_ source: URL, to destination: URL, type: String? = nil, model given: ManagedObjectModel? = nil) throws -> Int {
+        registerBuiltInTypes()
+        let sourceType = Self.type(ofStoreAt: source)
+        var model = given
+        if model == nil, sourceType == SQLiteStore.storeType {
+            model = try StoredModel.model(in: try SQLiteStore.metadata(at: source), store: source.path)
+        }
+        guard let model else { throw StoreInspection.NoModel(path: source.path) }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: sourceType, at: source)
+        let copy = try coordinator.migratePersistentStore(store, to: destination, type: type ?? Self.type(ofStoreAt: destination))
+        defer { coordinator.removePersistentStore(copy) }
+        return try model.entities.filter { $0.superentity == nil }.reduce(0) { total, entity in
+            total + (try copy.countRows(StoreFetchRequest(entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true, fetchLimit: 0, fetchOffset: 0)))
+        }
     }
 
     /// Adds the target store to `coordinator`: `url` nil gives an in-memory store; otherwise a SQLite

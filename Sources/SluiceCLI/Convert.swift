@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import Pipeline
+
+/// `sluice convert SOURCE DEST`: a store copied into another type.
+struct Convert: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Copy a store into a new store of another type (SQLite, XML, binary).",
+        discussion: """
+            Every object, value and relationship is copied; objects keep their references where
+            the target allows (so IDs survive a round trip). The source's type is read from its
+            first bytes; the destination's from --to or its extension (.sqlite, .xml, .bin). The
+            model is --model, or the one a run recorded in a SQLite source.
+
+            Examples:
+              sluice convert out/shop.sqlite out/shop.xml
+              sluice convert out/shop.xml out/shop.bin --model SampleData/shop.model.yaml
+              sluice convert out/shop.bin out/again.sqlite --to sqlite --model SampleData/shop.model.yaml
+
+            Exit status: 0 success; 2 no model known, or a model the source was not written with;
+            3 I/O or store error (the destination exists, a damaged source).
+            """)
+
+    @Argument(help: "The store to copy.")
+    var source: String
+
+    @Argument(help: "The new store (must not exist).")
+    var destination: String
+
+    @Option(help: "sqlite, xml or binary (default: from the destination's extension).")
+    var to: String?
+
+    @Option(help: "The model (YAML, JSON or Xcode), instead of the one stored.")
+    var model: String?
+
+    func validate() throws {
+        if let to, !["sqlite", "xml", "binary"].contains(to.lowercased()) {
+            throw ValidationError("--to must be sqlite, xml or binary, not \(to.debugDescription)")
+        }
+    }
+
+    func run() throws {
+        let type = to.map { ["sqlite": "SQLite", "xml": "XML", "binary": "Binary"][$0.lowercased()]! }
+        do {
+            let count = try TargetStore.convert(URL(fileURLWithPath: source), to: URL(fileURLWithPath: destination), type: type, model: loadModel(model))
+            print("Copied \(count) object\(count == 1 ? "" : "s") from \(source) to \(destination).")
+        } catch {
+            throw report(error)
+        }
+    }
+}
