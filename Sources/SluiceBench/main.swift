@@ -26,6 +26,10 @@ import Stores
 //   upsert_sqlite_moved the same, and every order also moves to another customer (the foreign-key
 //                      index changes for every row)
 //   filter_inmemory    the same predicate evaluated in memory over the in-memory store
+//   save_sqlite_once, save_xml, save_binary   100,000 orders and 1,000 customers inserted in one
+//                      context and saved once into a new store of that type (the file is kept)
+//   load_sqlite, load_xml, load_binary        that file added to a new coordinator (XML and binary
+//                      read the whole file) and its orders counted
 
 func peakRSSMegabytes() -> Double {
     var usage = rusage()
@@ -196,10 +200,65 @@ func runCase(_ name: String, _ count: Int) throws {
         let last = try check.fetch(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "number == %@", Int64(count - 1))))
         precondition(last.count == 1 && last[0].double(forKey: "weight") == Double(count) * 0.5, "the re-import did not update the rows")
         report(name, records: count, seconds: seconds, bytes: fileSize(url))
+    case "save_xml", "save_binary", "save_sqlite_once", "load_xml", "load_binary", "load_sqlite":
+        try atomicStoreCase(name, count)
     default:
         FileHandle.standardError.write(Data("unknown case \(name)\n".utf8))
         exit(2)
     }
+}
+
+/// The whole-file stores next to SQLite: `save_*` inserts `count` orders (and 1,000 customers) in
+/// one context and saves once into a new store file (kept for `load_*`); `load_*` adds that store to
+/// a new coordinator (reading the whole file for XML and binary) and counts the orders, making the
+/// file first (untimed, in a child process) when `save_*` did not.
+func atomicStoreCase(_ name: String, _ count: Int) throws {
+    XMLStore.register()
+    BinaryStore.register()
+    let kind = name.split(separator: "_", maxSplits: 1)[1]
+    let type = kind == "xml" ? XMLStore.storeType : kind == "binary" ? BinaryStore.storeType : SQLiteStore.storeType
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-bench-\(type.lowercased())-\(count).store")
+    let model = try makeModel(keyed: false)
+    if name.hasPrefix("save") {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: type, at: url)
+        let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
+        var customers: [ManagedObject] = []
+        let seconds = try time {
+            for code in 0..<parentCount { customers.append(context.insertNewObject(forEntityName: "Customer")); customers[code]["code"] = .integer(Int64(code)) }
+            for n in 0..<count {
+                let order = context.insertNewObject(forEntityName: "Order")
+                order["number"] = .integer(Int64(n))
+                order["placedAt"] = .date(Date(timeIntervalSinceReferenceDate: Double(n)))
+                order["quantity"] = .integer(Int64(n % 7))
+                order["price"] = .decimal(Decimal(sign: .plus, exponent: -2, significand: Decimal(n % 10_000)))
+                order["note"] = n % 3 == 0 ? .string("note \(n)") : .null
+                order["weight"] = .double(Double(n) * 0.5)
+                order.setRelatedObject(customers[(n * 7919) % parentCount], forKey: "customer")
+            }
+            try context.save()
+            coordinator.removePersistentStore(store)
+        }
+        report(name, records: count, seconds: seconds, bytes: fileSize(url))
+        return
+    }
+    if !FileManager.default.fileExists(atPath: url.path) {
+        let maker = Process()
+        maker.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        maker.arguments = ["save_" + kind.replacingOccurrences(of: "sqlite", with: "sqlite_once"), String(count)]
+        maker.standardOutput = FileHandle.nullDevice
+        try maker.run()
+        maker.waitUntilExit()
+    }
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+    var stored = 0
+    let seconds = try time {
+        try coordinator.addPersistentStore(type: type, at: url)
+        stored = try ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator).count(for: FetchRequest(entityName: "Order"))
+    }
+    precondition(stored == count, "the store holds \(stored) orders, not \(count)")
+    report(name, records: count, seconds: seconds, bytes: fileSize(url))
 }
 
 let arguments = CommandLine.arguments
@@ -214,6 +273,8 @@ if arguments.count == 3, let count = Int(arguments[2]) {
         ("insert_sqlite", 100_000), ("insert_sqlite", 1_000_000), ("fetch_sqlite", 1_000_000),
         ("insert_sqlite_2ctx", 1_000_000), ("insert_sqlite_keyed", 1_000_000), ("upsert_sqlite", 1_000_000),
         ("upsert_sqlite_moved", 1_000_000),
+        ("save_sqlite_once", 100_000), ("load_sqlite", 100_000), ("save_xml", 100_000), ("load_xml", 100_000),
+        ("save_binary", 100_000), ("load_binary", 100_000),
         ("read_csv", 0), ("read_csv_gz", 0), ("zcat_csv_gz", 0), ("read_xml", 0), ("read_xml_gz", 0), ("zcat_xml_gz", 0), ("parse_xml_only", 0),
         ("read_sqldump", 0), ("read_sqldump_gz", 0), ("zcat_sqldump_gz", 0),
     ]
