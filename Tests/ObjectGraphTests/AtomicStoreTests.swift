@@ -265,6 +265,35 @@ final class RecordingStore: JSONLinesStore {
         #expect(stored.map { $0["name"] } == [.string("Ada")], "the update is not in the store's nodes either")
         #expect(try String(contentsOf: url, encoding: .utf8) == before)
     }
+
+    /// A crash in the middle of a save (the temporary file written in part, the rename never done)
+    /// leaves the old store readable as it was.
+    @Test func aCrashMidSaveLeavesTheOldStore() throws {
+        PersistentStoreCoordinator.registerStoreType(CrashingStore.self, named: "Crashing")
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("books.jsonl")
+        let model = try Self.model()
+        let graph = try TestGraph(model: model, storeType: "Crashing", url: url)
+        graph.insert("Author", ["name": .string("Ada")])
+        try graph.context.save()
+        graph.insert("Author", ["name": .string("Grace")])
+        failingWrites.set(true)
+        defer { failingWrites.set(false) }
+        #expect(throws: StoreError.self) { try graph.context.save() }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).contains { $0.contains(".sluice-save-") }, "the torn temporary file is there")
+        let reopened = try TestGraph(model: model, storeType: "Crashing", url: url)
+        #expect(try reopened.context.fetch(FetchRequest(entityName: "Author")).map { $0["name"] } == [.string("Ada")])
+    }
+}
+
+/// A save that dies half way: the new contents half written to the temporary file, never renamed.
+final class CrashingStore: JSONLinesStore {
+    override func save() throws {
+        guard failingWrites.isSet, let url else { return try super.save() }
+        let partial = Data("{\"identifier\": \"half a fi".utf8)
+        _ = FileManager.default.createFile(atPath: url.path + ".sluice-save-\(getpid())", contents: partial)
+        throw StoreError(.io, "killed (simulated)", url: url)
+    }
 }
 
 final class Flag: @unchecked Sendable {
