@@ -168,7 +168,7 @@ open class AtomicStore: PersistentStore {
         let candidates = nodes.values.filter { node in
             request.includesSubentities ? node.entity.isKind(of: request.entity) : node.entity === request.entity
         }
-        return try request.apply(to: Array(candidates)) { Subject(store: self, node: $0) }
+        return try request.apply(to: Array(candidates)) { StoredObjectSubject(store: self, object: $0) }
     }
 
     public func row(for objectID: ManagedObjectID) throws -> StoreRow? { nodes[objectID]?.storeRow }
@@ -203,9 +203,7 @@ open class AtomicStore: PersistentStore {
             for change in request.toManyChanges {
                 guard let node = nodes[change.objectID] else { continue }
                 var members = OrderedSet(node.toManyDestinations[change.relationship.index] ?? [])
-                for id in change.removed { members.remove(id) }
-                for id in change.added { members.append(id) }
-                if let ordered = change.orderedMembers { members = OrderedSet(ordered) }
+                members.apply(change)
                 node.toManyDestinations[change.relationship.index] = Array(members)
             }
             let removed = request.deletedObjects.compactMap { nodes[$0.objectID] }
@@ -226,36 +224,14 @@ open class AtomicStore: PersistentStore {
     private func restore(_ node: AtomicStoreCacheNode, from copy: (Int64, [AttributeValue], [ManagedObjectID?], [Int: [ManagedObjectID]])) {
         (node.version, node.attributeValues, node.toOneDestinations, node.toManyDestinations) = copy
     }
+}
 
-    private func checkVersion(_ objectID: ManagedObjectID, _ version: Int64) throws {
-        guard let current = nodes[objectID] else {
-            throw StoreError(.conflict, "\(objectID.entityName) \(objectID) was deleted from the store after it was read", objectID: objectID)
-        }
-        if current.version != version {
-            throw StoreError(.conflict, "\(objectID.entityName) \(objectID) changed in the store since it was read (read version \(version), store version \(current.version))", objectID: objectID)
-        }
-    }
+extension AtomicStore: StoredObjectLookup {
+    func storedObject(for objectID: ManagedObjectID) -> AtomicStoreCacheNode? { nodes[objectID] }
+}
 
-    /// A node seen by the predicate evaluator; relationships resolve to other nodes of this store.
-    private struct Subject: PredicateSubject {
-        let store: AtomicStore
-        let node: AtomicStoreCacheNode
-
-        var predicateObjectID: ManagedObjectID { node.objectID }
-
-        func predicateValue(forKey key: String) -> PredicateValue {
-            if let index = node.entity.attributeIndex(named: key) { return .value(node.attributeValues[index]) }
-            guard let index = node.entity.relationshipIndex(named: key) else { return .value(.null) }
-            if node.entity.relationships[index].isToMany {
-                return .collection((node.toManyDestinations[index] ?? []).map(resolve))
-            }
-            guard let id = node.toOneDestinations[index] else { return .value(.null) }
-            return resolve(id)
-        }
-
-        private func resolve(_ id: ManagedObjectID) -> PredicateValue {
-            if let target = store.nodes[id] { return .subject(Subject(store: store, node: target)) }
-            return .objectID(id)
-        }
-    }
+extension AtomicStoreCacheNode: StoredObject {
+    var storedAttributes: [AttributeValue] { attributeValues }
+    var storedToOne: [ManagedObjectID?] { toOneDestinations }
+    func storedToMany(at index: Int) -> [ManagedObjectID] { toManyDestinations[index] ?? [] }
 }

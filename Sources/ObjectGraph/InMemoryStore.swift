@@ -80,7 +80,7 @@ public final class InMemoryStore: PersistentStore {
             request.includesSubentities ? row.entity.isKind(of: request.entity) : row.entity === request.entity
         }
         candidates.sort { $0.primaryKey < $1.primaryKey }
-        return try request.apply(to: candidates) { Subject(store: self, row: $0) }
+        return try request.apply(to: candidates) { StoredObjectSubject(store: self, object: $0) }
     }
 
     public func row(for objectID: ManagedObjectID) throws -> StoreRow? { rows[objectID]?.storeRow }
@@ -147,46 +147,20 @@ public final class InMemoryStore: PersistentStore {
         }
         for change in request.toManyChanges {
             guard let row = rows[change.objectID] else { continue }
-            var members = row.toMany[change.relationship.index] ?? []
-            for id in change.removed { members.remove(id) }
-            for id in change.added { members.append(id) }
-            if let ordered = change.orderedMembers { members = OrderedSet(ordered) }
-            row.toMany[change.relationship.index] = members
+            row.toMany[change.relationship.index, default: []].apply(change)
         }
         for deleted in request.deletedObjects {
             if let row = rows.removeValue(forKey: deleted.objectID), !keyIndexes.isEmpty { index(row, adding: false) }
         }
     }
+}
 
-    private func checkVersion(_ objectID: ManagedObjectID, _ version: Int64) throws {
-        guard let current = rows[objectID] else {
-            throw StoreError(.conflict, "\(objectID.entityName) \(objectID) was deleted from the store after it was read", objectID: objectID)
-        }
-        if current.version != version {
-            throw StoreError(.conflict, "\(objectID.entityName) \(objectID) changed in the store since it was read (read version \(version), store version \(current.version))", objectID: objectID)
-        }
-    }
+extension InMemoryStore: StoredObjectLookup {
+    func storedObject(for objectID: ManagedObjectID) -> Row? { rows[objectID] }
+}
 
-    /// A stored row seen by the predicate evaluator; relationships resolve to other rows of this store.
-    private struct Subject: PredicateSubject {
-        let store: InMemoryStore
-        let row: Row
-
-        var predicateObjectID: ManagedObjectID { row.objectID }
-
-        func predicateValue(forKey key: String) -> PredicateValue {
-            if let index = row.entity.attributeIndex(named: key) { return .value(row.attributes[index]) }
-            guard let index = row.entity.relationshipIndex(named: key) else { return .value(.null) }
-            if row.entity.relationships[index].isToMany {
-                return .collection((row.toMany[index] ?? []).map(resolve))
-            }
-            guard let id = row.toOne[index] else { return .value(.null) }
-            return resolve(id)
-        }
-
-        private func resolve(_ id: ManagedObjectID) -> PredicateValue {
-            if let target = store.rows[id] { return .subject(Subject(store: store, row: target)) }
-            return .objectID(id)
-        }
-    }
+extension InMemoryStore.Row: StoredObject {
+    var storedAttributes: [AttributeValue] { attributes }
+    var storedToOne: [ManagedObjectID?] { toOne }
+    func storedToMany(at index: Int) -> [ManagedObjectID] { Array(toMany[index] ?? []) }
 }
