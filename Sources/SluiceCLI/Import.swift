@@ -131,15 +131,10 @@ struct Import: ParsableCommand {
             }
             let config = try PipelineFile.load(contentsOf: pipelineFile)
             try execute(config, output, resume: false)
-        } catch let error as ReaderError {
-            fail("\(error)")
-            throw error.kind == .invalidOption ? ExitStatus.configError : ExitStatus.ioError
-        } catch let error as PipelineFileError {
-            fail("\(error)")
-            throw ExitStatus.configError
-        } catch let error as ModelFileError {
-            fail("\(error)")
-            throw ExitStatus.configError
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            throw report(error)
         }
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ObjectGraph
 import Pipeline
+import Readers
 
 /// `sluice inspect STORE`: the store's type, metadata, entities and counts.
 struct Inspect: ParsableCommand {
@@ -106,6 +107,7 @@ func report(_ error: any Error) -> ExitCode {
     FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
     switch error {
     case is ModelFileError, is PipelineFileError, is StoreInspection.NoModel: return ExitStatus.configError
+    case let error as ReaderError: return error.kind == .invalidOption ? ExitStatus.configError : ExitStatus.ioError
     case let error as StoreError where error.code == .incompatibleModel: return ExitStatus.configError
     default: return ExitStatus.ioError
     }

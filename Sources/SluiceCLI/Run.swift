@@ -36,12 +36,8 @@ struct Run: ParsableCommand {
         let config: PipelineConfig
         do {
             config = try PipelineFile.load(contentsOf: URL(fileURLWithPath: pipeline))
-        } catch let error as PipelineFileError {
-            fail("\(error)")
-            throw ExitStatus.configError
-        } catch let error as ModelFileError {
-            fail("\(error)")
-            throw ExitStatus.configError
+        } catch {
+            throw report(error)
         }
         try execute(config, output, resume: resume)
     }
