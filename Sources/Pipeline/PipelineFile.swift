@@ -6,7 +6,12 @@ import Yams
 /// A pipeline, read from its YAML file and checked against its model: what `sluice run` executes
 /// and `sluice check` validates. Paths are absolute (resolved against the pipeline file's folder).
 public struct PipelineConfig: Sendable {
-    public enum StoreKind: String, Sendable { case sqlite, inMemory = "in-memory" }
+    public enum StoreKind: String, Sendable {
+        case sqlite, inMemory = "in-memory", xml, binary
+
+        /// The registered store type of a file target.
+        public var storeType: String { self == .xml ? "XML" : self == .binary ? "Binary" : "SQLite" }
+    }
     public enum Commit: String, Sendable { case atomic, batches }
 
     public var file: String
@@ -298,8 +303,11 @@ private struct PipelineReader: YAMLFileReader {
         }
         if !sawSources { fail(root, "the pipeline file needs `sources:` (a list)") }
         let target = entries.first { $0.key == "target" }?.value
-        if config.store == .sqlite, target?.mapping?.first(where: { $0.key.scalar?.string == "path" }) == nil {
-            fail(target ?? root, "a sqlite target needs `path` (the store file, relative to this file)")
+        if config.store != .inMemory, target?.mapping?.first(where: { $0.key.scalar?.string == "path" }) == nil {
+            fail(target ?? root, "a \(config.store.rawValue) target needs `path` (the store file, relative to this file)")
+        }
+        if config.store == .xml || config.store == .binary, config.commit == .batches {
+            fail(target ?? root, "commit: batches needs a sqlite target (an \(config.store.rawValue) store rewrites its whole file at every save); use commit: atomic")
         }
         return config
     }
@@ -310,7 +318,7 @@ private struct PipelineReader: YAMLFileReader {
             case "store":
                 guard let name = text(value, "target.store") else { continue }
                 if let kind = PipelineConfig.StoreKind(rawValue: name) { config.store = kind } else {
-                    fail(value, "unknown target store \(name.debugDescription) (use sqlite or in-memory)")
+                    fail(value, "unknown target store \(name.debugDescription) (use sqlite, xml, binary or in-memory)")
                 }
             case "path": config.targetPath = path(value, "target.path")
             case "shared": config.sharesFile = flag(value, "target.shared", source: nil) ?? false

@@ -115,7 +115,7 @@ public final class PipelineRunner {
         let shared = RunShared(rejectsPath: config.rejectsPath, batchSize: config.batchSize)
         var report = RunReport()
         do {
-            store = try TargetStore.add(to: coordinator, at: work, options: storeOptions)
+            store = try TargetStore.add(to: coordinator, at: work, type: work == nil ? nil : config.store.storeType, options: storeOptions)
             if let store, work != nil {
                 // The model goes with the store (written with its first save), for `inspect` and `validate`.
                 var metadata = coordinator.metadata(for: store)
@@ -237,7 +237,7 @@ public final class PipelineRunner {
             if (try? SQLiteStore.metadata(at: target)) != nil || !config.sharesFile {
                 // A cleanly closed store has no WAL left; open it once to make sure of that before copying.
                 let check = PersistentStoreCoordinator(managedObjectModel: config.model)
-                let existing = try TargetStore.add(to: check, at: target, options: storeOptions)
+                let existing = try TargetStore.add(to: check, at: target, type: config.store.storeType, options: storeOptions)
                 check.removePersistentStore(existing)
             }
             // Another program's database is never opened as a store here (that would add the

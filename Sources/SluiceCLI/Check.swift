@@ -42,7 +42,7 @@ struct Check: ParsableCommand {
     }
 
     private func summary(_ config: PipelineConfig) -> String {
-        let target = config.store == .sqlite ? "SQLite \(config.targetPath ?? "?")" : "an in-memory store"
+        let target = config.store == .inMemory ? "an in-memory store" : "\(config.store.storeType) \(config.targetPath ?? "?")"
         var lines = ["\(pipeline): OK",
                      "  model \(config.modelPath) (\(config.model.entities.count) entities)",
                      "  target \(target), commit \(config.commit.rawValue), batches of \(config.batchSize) in \(config.contexts) context\(config.contexts == 1 ? "" : "s"), merge \(config.merge)"]

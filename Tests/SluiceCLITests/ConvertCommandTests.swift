@@ -38,4 +38,22 @@ import TestSupport
         #expect(again.status == 3 && again.stderr.contains("already"), "the destination exists")
         #expect(try runSluice(["convert", xml, directory.url.appendingPathComponent("x.bin").path]).status == 2, "no model known for an XML source")
     }
+
+    /// A pipeline writes an XML or binary store as well (atomically); re-running it changes nothing.
+    @Test(arguments: ["xml", "binary"])
+    func aPipelineTargetsAnAtomicStore(kind: String) throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try String(contentsOf: R.root.appendingPathComponent("Pipelines/shop.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "../SampleData", with: R.root.path + "/SampleData")
+            .replacingOccurrences(of: "{ store: sqlite, path: \"${SLUICE_OUT:-../out}/shop.sqlite\"", with: "{ store: \(kind), path: \"\(directory.url.path)/shop.store\"")
+        let file = try directory.file("p.yaml", contents: pipeline)
+        let first = try runSluice(["run", file.path], environment: ["SLUICE_OUT": directory.url.path])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("OrderLine: 4 read, 4 inserted"))
+        let again = try runSluice(["run", file.path], environment: ["SLUICE_OUT": directory.url.path])
+        #expect(again.stdout.contains("OrderLine: 4 read, 0 inserted, 0 updated, 4 unchanged"), "\(again.stdout)\(again.stderr)")
+        let back = directory.url.appendingPathComponent("back.sqlite").path
+        #expect(try runSluice(["convert", directory.url.appendingPathComponent("shop.store").path, back, "--to", "sqlite", "--model", R.root.path + "/SampleData/shop.model.yaml"]).status == 0)
+        #expect(try R.query(back, "SELECT count(*) FROM OrderLine") == [[.integer(4)]])
+    }
 }
