@@ -56,7 +56,7 @@ public enum StoreInspection {
     /// the store), counts its objects per entity. Opens the file read-only.
     /// - Throws: `StoreError`; `ModelFileError` for a stored model that does not read.
     public static func summary(ofStoreAt url: URL, model given: ManagedObjectModel? = nil) throws -> StoreSummary {
-        let metadata = try SQLiteStore.metadata(at: url)
+        let metadata = try TargetStore.metadata(ofStoreAt: url)
         let model = try given ?? StoredModel.model(in: metadata, store: url.path)
         var summary = StoreSummary(path: url.path, type: metadata.storeType, identifier: metadata.identifier,
                                    modelVersionHash: metadata.modelVersionHash, model: given != nil ? "given" : model != nil ? "stored" : "none",
@@ -80,7 +80,7 @@ public enum StoreInspection {
     /// - Parameter given: the model to validate against; by default the one stored with the store.
     /// - Throws: `StoreError`; `ModelFileError`; `StoreInspection.NoModel` when none is known.
     public static func violations(inStoreAt url: URL, model given: ManagedObjectModel? = nil) throws -> [GraphViolation] {
-        let metadata = try SQLiteStore.metadata(at: url)
+        let metadata = try TargetStore.metadata(ofStoreAt: url)
         guard let model = try given ?? StoredModel.model(in: metadata, store: url.path) else { throw NoModel(path: url.path) }
         return try withStore(at: url, model: model) { context in try GraphValidation.violations(in: context.persistentStoreCoordinator) }
     }
@@ -95,7 +95,8 @@ public enum StoreInspection {
 
     private static func withStore<T>(at url: URL, model: ManagedObjectModel, _ body: (ManagedObjectContext) throws -> T) throws -> T {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let store = try TargetStore.add(to: coordinator, at: url, options: ["read_only": "true"])
+        let type = TargetStore.type(ofStoreAt: url)
+        let store = try TargetStore.add(to: coordinator, at: url, type: type, options: type == SQLiteStore.storeType ? ["read_only": "true"] : [:])
         defer { coordinator.removePersistentStore(store) }
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         return try context.performAndWait { try body(context) }

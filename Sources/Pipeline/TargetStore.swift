@@ -29,18 +29,26 @@ public enum TargetStore {
         }
     }
 
+    /// The metadata of the store file at `url`, of whichever built-in type, read without a model.
+    /// - Throws: `StoreError`.
+    public static func metadata(ofStoreAt url: URL) throws -> StoreMetadata {
+        switch type(ofStoreAt: url) {
+        case XMLStore.storeType: return try XMLStore.metadata(at: url)
+        case BinaryStore.storeType: return try BinaryStore.metadata(at: url)
+        default: return try SQLiteStore.metadata(at: url)
+        }
+    }
+
     /// `sluice convert`: copies the store at `source` into a new store of `type` at `destination`
     /// (`PersistentStoreCoordinator.migratePersistentStore`), keeping object references where the
-    /// target allows. The model is `model`, or the one a run recorded in a SQLite source.
+    /// target allows. The model is `model`, or the one recorded in the source.
     /// - Returns: the number of objects copied.
     /// - Throws: `StoreError`; `StoreInspection.NoModel`.
     public static func convert(_ source: URL, to destination: URL, type: String? = nil, model given: ManagedObjectModel? = nil) throws -> Int {
         registerBuiltInTypes()
         let sourceType = Self.type(ofStoreAt: source)
         var model = given
-        if model == nil, sourceType == SQLiteStore.storeType {
-            model = try StoredModel.model(in: try SQLiteStore.metadata(at: source), store: source.path)
-        }
+        if model == nil { model = try StoredModel.model(in: try metadata(ofStoreAt: source), store: source.path) }
         guard let model else { throw StoreInspection.NoModel(path: source.path) }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try coordinator.addPersistentStore(type: sourceType, at: source)

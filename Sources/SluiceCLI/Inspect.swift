@@ -21,10 +21,10 @@ struct Inspect: ParsableCommand {
             Exit status: 0 success; 2 the model does not read; 3 no such store, or not a Sluice store.
             """)
 
-    @Argument(help: "The store (a SQLite file written by Sluice).")
+    @Argument(help: "The store (SQLite, XML or binary, written by Sluice).")
     var store: String
 
-    @Option(help: "The model (YAML or JSON) to count entities with, instead of the one stored.")
+    @Option(help: "The model (YAML, JSON or Xcode) to count entities with, instead of the one stored.")
     var model: String?
 
     @Flag(help: "Print JSON instead of text.")
@@ -77,10 +77,10 @@ struct Validate: ParsableCommand {
             2 the model does not read or none is known; 3 no such store, or not a Sluice store.
             """)
 
-    @Argument(help: "The store (a SQLite file written by Sluice).")
+    @Argument(help: "The store (SQLite, XML or binary, written by Sluice).")
     var store: String
 
-    @Option(help: "The model (YAML or JSON) to validate against, instead of the one stored.")
+    @Option(help: "The model (YAML, JSON or Xcode) to validate against, instead of the one stored.")
     var model: String?
 
     func run() throws {

@@ -38,12 +38,31 @@ public final class BinaryStore: AtomicStore {
 
     public override func load() throws {
         guard !isNew, let url else { return }
+        let payload = try Self.payload(at: url)
+        do {
+            try read(payload)
+        } catch let failure as BinaryReader.Failure {
+            throw StoreError(.corrupt, "The binary store cannot be read: \(failure.message)", url: url)
+        }
+    }
+
+    /// The metadata of the binary store at `url`, read without a model: how `sluice inspect`,
+    /// `validate` and `convert` find the model a store was written with.
+    /// - Throws: `StoreError` for a missing, damaged or foreign file.
+    public static func metadata(at url: URL) throws -> StoreMetadata {
+        var reader = BinaryReader(try payload(at: url))
+        do { return try readMetadata(&reader) } catch let failure as BinaryReader.Failure {
+            throw StoreError(.corrupt, "The binary store cannot be read: \(failure.message)", url: url)
+        }
+    }
+
+    /// The file's payload, its header, size and checksum checked.
+    private static func payload(at url: URL) throws -> Data {
         let file: Data
         do { file = try Data(contentsOf: url) } catch {
             throw StoreError(.io, "Could not read the binary store: \(error.localizedDescription)", url: url)
         }
         var header = BinaryReader(file)
-        let payload: Data
         do {
             guard try header.bytes(8) == Self.magic else { throw BinaryReader.Failure("it is not a Sluice binary store (no SLUICEBS header)") }
             let version = try header.uint16()
@@ -54,28 +73,29 @@ public final class BinaryStore: AtomicStore {
                 throw BinaryReader.Failure("the file holds \(file.count - header.offset) compressed bytes, the header says \(compressedSize): truncated or extended")
             }
             guard size < 1 << 40 else { throw BinaryReader.Failure("the header's payload size \(size) is not credible") }
+            let payload: Data
             do { payload = try Zlib.decompress(file.subdata(in: header.offset..<file.count), size: Int(size)) } catch {
                 throw BinaryReader.Failure("the compressed payload is damaged: \(error)")
             }
             guard Zlib.crc32(payload) == checksum else { throw BinaryReader.Failure("the payload fails its checksum") }
-        } catch let failure as BinaryReader.Failure {
-            throw StoreError(.corrupt, "The binary store cannot be read: \(failure.message)", url: url)
-        }
-        do {
-            try read(payload)
+            return payload
         } catch let failure as BinaryReader.Failure {
             throw StoreError(.corrupt, "The binary store cannot be read: \(failure.message)", url: url)
         }
     }
 
-    private func read(_ payload: Data) throws {
-        var reader = BinaryReader(payload)
+    private static func readMetadata(_ reader: inout BinaryReader) throws -> StoreMetadata {
         let identifier = try reader.string(), storeType = try reader.string(), hash = try reader.string()
         var hashes: [String: String] = [:], userInfo: [String: String] = [:]
         for _ in 0..<(try reader.count()) { hashes[try reader.string()] = try reader.string() }
         for _ in 0..<(try reader.count()) { userInfo[try reader.string()] = try reader.string() }
-        let loadedMetadata = StoreMetadata(storeType: storeType, identifier: identifier, modelVersionHash: hash.isEmpty ? nil : hash,
-                                           entityVersionHashes: hashes, userInfo: userInfo)
+        return StoreMetadata(storeType: storeType, identifier: identifier, modelVersionHash: hash.isEmpty ? nil : hash,
+                             entityVersionHashes: hashes, userInfo: userInfo)
+    }
+
+    private func read(_ payload: Data) throws {
+        var reader = BinaryReader(payload)
+        let loadedMetadata = try Self.readMetadata(&reader)
         var entities: [EntityDescription] = []
         for _ in 0..<(try reader.count()) {
             let name = try reader.string()

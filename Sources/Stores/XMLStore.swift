@@ -155,7 +155,21 @@ open class XMLStore: AtomicStore {
 
     open override func load() throws {
         guard !isNew, let url else { return }
-        let reader = Reader(store: self)
+        let reader = try Self.parse(url, model: model, fallbackIdentifier: metadata.identifier)
+        metadata = reader.metadata(default: metadata)
+        // IDs were made with the identifier read from the root: the one set now.
+        addCacheNodes(reader.nodes)
+    }
+
+    /// The metadata of the XML store at `url`, read without a model (it stops at the first object):
+    /// how `sluice inspect`, `validate` and `convert` find the model a store was written with.
+    /// - Throws: `StoreError` for a missing file or a document that is not an XML store.
+    public static func metadata(at url: URL) throws -> StoreMetadata {
+        try parse(url, model: nil, fallbackIdentifier: "").metadata(default: StoreMetadata(storeType: storeType))
+    }
+
+    private static func parse(_ url: URL, model: ManagedObjectModel?, fallbackIdentifier: String) throws -> Reader {
+        let reader = Reader(model: model, fallbackIdentifier: fallbackIdentifier)
         do {
             let parser = try XMLPushParser(handler: reader, fileName: url.path)
             reader.parser = parser
@@ -163,9 +177,9 @@ open class XMLStore: AtomicStore {
             defer { try? handle.close() }
             while let chunk = try handle.read(upToCount: 1 << 16), !chunk.isEmpty {
                 try chunk.withUnsafeBytes { try parser.feed($0) }
-                if reader.failure != nil { break }
+                if reader.failure != nil || reader.reachedObjects { break }
             }
-            if reader.failure == nil { try parser.finish() }
+            if reader.failure == nil, !reader.reachedObjects { try parser.finish() }
         } catch let error as XMLParseError {
             throw StoreError(.corrupt, "The XML store is not well-formed XML: \(error.message) (line \(error.line), column \(error.column))", url: url)
         } catch let error as StoreError {
@@ -175,15 +189,16 @@ open class XMLStore: AtomicStore {
         }
         if let failure = reader.failure { throw StoreError(.corrupt, "The XML store cannot be read: \(failure)", url: url) }
         guard reader.sawRoot else { throw StoreError(.corrupt, "The XML store cannot be read: it has no <sluice-store> element", url: url) }
-        metadata = StoreMetadata(storeType: reader.storeType ?? metadata.storeType, identifier: reader.identifier ?? metadata.identifier,
-                                 modelVersionHash: reader.modelVersionHash, entityVersionHashes: reader.hashes, userInfo: reader.userInfo)
-        // IDs were made with the identifier read from the root: the one set now.
-        addCacheNodes(reader.nodes)
+        return reader
     }
 
     /// Builds cache nodes from the parser's events; the first problem stops it, with its line.
     private final class Reader: XMLEventHandler {
-        unowned let store: XMLStore
+        /// The model objects are read with; `nil` reads the metadata only (up to the first object).
+        let model: ManagedObjectModel?
+        let fallbackIdentifier: String
+        /// Set at the first object when reading the metadata only.
+        var reachedObjects = false
         weak var parser: XMLPushParser?
         var failure: String?
         var sawRoot = false
@@ -198,14 +213,22 @@ open class XMLStore: AtomicStore {
         /// Names of the open elements.
         private var open: [String] = []
 
-        init(store: XMLStore) { self.store = store }
+        func metadata(default current: StoreMetadata) -> StoreMetadata {
+            StoreMetadata(storeType: storeType ?? current.storeType, identifier: identifier ?? current.identifier,
+                          modelVersionHash: modelVersionHash, entityVersionHashes: hashes, userInfo: userInfo)
+        }
+
+        init(model: ManagedObjectModel?, fallbackIdentifier: String) {
+            self.model = model
+            self.fallbackIdentifier = fallbackIdentifier
+        }
 
         private func fail(_ message: String) {
             if failure == nil { failure = "line \(parser?.line ?? 0): \(message)" }
         }
 
         private func entity(_ name: String?) -> EntityDescription? {
-            guard let name, let entity = store.model.entity(named: name) else {
+            guard let name, let entity = model?.entity(named: name) else {
                 fail("entity \((name ?? "").debugDescription) is not in the model")
                 return nil
             }
@@ -214,12 +237,12 @@ open class XMLStore: AtomicStore {
 
         private func id(entity name: String?, reference: String?) -> ManagedObjectID? {
             guard let entity = entity(name), let reference else { fail("a reference without entity or id"); return nil }
-            return ManagedObjectID(entityName: entity.name, storeIdentifier: identifier ?? store.metadata.identifier, reference: .string(reference))
+            return ManagedObjectID(entityName: entity.name, storeIdentifier: identifier ?? fallbackIdentifier, reference: .string(reference))
         }
 
         override func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
                                    attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {
-            guard failure == nil else { return }
+            guard failure == nil, !reachedObjects else { return }
             var values: [String: String] = [:]
             for index in 0..<attributeCount {
                 guard let base = attributes?.advanced(by: index * 5), let name = base[0], let start = base[3], let end = base[4] else { continue }
@@ -242,8 +265,9 @@ open class XMLStore: AtomicStore {
                 text = ""
                 capturing = true
             case "object":
+                guard model != nil else { reachedObjects = true; return }
                 guard let entity = entity(values["entity"]), let reference = values["id"] else { return fail("an object without entity or id") }
-                let made = AtomicStoreCacheNode(objectID: ManagedObjectID(entityName: entity.name, storeIdentifier: identifier ?? store.metadata.identifier,
+                let made = AtomicStoreCacheNode(objectID: ManagedObjectID(entityName: entity.name, storeIdentifier: identifier ?? fallbackIdentifier,
                                                                           reference: .string(reference)), entity: entity)
                 made.attributeValues = Array(repeating: .null, count: entity.attributes.count)
                 made.version = values["version"].flatMap { Int64($0) } ?? 1
@@ -272,7 +296,7 @@ open class XMLStore: AtomicStore {
 
         override func endElement() {
             let name = open.popLast() ?? ""
-            guard failure == nil else { return }
+            guard failure == nil, !reachedObjects else { return }
             switch name {
             case "user", "attribute":
                 guard let (kind, values) = pending else { return }

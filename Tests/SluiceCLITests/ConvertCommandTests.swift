@@ -27,8 +27,12 @@ import TestSupport
         let first = try runSluice(["convert", original, xml])
         #expect(first.status == 0 && first.stdout.contains("Copied 18 objects"), "\(first.stdout)\(first.stderr)")
         #expect(try String(contentsOfFile: xml, encoding: .utf8).contains("<sluice-store version=\"1\" type=\"XML\""))
-        #expect(try runSluice(["convert", xml, binary, "--model", model]).status == 0)
+        // The model a run recorded goes along: no --model needed after the first store.
+        #expect(try runSluice(["convert", xml, binary]).status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: binary)).starts(with: Data("SLUICEBS".utf8)))
+        let inspect = try runSluice(["inspect", binary])
+        #expect(inspect.stdout.contains("Binary store") && inspect.stdout.contains("OrderLine  7"), "\(inspect.stdout)\(inspect.stderr)")
+        #expect(try runSluice(["validate", xml]).status == 0)
         #expect(try runSluice(["convert", binary, back, "--to", "sqlite", "--model", model]).status == 0)
         #expect(try Self.contents(back) == (try Self.contents(original)))
         // The copy is a working store: validate it with the model it carries along.
@@ -36,7 +40,8 @@ import TestSupport
 
         let again = try runSluice(["convert", original, xml])
         #expect(again.status == 3 && again.stderr.contains("already"), "the destination exists")
-        #expect(try runSluice(["convert", xml, directory.url.appendingPathComponent("x.bin").path]).status == 2, "no model known for an XML source")
+        let foreign = try directory.file("foreign.xml", contents: "<?xml version=\"1.0\"?><sluice-store version=\"1\" identifier=\"X\"/>")
+        #expect(try runSluice(["convert", foreign.path, directory.url.appendingPathComponent("x.bin").path]).status == 2, "no model recorded, none given")
     }
 
     /// A pipeline writes an XML or binary store as well (atomically); re-running it changes nothing.
