@@ -47,44 +47,8 @@ extension ManagedObject {
     }
 
     private func checkAttribute(_ attribute: AttributeDescription, _ value: AttributeValue, _ failures: inout [ValidationFailure]) {
-        func fail(_ rule: ValidationRule, _ message: String) {
+        attribute.checkRules(of: value) { rule, message in
             failures.append(validationFailure(key: attribute.name, value: value, rule: rule, message: message))
-        }
-        if value.isNull {
-            if !attribute.isOptional { fail(.required, "\(attribute.name) is required") }
-            return
-        }
-        guard value.isStorable(as: attribute.type) else {
-            return fail(.type, "\(attribute.name) must be a \(attribute.type), not \(value)")
-        }
-        guard value.fitsRange(of: attribute.type) else {
-            return fail(.range, "\(value) does not fit in \(attribute.type)")
-        }
-        guard attribute.hasValueRules else { return }
-        if let minimum = attribute.minValue, let order = value.compare(to: minimum), order == .orderedAscending {
-            fail(.minValue, "\(attribute.name) must be at least \(minimum)")
-        }
-        if let maximum = attribute.maxValue, let order = value.compare(to: maximum), order == .orderedDescending {
-            fail(.maxValue, "\(attribute.name) must be at most \(maximum)")
-        }
-        var length: Int?
-        switch value {
-        case .string(let s) where attribute.minLength != nil || attribute.maxLength != nil:
-            // Counting characters is not free; UTF-8 bytes bound them from above, which settles the
-            // common case (short enough) without counting.
-            let bytes = s.utf8.count
-            if attribute.minLength == nil, let maximum = attribute.maxLength, bytes <= maximum { length = nil } else { length = s.count }
-        case .binary(let d): length = d.count
-        default: length = nil
-        }
-        if let length {
-            let unit = attribute.type == .binary ? "bytes" : "characters"
-            if let minimum = attribute.minLength, length < minimum { fail(.minLength, "\(attribute.name) must be at least \(minimum) \(unit) long, it is \(length)") }
-            if let maximum = attribute.maxLength, length > maximum { fail(.maxLength, "\(attribute.name) must be at most \(maximum) \(unit) long, it is \(length)") }
-        }
-        if let regex = attribute.compiledRegex, case .string(let s) = value,
-           regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil {
-            fail(.pattern, "\(attribute.name) does not match the pattern \(attribute.regularExpression!)")
         }
     }
 
@@ -115,6 +79,50 @@ extension ManagedObject {
             } else if !relationship.isOptional {
                 fail(.required, "\(relationship.name) is required")
             }
+        }
+    }
+}
+
+extension AttributeDescription {
+    /// Checks a value against the attribute's rules (required, type, range, min/max value, length,
+    /// pattern), calling `fail` for each rule it breaks: what saves run for every attribute, and what
+    /// a batch insert runs without objects.
+    public func checkRules(of value: AttributeValue, fail: (ValidationRule, String) -> Void) {
+        if value.isNull {
+            if !isOptional { fail(.required, "\(name) is required") }
+            return
+        }
+        guard value.isStorable(as: type) else {
+            return fail(.type, "\(name) must be a \(type), not \(value)")
+        }
+        guard value.fitsRange(of: type) else {
+            return fail(.range, "\(value) does not fit in \(type)")
+        }
+        guard hasValueRules else { return }
+        if let minimum = minValue, let order = value.compare(to: minimum), order == .orderedAscending {
+            fail(.minValue, "\(name) must be at least \(minimum)")
+        }
+        if let maximum = maxValue, let order = value.compare(to: maximum), order == .orderedDescending {
+            fail(.maxValue, "\(name) must be at most \(maximum)")
+        }
+        var length: Int?
+        switch value {
+        case .string(let s) where minLength != nil || maxLength != nil:
+            // Counting characters is not free; UTF-8 bytes bound them from above, which settles the
+            // common case (short enough) without counting.
+            let bytes = s.utf8.count
+            if minLength == nil, let maximum = maxLength, bytes <= maximum { length = nil } else { length = s.count }
+        case .binary(let d): length = d.count
+        default: length = nil
+        }
+        if let length {
+            let unit = type == .binary ? "bytes" : "characters"
+            if let minimum = minLength, length < minimum { fail(.minLength, "\(name) must be at least \(minimum) \(unit) long, it is \(length)") }
+            if let maximum = maxLength, length > maximum { fail(.maxLength, "\(name) must be at most \(maximum) \(unit) long, it is \(length)") }
+        }
+        if let regex = compiledRegex, case .string(let s) = value,
+           regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil {
+            fail(.pattern, "\(name) does not match the pattern \(regularExpression!)")
         }
     }
 }

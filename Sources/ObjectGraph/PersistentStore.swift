@@ -200,6 +200,15 @@ public protocol PersistentStore: AnyObject {
 
     /// The store is being removed from its coordinator: release resources, clean up.
     func willRemove(from coordinator: PersistentStoreCoordinator)
+
+    /// Whether `insertObjects(_:)` works (false by default).
+    var supportsBatchInsert: Bool { get }
+
+    /// Writes the request's objects as new rows in one transaction, without managed objects (batch
+    /// insert), and returns their IDs in request order — `nil` for an object that would break a
+    /// uniqueness constraint (or another constraint of the store), which is left out while the rest
+    /// is written. The default throws: the store does not support batch inserts.
+    func insertObjects(_ request: BatchInsertRequest) throws -> [ManagedObjectID?]
 }
 
 extension PersistentStore {
@@ -219,6 +228,12 @@ extension PersistentStore {
     }
 
     public func willRemove(from coordinator: PersistentStoreCoordinator) {}
+
+    public var supportsBatchInsert: Bool { false }
+
+    public func insertObjects(_ request: BatchInsertRequest) throws -> [ManagedObjectID?] {
+        throw StoreError(.io, "A \(type) store does not support batch inserts; insert objects in a context", url: url)
+    }
 
     public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [StoreRow] {
         let width = properties.count

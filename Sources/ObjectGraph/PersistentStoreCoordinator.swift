@@ -223,6 +223,29 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try performLocked(body)
     }
 
+    /// Whether objects of `entity` can be written by `execute(_:)`: one store holds the entity and it
+    /// supports batch inserts.
+    public func supportsBatchInsert(for entity: EntityDescription) -> Bool {
+        lock.withLock {
+            let candidates = stores(for: entity)
+            return candidates.count == 1 && candidates[0].supportsBatchInsert
+        }
+    }
+
+    /// Runs a batch insert (`BatchInsertRequest`): the objects go straight to the store, bypassing
+    /// contexts. Returns their IDs, `nil` for objects that would break a uniqueness constraint.
+    /// - Throws: `StoreError` when the store does not support batch inserts or the write fails (then
+    ///   nothing of the request is written).
+    public func execute(_ request: BatchInsertRequest) throws -> [ManagedObjectID?] {
+        try lock.withLock {
+            let candidates = stores(for: request.entity)
+            guard candidates.count == 1 else {
+                throw StoreError(.noStoreForEntity, "A batch insert of \(request.entity.name) needs exactly one store for the entity; there are \(candidates.count)")
+            }
+            return try candidates[0].insertObjects(request)
+        }
+    }
+
     /// Writes each store's metadata now (what `setMetadata(_:for:)` changed), without objects to save.
     public func saveMetadata() throws {
         try lock.withLock { for store in stores { try store.save(SaveChangesRequest()) } }

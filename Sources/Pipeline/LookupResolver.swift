@@ -21,6 +21,8 @@ public final class LookupResolver {
     private let attributes: [AttributeDescription]
     private let known: KnownKeys
     private var batch: [[AttributeValue]: ManagedObject] = [:]
+    /// The IDs `resolveIDs` found for the batch's keys.
+    private var batchIDs: [[AttributeValue]: ManagedObjectID] = [:]
     /// How many store queries resolving took (one per 500 new keys of a batch).
     public private(set) var fetchCount = 0
 
@@ -61,6 +63,24 @@ public final class LookupResolver {
         }
     }
 
+    /// The stored object's ID for each key, without a context (for batch inserts): from the batch's
+    /// cache, `KnownKeys`, then the store, as `resolve` does. Keys nobody holds stay `nil`, whatever
+    /// `missing:` says — creating objects takes a context.
+    public func resolveIDs(_ keys: [[AttributeValue]?], in coordinator: PersistentStoreCoordinator) throws -> [ManagedObjectID?] {
+        var missing = Set<[AttributeValue]>()
+        for case let key? in keys where batchIDs[key] == nil { missing.insert(key) }
+        if !missing.isEmpty {
+            for (key, id) in known.objectIDs(for: missing) {
+                batchIDs[key] = id
+                missing.remove(key)
+            }
+        }
+        if !missing.isEmpty {
+            for item in try fetchStored(missing, in: coordinator) where batchIDs[item.key] == nil { batchIDs[item.key] = item.objectID }
+        }
+        return keys.map { key in key.flatMap { batchIDs[$0] } }
+    }
+
     /// Objects of the entity the context inserted and has not saved (one pass over its inserts).
     private func findUnsaved(_ missing: inout Set<[AttributeValue]>, in context: ManagedObjectContext) {
         for object in context.insertedObjects(of: entity) {
@@ -71,21 +91,31 @@ public final class LookupResolver {
     }
 
     private func fetch(_ missing: Set<[AttributeValue]>, in context: ManagedObjectContext) throws {
-        let coordinator = context.persistentStoreCoordinator
+        for item in try fetchStored(missing, in: context.persistentStoreCoordinator) where batch[item.key] == nil {
+            batch[item.key] = context.object(with: item.objectID)
+        }
+    }
+
+    /// The stored objects holding the keys, 500 keys per store query; remembered in `KnownKeys`.
+    private func fetchStored(_ missing: Set<[AttributeValue]>, in coordinator: PersistentStoreCoordinator) throws -> [KeyedObjectID] {
         let keys = Array(missing)
+        var found: [KeyedObjectID] = []
         var start = 0
         while start < keys.count {
             let end = min(start + 500, keys.count)
             fetchCount += 1
-            let found = try coordinator.objectIDs(of: entity, matching: keys[start..<end].flatMap { $0 }, on: attributes)
-            known.remember(found)
-            for item in found where batch[item.key] == nil { batch[item.key] = context.object(with: item.objectID) }
+            found += try coordinator.objectIDs(of: entity, matching: keys[start..<end].flatMap { $0 }, on: attributes)
             start = end
         }
+        known.remember(found)
+        return found
     }
 
     /// Forgets the batch's objects (after the context's `reset()`); the run's known IDs stay.
-    public func reset() { batch.removeAll(keepingCapacity: true) }
+    public func reset() {
+        batch.removeAll(keepingCapacity: true)
+        batchIDs.removeAll(keepingCapacity: true)
+    }
 }
 
 /// IDs of stored objects of one entity by the values of one key, learned while a run resolves

@@ -240,6 +240,8 @@ final class BatchWorker: @unchecked Sendable {
         var origin: PendingRecords.Origin?
         /// The group waits for a parent that has not arrived (`PendingRecords`).
         var waits = false
+        /// Written by a batch insert (no object in the context).
+        var bulkID: ManagedObjectID?
     }
 
     /// Each kind of record (the source's own, and one per nested child record): its mapper, the
@@ -248,9 +250,14 @@ final class BatchWorker: @unchecked Sendable {
         var mapper: RecordMapper
         var parentRelationship: String?
         var resolvers: [LookupResolver]
+        /// Its records may be written by batch inserts (`insertInBulk`).
+        var bulk: Bool
     }
     private var kinds: [Kind] = []
     private var kindByName: [String: Int] = [:]
+    /// Batch inserts are worth trying: they are possible and the last batches' objects were mostly
+    /// new (an input whose keys the store already holds goes through the context).
+    private var bulkWorthTrying = true
 
     /// The context's last did-save (which objects it inserted, and updated with changes).
     private let lastSave = LastSave()
@@ -337,7 +344,8 @@ final class BatchWorker: @unchecked Sendable {
         let mapper = try RecordMapper(mapping: mapping, model: config.model, fieldNames: names, source: source.name,
                                       sourceNulls: source.format == .csv ? source.csv.nullMarkers : [], file: config.file, line: source.line)
         let resolvers = try mapping.relationships.map { try LookupResolver(lookup: $0, model: config.model, known: shared.knownKeys(for: $0)) }
-        kinds.append(Kind(mapper: mapper, parentRelationship: parentRelationship, resolvers: resolvers))
+        kinds.append(Kind(mapper: mapper, parentRelationship: parentRelationship, resolvers: resolvers,
+                          bulk: canInsertInBulk(mapper.entity, setting: mapping.relationships.map(\.relationship) + [parentRelationship].compactMap { $0 })))
         kindByName[name] = kinds.count - 1
         return kinds.count - 1
     }
@@ -352,12 +360,15 @@ final class BatchWorker: @unchecked Sendable {
                 rejectItem(&batch, index, property: kinds[batch[index].kind].parentRelationship ?? "", rule: "parent", message: "its parent record was rejected")
             }
         }
-        // Objects first, with their values and parents.
-        for index in batch.indices where batch[index].reject == nil {
+        // New objects that need nothing of a context go to the store in batch inserts.
+        if bulkWorthTrying, kinds.contains(where: \.bulk) { try insertInBulk(&batch) }
+        // The others become objects, with their values and parents.
+        for index in batch.indices where batch[index].reject == nil && batch[index].bulkID == nil {
             let kind = kinds[batch[index].kind]
             let object = context.insertNewObject(forEntityName: kind.mapper.entity.name)
             for (attribute, value) in batch[index].mapped.values { object[attributeAt: attribute] = value }
-            if let parent = batch[index].parent, let relationship = kind.parentRelationship, let parentObject = batch[parent].object {
+            if let parent = batch[index].parent, let relationship = kind.parentRelationship,
+               let parentObject = batch[parent].object ?? batch[parent].bulkID.map(context.object(with:)) {
                 object.setRelatedObject(parentObject, forKey: relationship)
             }
             batch[index].object = object
@@ -375,7 +386,7 @@ final class BatchWorker: @unchecked Sendable {
                     guard let key = keys[position], batch[index].reject == nil else { continue }
                     if let destination = found[position] {
                         batch[index].object?.setRelatedObject(destination, forKey: resolver.lookup.relationship)
-                    } else if !final {
+                    } else if !final && batch[batch[index].top].bulkID == nil {
                         waitingTops.insert(batch[index].top)
                     } else {
                         let described = zip(resolver.lookup.key, key).map { "\($0.attribute) = \($1)" }.joined(separator: ", ")
@@ -414,6 +425,8 @@ final class BatchWorker: @unchecked Sendable {
             if let reject = batch[index].reject {
                 counts[reject.entity, default: .init()].rejected += 1
                 rejected.append(reject)
+            } else if batch[index].bulkID != nil {
+                counts[kinds[batch[index].kind].mapper.entity.name, default: .init()].inserted += 1
             } else if let object = batch[index].object {
                 let entity = kinds[batch[index].kind].mapper.entity.name
                 if inserted.contains(object.objectID) {
@@ -428,6 +441,98 @@ final class BatchWorker: @unchecked Sendable {
         context.reset()
         for kind in kinds { for resolver in kind.resolvers { resolver.reset() } }
         try shared.add(counts, rejected: rejected)
+    }
+
+    // MARK: Batch inserts
+
+    /// Whether records of `entity` setting `relationships` can be written by batch inserts: the store
+    /// takes them, no checkpoint must commit with the save, the relationships are to-ones a foreign
+    /// key says everything of (`BatchInsertRequest.canSet`), no count rule of a to-many could be
+    /// broken by a new member, and no to-many of the new object has a minimum checked at the save.
+    private func canInsertInBulk(_ entity: EntityDescription, setting relationships: [String]) -> Bool {
+        guard checkpoint == nil, context.persistentStoreCoordinator.supportsBatchInsert(for: entity) else { return false }
+        for name in relationships {
+            guard let relationship = entity.relationship(named: name), BatchInsertRequest.canSet(relationship),
+                  relationship.inverse?.maxCount == nil else { return false }
+        }
+        return entity.relationships.allSatisfy { relationship in
+            guard relationship.isToMany else { return true }
+            let minimum = relationship.effectiveMinCount ?? 0
+            return relationship.maxCount == nil && (minimum == 0 || context.deferredValidationRules.contains(.minCount))
+        }
+    }
+
+    /// Writes the batch's new objects straight to the store (`BatchInsertRequest`), a kind at a time,
+    /// parents before children. A group (a top-level record and its children) goes this way when
+    /// every record of it maps, belongs to a kind that can, finds every lookup's destination stored,
+    /// and passes the attribute and required-relationship rules; an object that meets a stored key
+    /// (a re-import, a duplicate in the input) is left to the context, whose merge policy decides —
+    /// with its children. What stays behind is imported through the context as before.
+    private func insertInBulk(_ batch: inout [Item]) throws {
+        let coordinator = context.persistentStoreCoordinator
+        var groupOK: [Int: Bool] = [:]
+        for item in batch where item.reject != nil || !kinds[item.kind].bulk { groupOK[item.top] = false }
+        // Each kind's candidates in a request, their lookups resolved to stored IDs.
+        var requests: [(members: [Int], request: BatchInsertRequest)] = []
+        for (kindIndex, kind) in kinds.enumerated() {
+            let members = batch.indices.filter { batch[$0].kind == kindIndex && groupOK[batch[$0].top] == nil }
+            var request = BatchInsertRequest(entity: kind.mapper.entity, capacity: members.count)
+            guard kind.bulk, !members.isEmpty else { requests.append(([], request)); continue }
+            for index in members {
+                let object = request.appendObject()
+                for (attribute, value) in batch[index].mapped.values { request[object, attribute] = value }
+            }
+            for (lookupIndex, resolver) in kind.resolvers.enumerated() {
+                let keys = members.map { batch[$0].mapped.lookupKeys[lookupIndex] }
+                let found = try resolver.resolveIDs(keys, in: coordinator)
+                let relationship = kind.mapper.entity.relationship(named: resolver.lookup.relationship)!.index
+                for (object, index) in members.enumerated() {
+                    if keys[object] != nil && found[object] == nil { groupOK[batch[index].top] = false }
+                    request.setDestination(found[object], relationship: relationship, of: object)
+                }
+            }
+            if let name = kind.parentRelationship, let relationship = kind.mapper.entity.relationship(named: name) {
+                // Stands in for the parent's ID (known once the parent is written) so the check passes.
+                let placeholder = ManagedObjectID(entityName: relationship.destinationEntityName, storeIdentifier: nil, reference: .temporary(0))
+                for object in members.indices { request.setDestination(placeholder, relationship: relationship.index, of: object) }
+            }
+            for (object, index) in members.enumerated() where !request.isValid(object) { groupOK[batch[index].top] = false }
+            requests.append((members, request))
+        }
+        // Write them, parents first; an object whose parent was not written stays behind with it.
+        var attempted = 0, refused = 0
+        for (kindIndex, (members, full)) in requests.enumerated() where !members.isEmpty {
+            let parentRelationship = kinds[kindIndex].parentRelationship.flatMap { full.entity.relationship(named: $0)?.index }
+            let kept = members.indices.filter { object in
+                let index = members[object]
+                guard groupOK[batch[index].top] == nil else { return false }
+                if let parent = batch[index].parent { return batch[parent].bulkID != nil }
+                return true
+            }
+            guard !kept.isEmpty else { continue }
+            var request = full
+            if kept.count != members.count {
+                request = BatchInsertRequest(entity: full.entity, capacity: kept.count)
+                for object in kept {
+                    let copy = request.appendObject()
+                    for attribute in full.entity.attributes { request[copy, attribute.index] = full[object, attribute.index] }
+                    for relationship in full.entity.relationships where !relationship.isToMany {
+                        request.setDestination(full.destination(relationship: relationship.index, of: object), relationship: relationship.index, of: copy)
+                    }
+                }
+            }
+            if let parentRelationship {
+                for (copy, object) in kept.enumerated() {
+                    request.setDestination(batch[batch[members[object]].parent!].bulkID, relationship: parentRelationship, of: copy)
+                }
+            }
+            let ids = try coordinator.execute(request)
+            for (copy, object) in kept.enumerated() { batch[members[object]].bulkID = ids[copy] }
+            attempted += kept.count
+            refused += ids.lazy.filter { $0 == nil }.count
+        }
+        // Mostly stored keys (a re-import): the context's merge is the way for the rest of the source.
+        if attempted >= 64 && refused * 4 > attempted { bulkWorthTrying = false }
     }
 
     /// Saves the batch; records whose objects fail validation or break a key under `merge: error`

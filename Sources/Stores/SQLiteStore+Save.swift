@@ -90,16 +90,25 @@ extension SQLiteStore {
 
     /// Binds a row's values from parameter `start` on; returns the next free parameter.
     private func bindValues(of row: StoreRow, _ plan: WritePlan, to statement: SQLiteStatement, from start: Int32) throws -> Int32 {
+        try bindValues(row.attributeValues[...], row.toOneDestinations[...], of: row.objectID, plan, to: statement, from: start)
+    }
+
+    /// Binds one object's attribute values and to-one destinations (its slices of the entity's flat
+    /// order) from parameter `start` on; returns the next free parameter.
+    private func bindValues(_ values: ArraySlice<AttributeValue>, _ destinations: ArraySlice<ManagedObjectID?>, of objectID: ManagedObjectID,
+                            _ plan: WritePlan, to statement: SQLiteStatement, from start: Int32) throws -> Int32 {
         var parameter = start
+        let valueBase = values.startIndex, destinationBase = destinations.startIndex
         for index in plan.attributes {
-            SQLiteValueCoding.bind(row.attributeValues[index], to: statement, at: parameter)
+            SQLiteValueCoding.bind(values[valueBase + index], to: statement, at: parameter)
             parameter += 1
         }
         for (index, hasEntityColumn) in plan.foreignKeys {
-            let destination = row.toOneDestinations[index]
+            let destination = destinations[destinationBase + index]
             if let destination {
                 guard let key = primaryKey(of: destination) else {
-                    throw StoreError(.noStoreForEntity, "\(row.objectID.entityName).\(row.entity.relationships[index].name) points to \(destination), which is not in this store (relationships across stores are not supported)", url: url, objectID: row.objectID)
+                    let entity = model.entity(named: objectID.entityName)
+                    throw StoreError(.noStoreForEntity, "\(objectID.entityName).\(entity?.relationships[index].name ?? "?") points to \(destination), which is not in this store (relationships across stores are not supported)", url: url, objectID: objectID)
                 }
                 statement.bind(key, at: parameter)
             } else {
@@ -153,6 +162,68 @@ extension SQLiteStore {
             }
             throw storeError(error, "The save failed and was rolled back", objectID: current)
         }
+    }
+
+    public var supportsBatchInsert: Bool { !options.readOnly }
+
+    /// A batch insert: the objects' rows with primary keys allocated ahead, `batchRows` per INSERT,
+    /// in one transaction. A multi-row INSERT that breaks a constraint (SQLite undoes just that
+    /// statement) is done again row by row, and the rows that break one are left out (`nil`).
+    public func insertObjects(_ request: BatchInsertRequest) throws -> [ManagedObjectID?] {
+        guard !options.readOnly else {
+            throw StoreError(.io, "The store was opened with read_only=true; it cannot insert", url: url)
+        }
+        let entity = request.entity, count = request.count
+        guard count > 0 else { return [] }
+        let plan = plan(forInserting: entity)
+        let first = try newReferences(for: entity, count: count).first.flatMap { reference -> Int64? in
+            if case .integer(let key) = reference { return key }
+            return nil
+        } ?? 0
+        var ids = (0..<Int64(count)).map { Optional(objectID(of: entity, primaryKey: first + $0)) }
+        let width = entity.attributes.count, slots = entity.relationships.count
+        /// Binds object `object` from parameter `start`; returns the next free parameter.
+        func bind(_ object: Int, to statement: SQLiteStatement, from start: Int32) throws -> Int32 {
+            statement.bind(first + Int64(object), at: start)
+            return try bindValues(request.attributeValues[object * width ..< (object + 1) * width],
+                                  request.toOneDestinations[object * slots ..< (object + 1) * slots],
+                                  of: ids[object]!, plan, to: statement, from: start + 1)
+        }
+        func insertOne(_ object: Int) throws {
+            let statement = try plan.prepared(on: connection)
+            _ = try bind(object, to: statement, from: 1)
+            do { try statement.stepToEnd() } catch let error as SQLiteError where error.code & 0xff == 19 { ids[object] = nil }
+        }
+        do {
+            try transaction {
+                var index = 0
+                while index < count {
+                    let end = index + plan.batchRows
+                    guard plan.batchRows > 1, end <= count else {
+                        try insertOne(index)
+                        index += 1
+                        continue
+                    }
+                    let statement: SQLiteStatement
+                    if let prepared = plan.batchStatement { statement = prepared; try statement.reset() } else {
+                        statement = try connection.makeStatement(plan.batchSQL!)
+                        plan.batchStatement = statement
+                    }
+                    var parameter: Int32 = 1
+                    for object in index..<end { parameter = try bind(object, to: statement, from: parameter) }
+                    do { try statement.stepToEnd() } catch let error as SQLiteError where error.code & 0xff == 19 {
+                        for object in index..<end { try insertOne(object) }
+                    }
+                    index = end
+                }
+                try writeKeys()
+                try writeMetadata()
+            }
+            writtenKeys = nextKeys
+        } catch let error as SQLiteError {
+            throw storeError(error, "The batch insert of \(entity.name) failed and was rolled back")
+        }
+        return ids
     }
 
     private func plan(forInserting entity: EntityDescription) -> WritePlan {
