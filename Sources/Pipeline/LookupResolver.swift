@@ -23,6 +23,7 @@ public final class LookupResolver {
     private var batch: [[AttributeValue]: ManagedObject] = [:]
     /// The IDs `resolveIDs` found for the batch's keys.
     private var batchIDs: [[AttributeValue]: ManagedObjectID] = [:]
+    private var singleIDs: [AttributeValue: ManagedObjectID] = [:]
     /// How many store queries resolving took (one per 500 new keys of a batch).
     public private(set) var fetchCount = 0
 
@@ -67,6 +68,7 @@ public final class LookupResolver {
     /// cache, `KnownKeys`, then the store, as `resolve` does. Keys nobody holds stay `nil`, whatever
     /// `missing:` says — creating objects takes a context.
     public func resolveIDs(_ keys: [[AttributeValue]?], in coordinator: PersistentStoreCoordinator) throws -> [ManagedObjectID?] {
+        if attributes.count == 1 { return try resolveIDs(values: keys.map { $0?[0] }, in: coordinator) }
         var missing = Set<[AttributeValue]>()
         for case let key? in keys where batchIDs[key] == nil { missing.insert(key) }
         if !missing.isEmpty {
@@ -79,6 +81,24 @@ public final class LookupResolver {
             for item in try fetchStored(missing, in: coordinator) where batchIDs[item.key] == nil { batchIDs[item.key] = item.objectID }
         }
         return keys.map { key in key.flatMap { batchIDs[$0] } }
+    }
+
+    /// `resolveIDs` for a key of one attribute, without an array per key.
+    private func resolveIDs(values: [AttributeValue?], in coordinator: PersistentStoreCoordinator) throws -> [ManagedObjectID?] {
+        var missing = Set<AttributeValue>()
+        for case let value? in values where singleIDs[value] == nil { missing.insert(value) }
+        if !missing.isEmpty {
+            for (value, id) in known.objectIDs(forValues: missing) {
+                singleIDs[value] = id
+                missing.remove(value)
+            }
+        }
+        if !missing.isEmpty {
+            for item in try fetchStored(Set(missing.map { [$0] }), in: coordinator) where singleIDs[item.key[0]] == nil {
+                singleIDs[item.key[0]] = item.objectID
+            }
+        }
+        return values.map { value in value.flatMap { singleIDs[$0] } }
     }
 
     /// Objects of the entity the context inserted and has not saved (one pass over its inserts).
@@ -115,57 +135,6 @@ public final class LookupResolver {
     public func reset() {
         batch.removeAll(keepingCapacity: true)
         batchIDs.removeAll(keepingCapacity: true)
-    }
-}
-
-/// IDs of stored objects of one entity by the values of one key, learned while a run resolves
-/// lookups, so a key is looked up in the store once per run rather than once per batch. Bounded:
-/// when it holds `capacity` keys it starts over (memory stays flat however large the input).
-/// Shared by the run's workers under a lock.
-public final class KnownKeys: @unchecked Sendable {
-    // @unchecked: `ids`, `integers` and `template` are only touched with `lock` held.
-    private let lock = NSLock()
-    private var ids: [[AttributeValue]: ManagedObjectID] = [:]
-    /// The common case kept compact (16 bytes a key instead of an array and an object): a key of one
-    /// integer attribute, an ID of `template`'s entity and store with an integer reference.
-    private var integers: [Int64: Int64] = [:]
-    private var template: ManagedObjectID?
-    public let capacity: Int
-
-    public init(capacity: Int = 200_000) {
-        self.capacity = capacity
-    }
-
-    public var count: Int { lock.withLock { ids.count + integers.count } }
-
-    func objectIDs(for keys: Set<[AttributeValue]>) -> [([AttributeValue], ManagedObjectID)] {
-        lock.withLock {
-            guard !ids.isEmpty || !integers.isEmpty else { return [] }
-            return keys.compactMap { key in
-                if key.count == 1, case .integer(let value) = key[0], let template, let reference = integers[value] {
-                    return (key, template.withReference(.integer(reference)))
-                }
-                return ids[key].map { (key, $0) }
-            }
-        }
-    }
-
-    func remember(_ found: [KeyedObjectID]) {
-        lock.withLock {
-            if ids.count + integers.count + found.count > capacity {
-                ids.removeAll(keepingCapacity: true)
-                integers.removeAll(keepingCapacity: true)
-            }
-            for item in found {
-                if item.key.count == 1, case .integer(let value) = item.key[0], case .integer(let reference) = item.objectID.reference {
-                    if template == nil { template = item.objectID }
-                    if let template, template.entityName == item.objectID.entityName, template.storeIdentifier == item.objectID.storeIdentifier {
-                        integers[value] = reference
-                        continue
-                    }
-                }
-                ids[item.key] = item.objectID
-            }
-        }
+        singleIDs.removeAll(keepingCapacity: true)
     }
 }

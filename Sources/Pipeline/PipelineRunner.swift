@@ -28,7 +28,15 @@ public struct RunReport: Sendable, Codable {
     public var entities: [String: Counts] = [:]
     public var rejected = 0
     public var seconds = 0.0
+    /// Where the time went, in order: one entry per source (named after it), then the final stage's
+    /// `indexes` (built after the load), `validation` (the whole graph) and `commit`.
+    public var stages: [Stage] = []
     public var peakRSSMegabytes = 0.0
+
+    public struct Stage: Sendable, Codable, Equatable {
+        public var name: String
+        public var seconds: Double
+    }
 }
 
 /// Why a run failed; the target is as it was (`commit: atomic`).
@@ -112,10 +120,25 @@ public final class PipelineRunner {
         defer { withExtendedLifetime(lock) {} }   // held until the run ends
         let coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
         var store: (any PersistentStore)?
-        let shared = RunShared(rejectsPath: config.rejectsPath, batchSize: config.batchSize)
+        let shared = RunShared(rejectsPath: config.rejectsPath, batchSize: config.batchSize, lookups: config.lookups)
         var report = RunReport()
+        var stages: [RunReport.Stage] = []
+        var stageStart = Date()
+        func stage(_ name: String) {
+            let now = Date()
+            stages.append(.init(name: name, seconds: now.timeIntervalSince(stageStart)))
+            stageStart = now
+        }
         do {
-            store = try TargetStore.add(to: coordinator, at: work, type: work == nil ? nil : config.store.storeType, options: storeOptions)
+            var options = storeOptions
+            if let work, work != target, config.store == .sqlite {
+                // The work copy is private until it is renamed into place, and thrown away when the
+                // run fails: each save needs no durability of its own, so its pages are written once
+                // (no WAL) and never synced; the whole file is synced before the rename (`commit`).
+                options["journal_mode"] = "MEMORY"
+                options["synchronous"] = "OFF"
+            }
+            store = try TargetStore.add(to: coordinator, at: work, type: work == nil ? nil : config.store.storeType, options: options)
             if let store, work != nil {
                 // The model goes with the store (written with its first save), for `inspect` and `validate`.
                 var metadata = coordinator.metadata(for: store)
@@ -178,6 +201,7 @@ public final class PipelineRunner {
                         shared.pending.add(waiting.values.flatMap { $0 })
                     }
                 }
+                stage(source.name)
             }
             try shared.closeRejects()
             report = shared.currentReport
@@ -185,15 +209,18 @@ public final class PipelineRunner {
                 throw RunError.tooManyRejects(count: report.rejected, max: config.maxErrors, rejects: config.rejectsPath, committed: batches)
             }
             if let sqlite = store as? SQLiteStore { try sqlite.buildPendingIndexes() }
+            stage("indexes")
             // The final stage: the whole graph against the model's rules (what a batch could not
             // see — counts of to-many relationships filled by later sources, keys across batches).
             let violations = try GraphValidation.violations(in: coordinator)
             if !violations.isEmpty { throw RunError.invalidGraph(violations) }
+            stage("validation")
             try checkpoint?.finish()
             try coordinator.saveMetadata()
             coordinator.removePersistentStore(store!)
             store = nil
             if let target, let work, work != target { try commit(work, over: target) }
+            stage("commit")
         } catch {
             if let store { coordinator.removePersistentStore(store) }
             try? shared.closeRejects()
@@ -201,6 +228,7 @@ public final class PipelineRunner {
             throw error
         }
         report.seconds = Date().timeIntervalSince(start)
+        report.stages = stages
         report.peakRSSMegabytes = Self.peakRSSMegabytes()
         return report
     }
@@ -271,10 +299,20 @@ public final class PipelineRunner {
             throw RunError.store("the target \(target.path) changed while the run worked on a copy of it (another program wrote it); nothing was committed — run again")
         }
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: work.path + suffix) }
+        try Self.sync(work)
         guard rename(work.path, target.path) == 0 else {
             throw RunError.store("cannot move the finished store into place at \(target.path): \(String(cString: strerror(errno)))")
         }
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target.path + suffix) }
+        try Self.sync(target.deletingLastPathComponent())
+    }
+
+    /// Flushes a file (or a folder, for a rename in it) to the disk.
+    private static func sync(_ url: URL) throws {
+        let descriptor = open(url.path, O_RDONLY)
+        guard descriptor >= 0 else { throw RunError.store("cannot open \(url.path) to sync it: \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw RunError.store("cannot sync \(url.path) to the disk: \(String(cString: strerror(errno)))") }
     }
 
     static func removeStoreFiles(at url: URL) {

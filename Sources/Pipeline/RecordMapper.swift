@@ -148,3 +148,11 @@ extension PipelineConfig.Mapping {
                              children: children.map { $0.mapping.xmlSpec(path: $0.record) })
     }
 }
+
+extension PipelineConfig {
+    /// Every lookup of every source, nested children's included.
+    var lookups: [Lookup] {
+        func all(_ mapping: Mapping) -> [Lookup] { mapping.relationships + mapping.children.flatMap { all($0.mapping) } }
+        return sources.flatMap { all($0.mapping) }
+    }
+}

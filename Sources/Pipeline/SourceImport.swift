@@ -14,20 +14,37 @@ final class RunShared: @unchecked Sendable {
     /// Records waiting for a parent that has not arrived yet.
     let pending: PendingRecords
 
-    init(rejectsPath: String?, batchSize: Int) {
+    /// - Parameter lookups: every lookup of the run, so that batch inserts of their entities
+    ///   can tell them the keys they write before the first record looks one up.
+    init(rejectsPath: String?, batchSize: Int, lookups: [PipelineConfig.Lookup] = []) {
         rejects = RejectsFile(path: rejectsPath)
         pending = PendingRecords(retryAt: batchSize)
+        for lookup in lookups { _ = knownKeys(for: lookup) }
     }
 
     var currentReport: RunReport { lock.withLock { report } }
 
+    private static func name(_ entity: String, _ attributes: [String]) -> String { entity + "|" + attributes.joined(separator: ",") }
+
     func knownKeys(for lookup: PipelineConfig.Lookup) -> KnownKeys {
-        let name = lookup.entity + "|" + lookup.key.map(\.attribute).joined(separator: ",")
+        let name = Self.name(lookup.entity, lookup.key.map(\.attribute))
         return lock.withLock {
             if let known = knownKeys[name] { return known }
             let known = KnownKeys()
             knownKeys[name] = known
             return known
+        }
+    }
+
+    /// The run's keys of one attribute of `entity` that lookups use, by attribute name.
+    func singleKeys(of entity: String) -> [(attribute: String, known: KnownKeys)] {
+        let prefix = entity + "|"
+        return lock.withLock {
+            knownKeys.compactMap { name, known in
+                guard name.hasPrefix(prefix) else { return nil }
+                let attribute = String(name.dropFirst(prefix.count))
+                return attribute.contains(",") ? nil : (attribute, known)
+            }
         }
     }
 
@@ -258,6 +275,8 @@ final class BatchWorker: @unchecked Sendable {
     /// Batch inserts are worth trying: they are possible and the last batches' objects were mostly
     /// new (an input whose keys the store already holds goes through the context).
     private var bulkWorthTrying = true
+    /// By kind: the run's known keys of its entity (attribute index, keys) that batch inserts feed.
+    private var insertedKeys: [[(attribute: Int, known: KnownKeys)]] = []
 
     /// The context's last did-save (which objects it inserted, and updated with changes).
     private let lastSave = LastSave()
@@ -347,6 +366,9 @@ final class BatchWorker: @unchecked Sendable {
         kinds.append(Kind(mapper: mapper, parentRelationship: parentRelationship, resolvers: resolvers,
                           bulk: canInsertInBulk(mapper.entity, setting: mapping.relationships.map(\.relationship) + [parentRelationship].compactMap { $0 })))
         kindByName[name] = kinds.count - 1
+        insertedKeys.append(shared.singleKeys(of: mapper.entity.name).compactMap { name, known in
+            mapper.entity.attributeIndex(named: name).map { ($0, known) }
+        })
         return kinds.count - 1
     }
 
@@ -528,6 +550,10 @@ final class BatchWorker: @unchecked Sendable {
             }
             let ids = try coordinator.execute(request)
             for (copy, object) in kept.enumerated() { batch[members[object]].bulkID = ids[copy] }
+            // Lookups of later records and sources find these objects without asking the store.
+            for (attribute, known) in insertedKeys[kindIndex] {
+                known.remember(values: (0..<request.count).map { request[$0, attribute] }, objectIDs: ids)
+            }
             attempted += kept.count
             refused += ids.lazy.filter { $0 == nil }.count
         }

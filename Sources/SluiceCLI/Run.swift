@@ -98,6 +98,9 @@ private func summary(_ report: RunReport, _ config: PipelineConfig, dryRun: Bool
     for (entity, counts) in report.entities.sorted(by: { $0.key < $1.key }) {
         lines.append("  \(entity): \(counts.read) read, \(counts.inserted) inserted, \(counts.updated) updated, \(counts.unchanged) unchanged, \(counts.rejected) rejected")
     }
+    if !report.stages.isEmpty {
+        lines.append("  Time: " + report.stages.map { String(format: "%@ %.2f s", $0.name, $0.seconds) }.joined(separator: ", "))
+    }
     if report.rejected > 0 { lines.append("  \(report.rejected) rejected record\(report.rejected == 1 ? "" : "s") in \(config.rejectsPath ?? "(no rejects file)")") }
     return lines.joined(separator: "\n")
 }

@@ -502,6 +502,19 @@ public final class SQLiteStore: PersistentStore {
         let map = schema.map(for: entity)
         let columns = keyColumns(map, properties).map { quote($0) }
         guard columns.count == properties.count, !columns.isEmpty, limit > 0 else { return [] }
+        // A unique index on these columns (or some of them) already rules duplicates out, NULLs
+        // apart as here: nothing to look for.
+        let keyColumns = Set(self.keyColumns(map, properties))
+        do {
+            for index in schema.indexes where index.isUnique && index.table == map.table.name && Set(index.columns).isSubset(of: keyColumns) {
+                let exists = try connection.cachedStatement("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?")
+                exists.bind(index.name, at: 1)
+                defer { try? exists.reset() }
+                if try exists.step() { return [] }
+            }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Reading the indexes of \(map.table.name) failed")
+        }
         var conditions = columns.map { "\($0) IS NOT NULL" }
         if map.sharesTable { conditions.append("_ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))") }
         let list = columns.joined(separator: ", ")
