@@ -169,7 +169,8 @@ public final class SQLDumpReader: RecordReader {
             context = Record.Context(file: splitter.name, schema: RecordSchema(names: columns), kind: table)
         }
         guard parser.isKeyword("VALUES") else { throw SQLParser.Failure("expected VALUES (only INSERT … VALUES is supported)") }
-        let wanted = lastTableInfo!.wanted
+        // Rows of tables not asked for are passed over unread (their syntax is checked by whoever reads them).
+        guard lastTableInfo!.wanted else { return }
         let expected = context?.schema?.names.count
         let line = splitter.lineAndColumn(at: 0).line
         repeat {
@@ -181,7 +182,6 @@ public final class SQLDumpReader: RecordReader {
                 builder.endField(start: start, column: 1, lineDelta: 0, isNull: isNull)
             } while parser.consume(UInt8(ascii: ","))
             try parser.expect(UInt8(ascii: ")"))
-            guard wanted else { continue }
             if let expected, builder.count != expected {
                 throw SQLParser.Failure("a row of \(table) has \(builder.count) values, the table has \(expected) columns")
             }

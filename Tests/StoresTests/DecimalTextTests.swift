@@ -30,4 +30,29 @@ import Testing
             #expect(parsed == expected && parsed?.description == expected?.description, "\(text.debugDescription)")
         }
     }
+
+    /// Mantissas of 65 to 128 bits (20 to 38 digits, such as the 20-digit reals of `sqlite3 .dump`)
+    /// take the fast paths too, and agree with Foundation both ways.
+    @Test func wideMantissasRoundTripLikeFoundation() {
+        let posix = Locale(identifier: "en_US_POSIX")
+        #expect(DecimalText.layoutIsKnown && DecimalText.parserIsKnown, "the fast paths are in use on this platform")
+        var texts = ["611.66999999999995905", "-18446744073709551616", "18446744073709551616", "12345678901234567890123456789012345678",
+                     "-0.00000000000000000000000000000000000001", "99999999999999999999999999999999999999", "1234567890123456789.0123456789"]
+        for _ in 0..<20_000 {
+            let digits = Int.random(in: 20...38)
+            var text = String((0..<digits).map { _ in "0123456789".randomElement()! }).drop { $0 == "0" }
+            if text.isEmpty { text = "7" }
+            let point = Int.random(in: 0...text.count)
+            var placed = String(text)
+            if point > 0 && point < text.count { placed.insert(".", at: placed.index(placed.startIndex, offsetBy: point)) }
+            texts.append((Bool.random() ? "-" : "") + placed)
+        }
+        for text in texts {
+            let expected = Decimal(string: text, locale: posix)!
+            #expect(DecimalText.parsePlain(text) == expected, "\(text)")
+            #expect(withUnsafeBytes(of: DecimalText.parsePlain(text)!, Array.init) == withUnsafeBytes(of: expected, Array.init), "same layout: \(text)")
+            #expect(DecimalText.canonical(expected) == expected.description, "\(text)")
+        }
+        #expect(DecimalText.parsePlain("123456789012345678901234567890123456789") == nil, "39 digits do not fit: the caller refuses them")
+    }
 }
