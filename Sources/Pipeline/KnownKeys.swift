@@ -13,7 +13,10 @@ import ObjectGraph
 public final class KnownKeys: @unchecked Sendable {
     // @unchecked: every stored property is only touched with `lock` held.
     private let lock = NSLock()
+    /// Keys of several attributes.
     private var ids: [[AttributeValue]: ManagedObjectID] = [:]
+    /// Keys of one attribute not held compactly (text, decimals, IDs of another entity or store).
+    private var singles: [AttributeValue: ManagedObjectID] = [:]
     private var integers: [Int64: Int64] = [:]
     /// Keys `key ..< key + count` → references `reference ..< reference + count`, sorted by key.
     private var runs: [Run] = []
@@ -34,74 +37,89 @@ public final class KnownKeys: @unchecked Sendable {
     }
 
     /// Entries held (a run is one).
-    public var count: Int { lock.withLock { ids.count + integers.count + runs.count } }
+    public var count: Int { lock.withLock { entries } }
 
+    private var entries: Int { ids.count + singles.count + integers.count + runs.count }
+
+    /// The IDs held for keys (of any number of attributes).
     func objectIDs(for keys: Set<[AttributeValue]>) -> [([AttributeValue], ManagedObjectID)] {
         lock.withLock {
-            guard !ids.isEmpty || !integers.isEmpty || !runs.isEmpty else { return [] }
+            guard entries > 0 else { return [] }
             return keys.compactMap { key in
-                if key.count == 1, let id = integerID(key[0]) { return (key, id) }
+                if key.count == 1 { return single(key[0]).map { (key, $0) } }
                 return ids[key].map { (key, $0) }
             }
         }
     }
 
-    /// Like `objectIDs(for:)` for keys of one attribute, given as their values.
-    func objectIDs(forValues values: Set<AttributeValue>) -> [(AttributeValue, ManagedObjectID)] {
+    /// The ID held for each key of one attribute, given as its value (`nil` where none is held).
+    func objectIDs(forValues values: [AttributeValue?]) -> [ManagedObjectID?] {
         lock.withLock {
-            guard !ids.isEmpty || !integers.isEmpty || !runs.isEmpty else { return [] }
-            return values.compactMap { value in
-                if let id = integerID(value) { return (value, id) }
-                return ids.isEmpty ? nil : ids[[value]].map { (value, $0) }
-            }
+            guard entries > 0 else { return Array(repeating: nil, count: values.count) }
+            return values.map { value in value.flatMap(single) }
         }
     }
 
-    /// The ID of an integer key held compactly (call with `lock` held).
-    private func integerID(_ value: AttributeValue) -> ManagedObjectID? {
-        guard case .integer(let key) = value, let template else { return nil }
-        if let reference = integers[key] { return template.withReference(.integer(reference)) }
+    /// The ID of a key of one attribute (call with `lock` held).
+    private func single(_ value: AttributeValue) -> ManagedObjectID? {
+        guard case .integer(let key) = value, let template else { return singles.isEmpty ? nil : singles[value] }
         // The last run starting at or before the key.
         var low = 0, high = runs.count
         while low < high {
             let middle = (low + high) / 2
             if runs[middle].key <= key { low = middle + 1 } else { high = middle }
         }
-        guard low > 0 else { return nil }
-        let run = runs[low - 1]
-        guard key < run.key + run.count else { return nil }
-        return template.withReference(.integer(run.reference + key - run.key))
+        if low > 0, key < runs[low - 1].key + runs[low - 1].count {
+            return template.withReference(.integer(runs[low - 1].reference + key - runs[low - 1].key))
+        }
+        if let reference = integers[key] { return template.withReference(.integer(reference)) }
+        return singles.isEmpty ? nil : singles[value]
     }
 
     func remember(_ found: [KeyedObjectID]) {
-        remember(found.lazy.map { ($0.key, $0.objectID) })
+        lock.withLock {
+            makeRoom(for: found.count)
+            var compact: [(key: Int64, reference: Int64)] = []
+            for item in found {
+                if item.key.count == 1 { file(item.key[0], item.objectID, compact: &compact) } else { ids[item.key] = item.objectID }
+            }
+            addIntegers(&compact)
+        }
     }
 
     /// Remembers keys of one attribute (`values[i]` is the key of `objectIDs[i]`; `nil` IDs are skipped).
     func remember(values: [AttributeValue], objectIDs: [ManagedObjectID?]) {
-        remember(zip(values, objectIDs).lazy.compactMap { value, id in value.isNull ? nil : id.map { ([value], $0) } })
-    }
-
-    private func remember<Pairs: Collection>(_ pairs: Pairs) where Pairs.Element == ([AttributeValue], ManagedObjectID) {
         lock.withLock {
-            if ids.count + integers.count + runs.count + pairs.count > capacity {
-                ids.removeAll(keepingCapacity: true)
-                integers.removeAll(keepingCapacity: true)
-                runs.removeAll(keepingCapacity: true)
-            }
+            makeRoom(for: values.count)
             var compact: [(key: Int64, reference: Int64)] = []
-            for (key, id) in pairs {
-                if key.count == 1, case .integer(let value) = key[0], case .integer(let reference) = id.reference {
-                    if template == nil { template = id }
-                    if let template, template.entityName == id.entityName, template.storeIdentifier == id.storeIdentifier {
-                        compact.append((value, reference))
-                        continue
-                    }
-                }
-                ids[key] = id
+            compact.reserveCapacity(values.count)
+            for (value, id) in zip(values, objectIDs) where !value.isNull {
+                if let id { file(value, id, compact: &compact) }
             }
             addIntegers(&compact)
         }
+    }
+
+    /// Starts over when `incoming` more entries would pass the capacity (call with `lock` held).
+    private func makeRoom(for incoming: Int) {
+        guard entries + incoming > capacity else { return }
+        ids.removeAll(keepingCapacity: true)
+        singles.removeAll(keepingCapacity: true)
+        integers.removeAll(keepingCapacity: true)
+        runs.removeAll(keepingCapacity: true)
+    }
+
+    /// Files a key of one attribute: integer keys of integer references of the template's entity and
+    /// store go to `compact` (for `addIntegers`), the rest to `singles` (call with `lock` held).
+    private func file(_ value: AttributeValue, _ id: ManagedObjectID, compact: inout [(key: Int64, reference: Int64)]) {
+        if case .integer(let key) = value, case .integer(let reference) = id.reference {
+            if template == nil { template = id }
+            if let template, template.entityName == id.entityName, template.storeIdentifier == id.storeIdentifier {
+                compact.append((key, reference))
+                return
+            }
+        }
+        singles[value] = id
     }
 
     /// Files integer pairs as runs (long stretches of consecutive keys and references) or single entries.

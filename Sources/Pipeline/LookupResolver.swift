@@ -83,22 +83,23 @@ public final class LookupResolver {
         return keys.map { key in key.flatMap { batchIDs[$0] } }
     }
 
-    /// `resolveIDs` for a key of one attribute, without an array per key.
+    /// `resolveIDs` for a key of one attribute, without an array per key: `KnownKeys` answers for the
+    /// whole batch under one lock; only what it does not hold is hashed and looked up further.
     private func resolveIDs(values: [AttributeValue?], in coordinator: PersistentStoreCoordinator) throws -> [ManagedObjectID?] {
+        var ids = known.objectIDs(forValues: values)
         var missing = Set<AttributeValue>()
-        for case let value? in values where singleIDs[value] == nil { missing.insert(value) }
-        if !missing.isEmpty {
-            for (value, id) in known.objectIDs(forValues: missing) {
-                singleIDs[value] = id
-                missing.remove(value)
-            }
+        for position in values.indices where ids[position] == nil {
+            guard let value = values[position] else { continue }
+            if let id = singleIDs[value] { ids[position] = id } else { missing.insert(value) }
         }
-        if !missing.isEmpty {
-            for item in try fetchStored(Set(missing.map { [$0] }), in: coordinator) where singleIDs[item.key[0]] == nil {
-                singleIDs[item.key[0]] = item.objectID
-            }
+        guard !missing.isEmpty else { return ids }
+        for item in try fetchStored(Set(missing.map { [$0] }), in: coordinator) where singleIDs[item.key[0]] == nil {
+            singleIDs[item.key[0]] = item.objectID
         }
-        return values.map { value in value.flatMap { singleIDs[$0] } }
+        for position in values.indices where ids[position] == nil {
+            if let value = values[position] { ids[position] = singleIDs[value] }
+        }
+        return ids
     }
 
     /// Objects of the entity the context inserted and has not saved (one pass over its inserts).
