@@ -3,13 +3,17 @@ import Foundation
 /// A first-in first-out queue of at most `capacity` elements between threads: `push` waits while it
 /// is full, `pop` while it is empty; after `close()` pushes are dropped and `pop` returns what is
 /// left, then `nil`. How the reading thread hands batches of records to the importing contexts
-/// without reading ahead more than a few batches.
+/// without reading ahead more than a few batches. Consumers call `finished()` for each element they
+/// are done with, so the producer can wait for everything it pushed (`waitUntilFinished()`).
 final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
-    // @unchecked: `items` and `isClosed` are only touched with `condition` locked.
+    // @unchecked: `items`, `unfinished` and `isClosed` are only touched with `condition` locked.
     private let condition = NSCondition()
     /// At most `capacity` elements: taking the first is cheap, and nothing taken stays referenced.
     private var items: [Element] = []
+    /// Elements pushed and not yet `finished()`.
+    private var unfinished = 0
     private var isClosed = false
+    private var cancelled = false
     let capacity: Int
 
     init(capacity: Int) {
@@ -25,8 +29,24 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         while !isClosed && items.count >= capacity { condition.wait() }
         guard !isClosed else { return false }
         items.append(element)
+        unfinished += 1
         condition.broadcast()
         return true
+    }
+
+    /// A consumer is done with an element it popped.
+    func finished() {
+        condition.lock()
+        unfinished -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until every element pushed so far is `finished()` (or the queue is cancelled).
+    func waitUntilFinished() {
+        condition.lock()
+        defer { condition.unlock() }
+        while unfinished > 0 && !cancelled { condition.wait() }
     }
 
     /// The oldest element, waiting for one; `nil` when the queue is closed and empty.
@@ -52,6 +72,7 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     func cancel() {
         condition.lock()
         isClosed = true
+        cancelled = true
         items.removeAll()
         condition.broadcast()
         condition.unlock()

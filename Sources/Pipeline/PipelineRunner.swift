@@ -124,10 +124,11 @@ public final class PipelineRunner {
         var report = RunReport()
         var stages: [RunReport.Stage] = []
         var stageStart = Date()
-        func stage(_ name: String) {
-            let now = Date()
-            stages.append(.init(name: name, seconds: now.timeIntervalSince(stageStart)))
-            stageStart = now
+        /// Ends a stage now, or one of a pass that took `seconds` of the time since the last.
+        func stage(_ name: String, seconds: Double? = nil) {
+            let end = seconds.map { stageStart.addingTimeInterval($0) } ?? Date()
+            stages.append(.init(name: name, seconds: end.timeIntervalSince(stageStart)))
+            stageStart = end
         }
         do {
             var options = storeOptions
@@ -174,15 +175,18 @@ public final class PipelineRunner {
                     shared.pending.add(try SourceImport(source: source, sourceIndex: index, config: config).collect(position.pending))
                 }
             }
-            for (index, source) in config.sources.enumerated() {
+            for pass in Self.passes(of: config, batches: batches) {
+                let index = pass.upperBound - 1, source = config.sources[pass.lowerBound]
                 if let position, index < position.sourceIndex { continue }
                 let resumed = position.flatMap { index == $0.sourceIndex ? $0 : nil }
                 let skipped = resumed?.batches ?? 0, alsoDone = resumed?.alsoDone ?? []
                 checkpoint?.begin(sourceIndex: index, skipped: skipped, alsoDone: alsoDone, pending: resumed?.pending)
-                let deferred: Set<ValidationRule> = Self.fillsEveryMinimum(source.mapping, model: config.model) ? [] : [.minCount]
+                let deferred: Set<ValidationRule> = pass.allSatisfy { Self.fillsEveryMinimum(config.sources[$0].mapping, model: config.model) } ? [] : [.minCount]
                 for context in contexts { context.deferredValidationRules = deferred }
-                try SourceImport(source: source, sourceIndex: index, config: config, checkpoint: checkpoint, skippedBatches: skipped, alsoDone: alsoDone)
+                let seconds = try SourceImport(source: source, sourceIndex: pass.lowerBound, config: config, checkpoint: checkpoint, skippedBatches: skipped,
+                                               alsoDone: alsoDone, alongside: Array(pass.dropFirst()))
                     .run(contexts: contexts, shared: shared)
+                for (part, spent) in zip(pass, seconds).dropLast() { stage(config.sources[part].name, seconds: spent) }
                 // Records waiting for parents are tried again once the source is in; after the last
                 // source, what still finds no parent is rejected with its key.
                 // Tries go on while they link something (a waiting order may be what waiting lines need).
@@ -201,7 +205,7 @@ public final class PipelineRunner {
                         shared.pending.add(waiting.values.flatMap { $0 })
                     }
                 }
-                stage(source.name)
+                stage(config.sources[index].name)
             }
             try shared.closeRejects()
             report = shared.currentReport
@@ -231,6 +235,23 @@ public final class PipelineRunner {
         report.stages = stages
         report.peakRSSMegabytes = Self.peakRSSMegabytes()
         return report
+    }
+
+    /// The sources in passes over their files: consecutive sources of one file go together
+    /// (`SourceImport.sharesPass`), each other source alone.
+    static func passes(of config: PipelineConfig, batches: Bool) -> [Range<Int>] {
+        var passes: [Range<Int>] = []
+        var start = 0
+        while start < config.sources.count {
+            var end = start + 1
+            while end < config.sources.count,
+                  SourceImport.sharesPass(config.sources[end], with: Array(config.sources[start..<end]), commit: batches ? .batches : .atomic) {
+                end += 1
+            }
+            passes.append(start..<end)
+            start = end
+        }
+        return passes
     }
 
     /// Whether every object a mapping makes gets the members of its to-many relationships that have

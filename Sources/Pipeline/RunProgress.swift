@@ -26,6 +26,9 @@ final class RunProgress: @unchecked Sendable {
         }
     }
 
+    /// The pass over a file goes on with the records of another source of the same file.
+    func switchTo(source: String) { lock.withLock { self.source = source } }
+
     /// Records handed to the contexts.
     func read(records count: Int) { lock.withLock { readRecords += count } }
     /// Records imported (mapped, saved or rejected).

@@ -62,10 +62,12 @@ final class RunShared: @unchecked Sendable {
     func closeRejects() throws { try lock.withLock { try rejects.close() } }
 }
 
-/// One source of a run. A reading thread reads the records and hands them over in batches of
+/// One source of a run — or several consecutive sources reading one file (`sharesPass`), imported
+/// in one pass over it. A reading thread reads the records and hands them over in batches of
 /// `batch.size` top-level records (a record's nested children stay in its batch) through a bounded
 /// queue; each of the run's contexts takes batches from it and maps, inserts, links, saves and
-/// resets on its own queue. Every context of the source is done before the next source starts.
+/// resets on its own queue. Every batch of a source is done before the next source's records are
+/// handed over, and every context is done before the next import starts.
 struct SourceImport {
     let source: PipelineConfig.Source
     /// The source's place in the pipeline.
@@ -77,31 +79,67 @@ struct SourceImport {
     /// first `skippedBatches`, and `alsoDone`.
     var skippedBatches = 0
     var alsoDone: Set<Int> = []
+    /// The sources after this one read in the same pass (their places in the pipeline).
+    var alongside: [Int] = []
 
-    /// A batch of records and its number in the source (from 0).
-    typealias Batch = (number: Int, records: [Record])
+    /// A batch of records of one source of the pass (0: `source`, then `alongside`) and its number
+    /// in that source (from 0).
+    typealias Batch = (part: Int, number: Int, records: [Record])
 
-    func run(contexts: [ManagedObjectContext], shared: RunShared) throws {
+    /// The pass's sources by their place in it.
+    private var parts: [(source: PipelineConfig.Source, index: Int)] {
+        [(source, sourceIndex)] + alongside.map { (config.sources[$0], $0) }
+    }
+
+    /// Whether `next` can be read in the same pass as `sources` (consecutive sources of the
+    /// pipeline): one XML or SQL dump file whose sources each take their own records (distinct
+    /// tables; XML record paths neither equal nor one inside another). Not with `commit: batches`,
+    /// whose checkpoint counts the batches of one source at a time.
+    static func sharesPass(_ next: PipelineConfig.Source, with sources: [PipelineConfig.Source], commit: PipelineConfig.Commit) -> Bool {
+        guard commit != .batches, let first = sources.first, next.format == first.format, next.path == first.path else { return false }
+        switch next.format {
+        case .sqldump:
+            guard let table = next.table else { return false }
+            return sources.allSatisfy { $0.table != nil && $0.table != table }
+        case .xml:
+            let path = next.record ?? "/"
+            return sources.allSatisfy { source in
+                let other = source.record ?? "/"
+                return other != path && !other.hasPrefix(path + "/") && !path.hasPrefix(other + "/")
+            }
+        case .csv, .sqlite:
+            return false
+        }
+    }
+
+    /// Imports the pass; returns the seconds spent on each of its sources.
+    @discardableResult
+    func run(contexts: [ManagedObjectContext], shared: RunShared) throws -> [Double] {
         let queue = BoundedQueue<Batch>(capacity: contexts.count)
         let failure = FirstFailure()
         let readerDone = DispatchSemaphore(value: 0)
+        let parts = parts
+        let seconds = Seconds(count: parts.count)
         let thread = Thread { [self] in
-            do { try read(into: queue, failure: failure, progress: shared.progress) } catch { failure.set(error) }
+            do { try read(into: queue, failure: failure, progress: shared.progress, seconds: &seconds.values) } catch { failure.set(error) }
             queue.close()
             readerDone.signal()
         }
         thread.name = "sluice-read-\(source.name)"
+        let start = Date()
         thread.start()
-        let workers = contexts.map { BatchWorker(source: source, sourceIndex: sourceIndex, config: config, context: $0, shared: shared, checkpoint: checkpoint) }
+        let workers = contexts.map { context in
+            parts.map { BatchWorker(source: $0.source, sourceIndex: $0.index, config: config, context: context, shared: shared, checkpoint: checkpoint) }
+        }
         DispatchQueue.concurrentPerform(iterations: workers.count) { index in
-            let worker = workers[index]
+            let context = contexts[index]
             while let batch = queue.pop() {
                 do {
-                    try worker.context.performAndWait {
-                        try worker.importBatch(batch.records, number: batch.number)
+                    try context.performAndWait {
+                        try workers[index][batch.part].importBatch(batch.records, number: batch.number)
                         // Enough records wait for parents: try them again, parents may have come since.
                         if let due = shared.pending.takeIfDue() {
-                            try Self.retry(due, config: config, context: worker.context, shared: shared, checkpoint: checkpoint, final: false)
+                            try Self.retry(due, config: config, context: context, shared: shared, checkpoint: checkpoint, final: false)
                         }
                     }
                     shared.progress.add(records: batch.records.count)
@@ -109,10 +147,22 @@ struct SourceImport {
                     failure.set(error)
                     queue.cancel()
                 }
+                queue.finished()
             }
         }
         readerDone.wait()
         if let error = failure.error { throw error }
+        // The reader timed the sources it left; the last one ends now.
+        var timed = seconds.values
+        timed[timed.count - 1] += Date().timeIntervalSince(start) - timed.reduce(0, +)
+        return timed
+    }
+
+    /// Seconds per source of the pass, written by the reading thread before it signals that it is done.
+    private final class Seconds: @unchecked Sendable {
+        // @unchecked: written by the reading thread only, read after its end is signalled.
+        var values: [Double]
+        init(count: Int) { values = Array(repeating: 0, count: count) }
     }
 
     /// Imports waiting records again (`PendingRecords`), a batch at a time, in `context` (call on its
@@ -158,13 +208,28 @@ struct SourceImport {
         }
     }
 
-    /// Reads the source into batches of records.
-    private func read(into queue: BoundedQueue<Batch>, failure: FirstFailure, progress: RunProgress) throws {
+    /// Reads the pass into batches of records. A top-level record of another source of the pass
+    /// ends the current source's batch, and is handed over once every batch before it is done (so
+    /// its lookups find what the sources before it wrote); nested records go with their parent.
+    private func read(into queue: BoundedQueue<Batch>, failure: FirstFailure, progress: RunProgress, seconds: inout [Double]) throws {
         var reader = try openReader(progress: progress)
-        var batch: [Record] = [], topLevel = 0, number = skippedBatches
+        let parts = parts
+        var partOfKind: [String: Int] = [:]
+        for (part, member) in parts.enumerated().reversed() {
+            partOfKind[member.source.format == .xml ? member.source.record ?? "/" : member.source.table ?? ""] = part
+        }
+        var part = 0, numbers = Array(repeating: 0, count: parts.count)
+        numbers[0] = skippedBatches
+        var batch: [Record] = [], topLevel = 0
+        var mark = Date()
         // A resumed run reads past the top-level records already imported, and their children.
         var skipping = skippedBatches * config.batchSize, skippingChildren = skippedBatches > 0
         batch.reserveCapacity(config.batchSize)
+        func hand(_ records: [Record]) -> Bool {
+            progress.read(records: records.count)
+            defer { numbers[part] += 1 }
+            return part != 0 || !alsoDone.contains(numbers[part]) ? queue.push((part, numbers[part], records)) : true
+        }
         while failure.error == nil {
             guard let record = try readNext(&reader) else { break }
             if skipping > 0 || (skippingChildren && record.parentRecord != nil) {
@@ -173,10 +238,20 @@ struct SourceImport {
             }
             skippingChildren = false
             if record.parentRecord == nil {
+                if parts.count > 1, let next = partOfKind[record.kind ?? ""], next != part {
+                    if !batch.isEmpty { guard hand(batch) else { return } }
+                    batch = []
+                    batch.reserveCapacity(config.batchSize)
+                    topLevel = 0
+                    queue.waitUntilFinished()
+                    let now = Date()
+                    seconds[part] += now.timeIntervalSince(mark)
+                    mark = now
+                    part = next
+                    progress.switchTo(source: parts[part].source.name)
+                }
                 if topLevel >= config.batchSize {
-                    progress.read(records: batch.count)
-                    if !alsoDone.contains(number) { guard queue.push((number, batch)) else { return } }
-                    number += 1
+                    guard hand(batch) else { return }
                     batch = []
                     batch.reserveCapacity(config.batchSize)
                     topLevel = 0
@@ -185,10 +260,7 @@ struct SourceImport {
             }
             batch.append(record)
         }
-        if !batch.isEmpty && !alsoDone.contains(number) {
-            progress.read(records: batch.count)
-            queue.push((number, batch))
-        }
+        if !batch.isEmpty { _ = hand(batch) }
     }
 
     private func openReader(progress: RunProgress) throws -> any RecordReader {
@@ -201,8 +273,8 @@ struct SourceImport {
         do {
             switch source.format {
             case .csv: return try CSVReader(source: counted(), dialect: source.csv)
-            case .xml: return try XMLReader(source: counted(), specs: [source.mapping.xmlSpec(path: source.record ?? "/")])
-            case .sqldump: return try SQLDumpReader(source: counted(), tables: source.table.map { [$0] })
+            case .xml: return try XMLReader(source: counted(), specs: parts.map { $0.source.mapping.xmlSpec(path: $0.source.record ?? "/") })
+            case .sqldump: return try SQLDumpReader(source: counted(), tables: alongside.isEmpty ? source.table.map { [$0] } : Set(parts.compactMap(\.source.table)))
             case .sqlite:
                 progress.begin(source: source.name, counter: nil, path: source.path)
                 return try SQLiteFileReader(path: source.path, tables: source.table.map { [$0] })
