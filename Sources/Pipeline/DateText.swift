@@ -9,21 +9,24 @@ enum DateText {
     /// an offset (`+02:00`, `+0200`), with any number of fraction digits after the seconds.
     static func parseISO8601(_ text: String) -> Date? {
         var text = text
-        return text.withUTF8 { bytes -> Date? in
-            var scanner = Scanner(bytes: bytes)
-            guard let year = scanner.digits(4), scanner.skip("-"), let month = scanner.digits(2), scanner.skip("-"),
-                  let day = scanner.digits(2) else { return nil }
-            if scanner.atEnd { return date(year: year, month: month, day: day, hour: 0, minute: 0, second: 0, nanoseconds: 0, offset: 0) }
-            guard scanner.skip("T"), let hour = scanner.digits(2), scanner.skip(":"), let minute = scanner.digits(2), scanner.skip(":"),
-                  let second = scanner.digits(2) else { return nil }
-            var nanoseconds = 0
-            if scanner.skip(".") {
-                guard let fraction = scanner.fraction() else { return nil }
-                nanoseconds = fraction
-            }
-            guard let offset = scanner.zone(), scanner.atEnd else { return nil }
-            return date(year: year, month: month, day: day, hour: hour, minute: minute, second: second, nanoseconds: nanoseconds, offset: offset)
+        return text.withUTF8(parseISO8601(bytes:))
+    }
+
+    /// `parseISO8601` of UTF-8 bytes.
+    static func parseISO8601(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        var scanner = Scanner(bytes: bytes)
+        guard let year = scanner.digits(4), scanner.skip("-"), let month = scanner.digits(2), scanner.skip("-"),
+              let day = scanner.digits(2) else { return nil }
+        if scanner.atEnd { return date(year: year, month: month, day: day, hour: 0, minute: 0, second: 0, nanoseconds: 0, offset: 0) }
+        guard scanner.skip("T"), let hour = scanner.digits(2), scanner.skip(":"), let minute = scanner.digits(2), scanner.skip(":"),
+              let second = scanner.digits(2) else { return nil }
+        var nanoseconds = 0
+        if scanner.skip(".") {
+            guard let fraction = scanner.fraction() else { return nil }
+            nanoseconds = fraction
         }
+        guard let offset = scanner.zone(), scanner.atEnd else { return nil }
+        return date(year: year, month: month, day: day, hour: hour, minute: minute, second: second, nanoseconds: nanoseconds, offset: offset)
     }
 
     /// The date of the given fields in UTC minus `offset` seconds, or `nil` when a field is out of
@@ -155,29 +158,32 @@ struct DatePattern {
     /// The date `text` spells in this pattern (UTC), or `nil` when it does not follow it exactly.
     func date(from text: String) -> Date? {
         var text = text
-        return text.withUTF8 { bytes -> Date? in
-            var scanner = DateText.Scanner(bytes: bytes)
-            var year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, nanoseconds = 0
-            for part in parts {
-                switch part {
-                case .literal(let byte):
-                    guard scanner.index < bytes.count, bytes[scanner.index] == byte else { return nil }
-                    scanner.index += 1
-                case .year: guard let value = scanner.digits(4) else { return nil }; year = value
-                case .month: guard let value = scanner.digits(2) else { return nil }; month = value
-                case .day: guard let value = scanner.digits(2) else { return nil }; day = value
-                case .hour: guard let value = scanner.digits(2) else { return nil }; hour = value
-                case .minute: guard let value = scanner.digits(2) else { return nil }; minute = value
-                case .second: guard let value = scanner.digits(2) else { return nil }; second = value
-                case .fraction(let count):
-                    guard let value = scanner.digits(count) else { return nil }
-                    nanoseconds = value
-                    for _ in count..<max(count, 9) { nanoseconds *= 10 }
-                    if count > 9 { return nil }
-                }
+        return text.withUTF8(date(bytes:))
+    }
+
+    /// `date(from:)` of UTF-8 bytes.
+    func date(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        var scanner = DateText.Scanner(bytes: bytes)
+        var year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, nanoseconds = 0
+        for part in parts {
+            switch part {
+            case .literal(let byte):
+                guard scanner.index < bytes.count, bytes[scanner.index] == byte else { return nil }
+                scanner.index += 1
+            case .year: guard let value = scanner.digits(4) else { return nil }; year = value
+            case .month: guard let value = scanner.digits(2) else { return nil }; month = value
+            case .day: guard let value = scanner.digits(2) else { return nil }; day = value
+            case .hour: guard let value = scanner.digits(2) else { return nil }; hour = value
+            case .minute: guard let value = scanner.digits(2) else { return nil }; minute = value
+            case .second: guard let value = scanner.digits(2) else { return nil }; second = value
+            case .fraction(let count):
+                guard let value = scanner.digits(count) else { return nil }
+                nanoseconds = value
+                for _ in count..<max(count, 9) { nanoseconds *= 10 }
+                if count > 9 { return nil }
             }
-            guard scanner.atEnd else { return nil }
-            return DateText.date(year: year, month: month, day: day, hour: hour, minute: minute, second: second, nanoseconds: nanoseconds, offset: 0)
         }
+        guard scanner.atEnd else { return nil }
+        return DateText.date(year: year, month: month, day: day, hour: hour, minute: minute, second: second, nanoseconds: nanoseconds, offset: 0)
     }
 }

@@ -85,7 +85,7 @@ public final class LookupResolver {
 
     /// `resolveIDs` for a key of one attribute, without an array per key: `KnownKeys` answers for the
     /// whole batch under one lock; only what it does not hold is hashed and looked up further.
-    private func resolveIDs(values: [AttributeValue?], in coordinator: PersistentStoreCoordinator) throws -> [ManagedObjectID?] {
+    func resolveIDs(values: [AttributeValue?], in coordinator: PersistentStoreCoordinator) throws -> [ManagedObjectID?] {
         var ids = known.objectIDs(forValues: values)
         var missing = Set<AttributeValue>()
         for position in values.indices where ids[position] == nil {

@@ -20,12 +20,12 @@ public struct RecordReject: Error, Sendable {
     public var failures: [RejectFailure]
 }
 
-/// What one record becomes before it meets a context: attribute values by attribute index, and the
-/// key of each lookup (by the lookup's index in the mapping), in the destination's attribute types.
+/// What one record becomes before it meets a context: the values of the mapped attributes, then
+/// the parts of each lookup's key (in the destination's attribute types), in one array — one
+/// allocation per record. `RecordMapper` says which attribute or key each position holds
+/// (`attributes`, `key(_:of:)`, `singleKey(_:of:)`).
 public struct MappedRecord: Sendable {
-    public var values: [(attribute: Int, value: AttributeValue)] = []
-    /// `nil` for a lookup whose key fields are all null (the relationship stays empty).
-    public var lookupKeys: [[AttributeValue]?] = []
+    public var values: [AttributeValue] = []
 }
 
 /// A source's mapping compiled against the fields its reader yields: each attribute's field index
@@ -37,6 +37,10 @@ public final class RecordMapper {
     private let fields: [(attribute: Int, field: Int, converter: ValueConverter)]
     private let lookups: [[(field: Int, converter: ValueConverter)]]
     private let filter: CompiledPredicate?
+    /// The attribute (index in the entity) of each of a mapped record's first values.
+    public let attributes: [Int]
+    /// Where each lookup's key parts start among a mapped record's values.
+    private let keyStarts: [Int]
 
     /// - Parameters:
     ///   - fieldNames: the names the reader gives its fields (CSV header, table columns, XML spec
@@ -79,6 +83,12 @@ public final class RecordMapper {
         }
         self.fields = fields
         self.lookups = lookups
+        attributes = fields.map(\.0)
+        var start = fields.count
+        keyStarts = lookups.map { parts in
+            defer { start += parts.count }
+            return start
+        }
         filter = try mapping.filter?.compiled(for: entity)
     }
 
@@ -94,45 +104,66 @@ public final class RecordMapper {
     /// - Throws: `RecordReject` with every field that failed.
     public func map(_ record: Record) throws(RecordReject) -> MappedRecord? {
         var mapped = MappedRecord()
-        mapped.values.reserveCapacity(fields.count)
+        mapped.values.reserveCapacity(valueCount)
         var failures: [RejectFailure] = []
-        for (attribute, field, converter) in fields {
-            let raw = field < record.count ? record.string(field) : nil
-            switch converter.convert(raw) {
-            case .success(let value): mapped.values.append((attribute, value))
+        func convert(_ field: Int, _ converter: ValueConverter) {
+            switch converter.convert(record, field: field) {
+            case .success(let value): mapped.values.append(value)
             case .failure(let failure):
+                let raw = field < record.count ? record.string(field) : nil
                 failures.append(RejectFailure(property: converter.attribute.name, raw: raw, rule: failure.rule.rawValue,
                                               message: failure.message, position: field < record.count ? record.position(ofField: field) : record.position))
             }
         }
+        for (_, field, converter) in fields { convert(field, converter) }
         for parts in lookups {
-            var key: [AttributeValue] = []
-            for (field, converter) in parts {
-                let raw = field < record.count ? record.string(field) : nil
-                switch converter.convert(raw) {
-                case .success(let value): key.append(value)
-                case .failure(let failure):
-                    failures.append(RejectFailure(property: converter.attribute.name, raw: raw, rule: failure.rule.rawValue,
-                                                  message: failure.message, position: field < record.count ? record.position(ofField: field) : record.position))
-                }
-            }
-            mapped.lookupKeys.append(key.allSatisfy(\.isNull) ? nil : key)
+            for (field, converter) in parts { convert(field, converter) }
         }
         guard failures.isEmpty else {
             throw RecordReject(source: source, entity: entity.name, position: record.position, failures: failures)
         }
-        if let filter, !filter.evaluate(MappedSubject(entity: entity, values: mapped.values)) { return nil }
+        if let filter, !filter.evaluate(MappedSubject(entity: entity, attributes: attributes, values: mapped.values)) { return nil }
         return mapped
+    }
+
+    /// How many values a mapped record holds.
+    private var valueCount: Int { fields.count + lookups.reduce(0) { $0 + $1.count } }
+
+    /// The key of lookup `lookup` (its index in the mapping); `nil` when its parts are all null (the
+    /// relationship stays empty).
+    public func key(_ lookup: Int, of mapped: MappedRecord) -> [AttributeValue]? {
+        let parts = mapped.values[keyStarts[lookup]..<keyStarts[lookup] + lookups[lookup].count]
+        return parts.allSatisfy(\.isNull) ? nil : Array(parts)
+    }
+
+    /// Whether lookup `lookup`'s key is one attribute (`singleKey(_:of:)` then reads it without an array).
+    public func hasSingleKey(_ lookup: Int) -> Bool { lookups[lookup].count == 1 }
+
+    /// The one part of a one-attribute key; `nil` when it is null.
+    public func singleKey(_ lookup: Int, of mapped: MappedRecord) -> AttributeValue? {
+        let value = mapped.values[keyStarts[lookup]]
+        return value.isNull ? nil : value
+    }
+
+    /// The mapped attributes with their values.
+    public func attributeValues(of mapped: MappedRecord) -> [(attribute: Int, value: AttributeValue)] {
+        Array(zip(attributes, mapped.values))
+    }
+
+    /// Every lookup's key, in the mapping's order.
+    public func lookupKeys(of mapped: MappedRecord) -> [[AttributeValue]?] {
+        lookups.indices.map { key($0, of: mapped) }
     }
 
     /// The record's mapped attribute values seen by the `where` filter (relationships are not set yet).
     private struct MappedSubject: PredicateSubject {
         let entity: EntityDescription
-        let values: [(attribute: Int, value: AttributeValue)]
+        let attributes: [Int]
+        let values: [AttributeValue]
         var predicateObjectID: ManagedObjectID { ManagedObjectID(entityName: entity.name, storeIdentifier: nil, reference: .temporary(0)) }
         func predicateValue(forKey key: String) -> PredicateValue {
             guard let index = entity.attributeIndex(named: key) else { return .value(.null) }
-            return .value(values.first { $0.attribute == index }?.value ?? entity.attributes[index].defaultValue)
+            return .value(attributes.firstIndex(of: index).map { values[$0] } ?? entity.attributes[index].defaultValue)
         }
     }
 }

@@ -460,7 +460,7 @@ final class BatchWorker: @unchecked Sendable {
         for index in batch.indices where batch[index].reject == nil && batch[index].bulkID == nil {
             let kind = kinds[batch[index].kind]
             let object = context.insertNewObject(forEntityName: kind.mapper.entity.name)
-            for (attribute, value) in batch[index].mapped.values { object[attributeAt: attribute] = value }
+            for (attribute, value) in zip(kind.mapper.attributes, batch[index].mapped.values) { object[attributeAt: attribute] = value }
             if let parent = batch[index].parent, let relationship = kind.parentRelationship,
                let parentObject = batch[parent].object ?? batch[parent].bulkID.map(context.object(with:)) {
                 object.setRelatedObject(parentObject, forKey: relationship)
@@ -473,7 +473,7 @@ final class BatchWorker: @unchecked Sendable {
         for (kindIndex, kind) in kinds.enumerated() where !kind.resolvers.isEmpty {
             let members = batch.indices.filter { batch[$0].kind == kindIndex && batch[$0].object != nil }
             for (lookupIndex, resolver) in kind.resolvers.enumerated() where !members.isEmpty {
-                let keys = members.map { batch[$0].mapped.lookupKeys[lookupIndex] }
+                let keys = members.map { kind.mapper.key(lookupIndex, of: batch[$0].mapped) }
                 let found = try resolver.resolve(keys, in: context)
                 for (position, index) in members.enumerated() {
                     // A record an earlier lookup rejected has left the context: link nothing to it.
@@ -574,14 +574,23 @@ final class BatchWorker: @unchecked Sendable {
             guard kind.bulk, !members.isEmpty else { requests.append(([], request)); continue }
             for index in members {
                 let object = request.appendObject()
-                for (attribute, value) in batch[index].mapped.values { request[object, attribute] = value }
+                for (attribute, value) in zip(kind.mapper.attributes, batch[index].mapped.values) { request[object, attribute] = value }
             }
             for (lookupIndex, resolver) in kind.resolvers.enumerated() {
-                let keys = members.map { batch[$0].mapped.lookupKeys[lookupIndex] }
-                let found = try resolver.resolveIDs(keys, in: coordinator)
-                let relationship = kind.mapper.entity.relationship(named: resolver.lookup.relationship)!.index
+                let mapper = kind.mapper
+                let found: [ManagedObjectID?], hasKey: [Bool]
+                if mapper.hasSingleKey(lookupIndex) {
+                    let values = members.map { mapper.singleKey(lookupIndex, of: batch[$0].mapped) }
+                    found = try resolver.resolveIDs(values: values, in: coordinator)
+                    hasKey = values.map { $0 != nil }
+                } else {
+                    let keys = members.map { mapper.key(lookupIndex, of: batch[$0].mapped) }
+                    found = try resolver.resolveIDs(keys, in: coordinator)
+                    hasKey = keys.map { $0 != nil }
+                }
+                let relationship = mapper.entity.relationship(named: resolver.lookup.relationship)!.index
                 for (object, index) in members.enumerated() {
-                    if keys[object] != nil && found[object] == nil { groupOK[batch[index].top] = false }
+                    if hasKey[object] && found[object] == nil { groupOK[batch[index].top] = false }
                     request.setDestination(found[object], relationship: relationship, of: object)
                 }
             }

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectGraph
+import Readers
 import Stores
 
 /// Why a field's text could not become its attribute's value: the rule it broke, the text, and one
@@ -20,6 +21,13 @@ public final class ValueConverter {
     public let attribute: AttributeDescription
     private let field: PipelineConfig.Field
     private let nulls: Set<String>
+    /// The null markers' lengths in bytes: text of another length is not looked up in `nulls`.
+    private let nullLengths: [Int]
+    /// The null markers' bytes (for `convert(_:field:)`).
+    private let nullBytes: [[UInt8]]
+    /// The field's bytes convert without becoming a `String` first (no transforms; an integer,
+    /// decimal, or a date read by `DateText` or a compiled pattern).
+    private let readsBytes: Bool
     private let trueWords: Set<String>, falseWords: Set<String>
     private let captures: [NSRegularExpression?]
     private let datePattern: DatePattern?
@@ -31,6 +39,8 @@ public final class ValueConverter {
         self.field = field
         self.attribute = attribute
         nulls = Set(field.nulls + sourceNulls)
+        nullLengths = Array(Set(nulls.map(\.utf8.count)))
+        nullBytes = nulls.map { Array($0.utf8) }
         trueWords = Set(field.trueWords.map { $0.lowercased() })
         falseWords = Set(field.falseWords.map { $0.lowercased() })
         captures = try field.transforms.map { transform in
@@ -52,11 +62,66 @@ public final class ValueConverter {
             datePattern = nil
             dateFormatter = nil
         }
+        switch attribute.type {
+        case .integer16, .integer32, .integer64, .decimal: readsBytes = field.transforms.isEmpty
+        case .date: readsBytes = field.transforms.isEmpty && (datePattern != nil || field.date == nil || field.date == .iso8601)
+        default: readsBytes = false
+        }
+    }
+
+    /// The value of field `field` of `record` (absent or null: as `convert(nil)`). Integers, plain
+    /// decimals and dates are read from the field's bytes; whatever that does not take (and every
+    /// failure) goes through `convert(_:)` with the field's text, so results and messages are the same.
+    public func convert(_ record: Record, field: Int) -> Result<AttributeValue, ConversionFailure> {
+        guard field < record.count, !record.isNull(field) else { return convert(nil) }
+        if readsBytes, let value = record.withBytes(field, { raw in value(of: raw.assumingMemoryBound(to: UInt8.self)) }) {
+            return .success(value)
+        }
+        return convert(record.string(field))
+    }
+
+    /// The value of a field's bytes for the types `readsBytes` covers; `nil` for a null marker and
+    /// for anything these fast paths do not read.
+    private func value(of bytes: UnsafeBufferPointer<UInt8>) -> AttributeValue? {
+        if nullLengths.contains(bytes.count), nullBytes.contains(where: { $0.elementsEqual(bytes) }) { return nil }
+        switch attribute.type {
+        case .integer16, .integer32, .integer64:
+            guard let number = Self.integer(bytes), AttributeValue.integer(number).fitsRange(of: attribute.type) else { return nil }
+            return .integer(number)
+        case .decimal:
+            return DecimalText.parsePlain(bytes: bytes).map { .decimal($0) }
+        case .date:
+            return (datePattern.map { $0.date(bytes: bytes) } ?? DateText.parseISO8601(bytes: bytes)).map { .date($0) }
+        default:
+            return nil
+        }
+    }
+
+    /// `[+|-]digits` that fit 64 bits, as `Int64(_: String)` reads them; `nil` otherwise.
+    static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var index = 0, negative = false
+        if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+            negative = first == UInt8(ascii: "-")
+            index = 1
+        }
+        guard index < bytes.count else { return nil }
+        var magnitude: UInt64 = 0
+        while index < bytes.count {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit <= 9 else { return nil }
+            let (times, overflow) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times.addingReportingOverflow(UInt64(digit))
+            guard !overflow, !carry else { return nil }
+            magnitude = sum
+            index += 1
+        }
+        if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 
     /// The value for a field's text (`nil`: the field is null or absent).
     public func convert(_ raw: String?) -> Result<AttributeValue, ConversionFailure> {
-        guard let raw, !nulls.contains(raw) else { return .success(field.defaultValue ?? .null) }
+        guard let raw, !isNullMarker(raw) else { return .success(field.defaultValue ?? .null) }
         var text = raw
         for (index, transform) in field.transforms.enumerated() {
             switch transform {
@@ -74,8 +139,12 @@ public final class ValueConverter {
                 text = Range(group, in: text).map { String(text[$0]) } ?? ""
             }
         }
-        if nulls.contains(text) { return .success(field.defaultValue ?? .null) }
+        if !field.transforms.isEmpty, isNullMarker(text) { return .success(field.defaultValue ?? .null) }
         return value(of: text, raw: raw)
+    }
+
+    private func isNullMarker(_ text: String) -> Bool {
+        !nulls.isEmpty && nullLengths.contains(text.utf8.count) && nulls.contains(text)
     }
 
     private func value(of text: String, raw: String) -> Result<AttributeValue, ConversionFailure> {

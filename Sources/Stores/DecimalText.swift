@@ -37,32 +37,35 @@ public enum DecimalText {
     /// may still be a decimal: callers go on to `Decimal(string:)` after checking its form).
     public static func parsePlain(_ text: String) -> Decimal? {
         var text = text
-        return text.withUTF8 { bytes -> Decimal? in
-            guard !bytes.isEmpty else { return nil }
-            var index = 0, isNegative = false
-            if bytes[0] == UInt8(ascii: "-") {
-                isNegative = true
-                index = 1
-            }
-            var mantissa: UInt128 = 0, digits = 0, significant = 0, fraction = 0, seenPoint = false
-            guard index < bytes.count else { return nil }
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: ".") {
-                    guard !seenPoint, index + 1 < bytes.count, digits > 0 else { return nil }
-                    seenPoint = true
-                } else {
-                    guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), significant < 38 else { return nil }
-                    mantissa = mantissa * 10 + UInt128(byte - UInt8(ascii: "0"))
-                    digits += 1
-                    if mantissa != 0 { significant += 1 }   // leading zeros take no room
-                    if seenPoint { fraction += 1 }
-                }
-                index += 1
-            }
-            guard digits > 0 else { return nil }
-            return make(mantissa, exponent: -fraction, isNegative: isNegative)
+        return text.withUTF8(parsePlain(bytes:))
+    }
+
+    /// `parsePlain` of UTF-8 bytes.
+    public static func parsePlain(bytes: UnsafeBufferPointer<UInt8>) -> Decimal? {
+        guard !bytes.isEmpty else { return nil }
+        var index = 0, isNegative = false
+        if bytes[0] == UInt8(ascii: "-") {
+            isNegative = true
+            index = 1
         }
+        var mantissa: UInt128 = 0, digits = 0, significant = 0, fraction = 0, seenPoint = false
+        guard index < bytes.count else { return nil }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: ".") {
+                guard !seenPoint, index + 1 < bytes.count, digits > 0 else { return nil }
+                seenPoint = true
+            } else {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), significant < 38 else { return nil }
+                mantissa = mantissa * 10 + UInt128(byte - UInt8(ascii: "0"))
+                digits += 1
+                if mantissa != 0 { significant += 1 }   // leading zeros take no room
+                if seenPoint { fraction += 1 }
+            }
+            index += 1
+        }
+        guard digits > 0 else { return nil }
+        return make(mantissa, exponent: -fraction, isNegative: isNegative)
     }
 
     /// A decimal from its parts, compact (no trailing zeros in the mantissa), as Foundation builds them.

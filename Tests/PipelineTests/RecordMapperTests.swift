@@ -19,7 +19,7 @@ import TestSupport
         while let record = try reader.next() {
             do {
                 guard let mapped = try mapper.map(record) else { continue }
-                results.append(.success(Dictionary(uniqueKeysWithValues: mapped.values.map { (mapper.entity.attributes[$0.attribute].name, $0.value) })))
+                results.append(.success(Dictionary(uniqueKeysWithValues: mapper.attributeValues(of: mapped).map { (mapper.entity.attributes[$0.attribute].name, $0.value) })))
             } catch {
                 results.append(.failure(error))
             }
@@ -82,11 +82,11 @@ import TestSupport
         while let record = try reader.next() {
             if record.kind == "line" {
                 let mapped = try #require(try lineMapper.map(record))
-                lineKeys += mapped.lookupKeys
-                quantities += mapped.values.filter { lineMapper.entity.attributes[$0.attribute].name == "quantity" }.map(\.value)
+                lineKeys += lineMapper.lookupKeys(of: mapped)
+                quantities += lineMapper.attributeValues(of: mapped).filter { lineMapper.entity.attributes[$0.attribute].name == "quantity" }.map(\.value)
             } else {
                 let mapped = try #require(try orderMapper.map(record))
-                orderKeys += mapped.lookupKeys
+                orderKeys += orderMapper.lookupKeys(of: mapped)
             }
         }
         #expect(orderKeys == [[.integer(1)], [.integer(2)], [.integer(1)]], "customer ids, typed as Customer.id")

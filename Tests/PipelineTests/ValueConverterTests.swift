@@ -1,6 +1,7 @@
 import Foundation
 import ObjectGraph
 import Pipeline
+import Readers
 import Testing
 
 @Suite struct ValueConverterTests {
@@ -65,6 +66,28 @@ import Testing
         Case(type: .string, input: "NULL", value: .null, field: { $0.nulls = ["NULL"] }),
         Case(type: .integer64, input: nil, value: .integer(5), field: { $0.defaultValue = .integer(5) }),
         Case(type: .integer64, input: "n/a", value: .integer(5), field: { $0.nulls = ["n/a"]; $0.defaultValue = .integer(5) }),
+        // What the byte-level readers (`convert(_:field:)`) must take or leave exactly as the text path does.
+        Case(type: .integer64, input: "+5", value: .integer(5)),
+        Case(type: .integer64, input: "-0", value: .integer(0)),
+        Case(type: .integer64, input: "007", value: .integer(7)),
+        Case(type: .integer64, input: "9223372036854775807", value: .integer(.max)),
+        Case(type: .integer64, input: "-9223372036854775809", value: nil, rule: .integer),
+        Case(type: .integer64, input: "99999999999999999999999", value: nil, rule: .integer),
+        Case(type: .integer64, input: "", value: nil, rule: .integer),
+        Case(type: .integer64, input: "-", value: nil, rule: .integer),
+        Case(type: .integer64, input: "1_000", value: nil, rule: .integer),
+        Case(type: .integer64, input: "\u{0663}", value: nil, rule: .integer),
+        Case(type: .integer32, input: "-2147483649", value: nil, rule: .range),
+        Case(type: .integer64, input: "", value: .null, field: { $0.nulls = [""] }),
+        Case(type: .decimal, input: "-0.0", value: .decimal(Decimal(0))),
+        Case(type: .decimal, input: "00.50", value: .decimal(Decimal(string: "0.5")!)),
+        Case(type: .decimal, input: "", value: nil, rule: .decimal),
+        Case(type: .decimal, input: "-", value: nil, rule: .decimal),
+        Case(type: .date, input: "2023-02-29", value: nil, rule: .date),
+        Case(type: .date, input: "2024-02-29T23:59:60Z", value: nil, rule: .date),
+        Case(type: .date, input: "2024-02-29T23:59:59.5+01:00", value: .date(ISO8601DateFormatter().date(from: "2024-02-29T22:59:59Z")!.addingTimeInterval(0.5))),
+        Case(type: .date, input: "2024-01-31 ", value: nil, rule: .date),
+        Case(type: .date, input: "2024-01-31", value: .null, field: { $0.nulls = ["2024-01-31"] }),
     ]
 
     @Test(arguments: cases)
@@ -72,6 +95,10 @@ import Testing
         var field = PipelineConfig.Field(attribute: "a", from: "a")
         test.field(&field)
         let converter = try ValueConverter(field: field, attribute: AttributeDescription(name: "a", type: test.type))
+        // A record's field converts as its text does (integers, decimals and dates are read from its bytes).
+        let record = Record(fields: [test.input], context: Record.Context(file: "t.csv", schema: RecordSchema(names: ["a"]), kind: nil))
+        #expect(converter.convert(record, field: 0) == converter.convert(test.input))
+        #expect(converter.convert(record, field: 1) == converter.convert(nil), "an absent field is null")
         switch converter.convert(test.input) {
         case .success(let value):
             #expect(value == test.value, "got \(value)")
