@@ -29,18 +29,29 @@ public struct BatchInsertRequest: @unchecked Sendable {
     public private(set) var toOneDestinations: [ManagedObjectID?] = []
     public private(set) var count = 0
     private let defaults: [AttributeValue]
+    /// Destination slots per object (`entity.relationships.count`).
+    private let slots: Int
+    /// The rules `isValid(_:)` checks: the attributes, and the indexes of required to-ones.
+    private let attributes: [AttributeDescription]
+    private let requiredToOnes: [Int]
+    /// By relationship: whether `canSet(_:)` allows it.
+    private let settable: [Bool]
 
     public init(entity: EntityDescription, capacity: Int = 0) {
         self.entity = entity
         defaults = entity.attributes.map(\.defaultValue)
+        attributes = entity.attributes
+        slots = entity.relationships.count
+        requiredToOnes = entity.relationships.filter { !$0.isToMany && !$0.isOptional }.map(\.index)
+        settable = entity.relationships.map(Self.canSet)
         attributeValues.reserveCapacity(capacity * defaults.count)
-        toOneDestinations.reserveCapacity(capacity * entity.relationships.count)
+        toOneDestinations.reserveCapacity(capacity * slots)
     }
 
     /// Adds an object with the attributes' default values and no destinations; returns its index.
     public mutating func appendObject() -> Int {
         attributeValues.append(contentsOf: defaults)
-        toOneDestinations.append(contentsOf: repeatElement(nil, count: entity.relationships.count))
+        for _ in 0..<slots { toOneDestinations.append(nil) }
         count += 1
         return count - 1
     }
@@ -52,13 +63,13 @@ public struct BatchInsertRequest: @unchecked Sendable {
     }
 
     public func destination(relationship: Int, of object: Int) -> ManagedObjectID? {
-        toOneDestinations[object * entity.relationships.count + relationship]
+        toOneDestinations[object * slots + relationship]
     }
 
     /// Sets a to-one relationship (see `canSet(_:)`).
     public mutating func setDestination(_ destination: ManagedObjectID?, relationship: Int, of object: Int) {
-        precondition(Self.canSet(entity.relationships[relationship]), "\(entity.relationships[relationship]) cannot be set by a batch insert")
-        toOneDestinations[object * entity.relationships.count + relationship] = destination
+        precondition(settable[relationship], "\(entity.relationships[relationship]) cannot be set by a batch insert")
+        toOneDestinations[object * slots + relationship] = destination
     }
 
     /// Whether a batch insert can set the relationship: a to-one whose inverse is absent or an
@@ -76,14 +87,11 @@ public struct BatchInsertRequest: @unchecked Sendable {
     public func isValid(_ object: Int) -> Bool {
         var valid = true
         let base = object * defaults.count
-        for attribute in entity.attributes {
-            attribute.checkRules(of: attributeValues[base + attribute.index]) { _, _ in valid = false }
+        for (index, attribute) in attributes.enumerated() {
+            attribute.checkRules(of: attributeValues[base + index]) { _, _ in valid = false }
             if !valid { return false }
         }
-        let slots = object * entity.relationships.count
-        for relationship in entity.relationships where !relationship.isToMany && !relationship.isOptional {
-            if toOneDestinations[slots + relationship.index] == nil { return false }
-        }
-        return true
+        let first = object * slots
+        return requiredToOnes.allSatisfy { toOneDestinations[first + $0] != nil }
     }
 }

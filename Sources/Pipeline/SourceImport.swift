@@ -344,6 +344,7 @@ final class BatchWorker: @unchecked Sendable {
     }
     private var kinds: [Kind] = []
     private var kindByName: [String: Int] = [:]
+    private var lastKind: (context: Record.Context, kind: Int)?
     /// Batch inserts are worth trying: they are possible and the last batches' objects were mostly
     /// new (an input whose keys the store already holds goes through the context).
     private var bulkWorthTrying = true
@@ -380,8 +381,10 @@ final class BatchWorker: @unchecked Sendable {
         batchNumber = number
         var batch: [Item] = []
         batch.reserveCapacity(records.count)
+        let hasChildren = !source.mapping.children.isEmpty
         var byNumber: [Int: Int] = [:]       // record number → item index (for children)
         var counts: [String: RunReport.Counts] = [:]
+        var readByKind: [Int] = []
         var topLevel = 0
         for record in records {
             let kind = try self.kind(of: record)
@@ -396,22 +399,33 @@ final class BatchWorker: @unchecked Sendable {
                 item.top = batch.count
                 topLevel += 1
             }
-            if origins == nil { counts[mapper.entity.name, default: .init()].read += 1 }
+            if origins == nil {
+                if kind >= readByKind.count { readByKind += repeatElement(0, count: kind + 1 - readByKind.count) }
+                readByKind[kind] += 1
+            }
             do {
                 guard let mapped = try mapper.map(record) else { continue }    // skipped by `where`
                 item.mapped = mapped
             } catch {
                 item.reject = error
             }
-            if let number = record.number { byNumber[number] = batch.count }
+            if hasChildren, let number = record.number { byNumber[number] = batch.count }
             batch.append(item)
         }
+        for (kind, read) in readByKind.enumerated() where read > 0 { counts[kinds[kind].mapper.entity.name, default: .init()].read += read }
         try flush(&batch, counts: &counts, retried: origins, final: final)
     }
 
     /// The kind of a record, its mapper compiled on first sight against the record's field names.
     private func kind(of record: Record) throws -> Int {
-        let name = source.format == .xml ? (record.kind ?? source.record ?? "") : ""
+        // Records of one kind share their context: the last one's kind answers most records.
+        if let last = lastKind, last.context === record.context { return last.kind }
+        let kind = try kind(named: source.format == .xml ? (record.kind ?? source.record ?? "") : "", of: record)
+        lastKind = (record.context, kind)
+        return kind
+    }
+
+    private func kind(named name: String, of record: Record) throws -> Int {
         if let known = kindByName[name] { return known }
         var mapping = source.mapping, parentRelationship: String?
         var spec = source.mapping.xmlSpec(path: source.record ?? "/")
@@ -515,22 +529,26 @@ final class BatchWorker: @unchecked Sendable {
         let saved = lastSave.take()
         let inserted = Set(saved?.inserted ?? []), updated = Set(saved?.updated ?? [])
         var rejected: [RecordReject] = []
+        var byKind = [RunReport.Counts](repeating: .init(), count: kinds.count)
         for index in batch.indices where !batch[index].waits {
+            let kind = batch[index].kind
             if let reject = batch[index].reject {
                 counts[reject.entity, default: .init()].rejected += 1
                 rejected.append(reject)
             } else if batch[index].bulkID != nil {
-                counts[kinds[batch[index].kind].mapper.entity.name, default: .init()].inserted += 1
+                byKind[kind].inserted += 1
             } else if let object = batch[index].object {
-                let entity = kinds[batch[index].kind].mapper.entity.name
                 if inserted.contains(object.objectID) {
-                    counts[entity, default: .init()].inserted += 1
+                    byKind[kind].inserted += 1
                 } else if updated.contains(object.objectID) {
-                    counts[entity, default: .init()].updated += 1
+                    byKind[kind].updated += 1
                 } else {
-                    counts[entity, default: .init()].unchanged += 1
+                    byKind[kind].unchanged += 1
                 }
             }
+        }
+        for (kind, kindCounts) in byKind.enumerated() where kindCounts != RunReport.Counts() {
+            counts[kinds[kind].mapper.entity.name, default: .init()].add(kindCounts)
         }
         context.reset()
         for kind in kinds { for resolver in kind.resolvers { resolver.reset() } }
