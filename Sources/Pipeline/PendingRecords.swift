@@ -57,9 +57,11 @@ final class PendingRecords: @unchecked Sendable {
 
     func add(_ waiting: [Group]) {
         guard !waiting.isEmpty else { return }
+        // Kept past their batch: each record gets storage of its own, not the reader's shared buffer.
+        let kept = waiting.map { Group(origin: $0.origin, records: $0.records.map { $0.compacted() }) }
         lock.withLock {
-            groups += waiting
-            recordCount += waiting.reduce(0) { $0 + $1.records.count }
+            groups += kept
+            recordCount += kept.reduce(0) { $0 + $1.records.count }
         }
     }
 

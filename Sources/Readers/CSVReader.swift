@@ -70,7 +70,7 @@ private struct CSVTokenizer {
     var schema: RecordSchema? { didSet { context = Record.Context(file: fileName, schema: schema) } }
     let fileName: String
     var context: Record.Context
-    var builder = RecordBuilder()
+    var builder = RecordBuilder.forReader()
     /// Where the record being read starts.
     var recordLine = 1
     /// Bytes that end an unquoted run: delimiter, CR, LF, quote, escape.
@@ -181,7 +181,7 @@ private struct CSVTokenizer {
             builder.begin()
             try slowRecord(firstLine: firstLine)
         }
-        var record = Record(context: context, line: recordLine, column: 1, number: countingRecord ? recordNumber : nil, buffer: builder.finish())
+        var record = Record(context: context, line: recordLine, column: 1, number: countingRecord ? recordNumber : nil, storage: builder.finish())
         try checkText(&record, wholeSpan: fast)
         try checkFieldCount(record)
         return record
@@ -396,9 +396,10 @@ private struct CSVTokenizer {
     ///   so checking them at once is the same as checking each field: a sequence cannot run across an
     ///   ASCII delimiter or quote.
     func checkText(_ record: inout Record, wholeSpan: Bool) throws {
-        let bytes = UnsafeRawBufferPointer(start: record.buffer.bytes, count: record.buffer.length)
-        if UTF8Validation.isASCII(bytes) { return }
-        if wholeSpan, UTF8Validation.firstInvalidByte(bytes) == nil { return }
+        let valid = record.withAllBytes { bytes in
+            UTF8Validation.isASCII(bytes) || wholeSpan && UTF8Validation.firstInvalidByte(bytes) == nil
+        }
+        if valid { return }
         for index in 0..<record.count {
             let bad = record.withBytes(index) { UTF8Validation.firstInvalidByte($0) }
             guard let bad else { continue }

@@ -63,7 +63,18 @@ public struct Record: Sendable {
     public var schema: RecordSchema? { context.schema }
     public var kind: String? { context.kind }
 
-    @usableFromInline var buffer: RecordBuffer
+    /// The record's bytes and field slots: a stretch of a buffer that readers fill with many records.
+    @usableFromInline var storage: Storage
+    @usableFromInline var buffer: RecordBuffer { storage.buffer }
+
+    /// Where a record is in its buffer.
+    @usableFromInline struct Storage: Sendable {
+        @usableFromInline let buffer: RecordBuffer
+        @usableFromInline let byteStart: Int32
+        let byteCount: Int32
+        @usableFromInline let slotStart: Int32
+        @usableFromInline let count: Int32
+    }
 
     @usableFromInline struct Slot: Sendable {
         @usableFromInline var start: Int32
@@ -75,12 +86,12 @@ public struct Record: Sendable {
         @usableFromInline var isNull: Bool
     }
 
-    init(context: Context, line: Int, column: Int, number: Int?, buffer: RecordBuffer) {
+    init(context: Context, line: Int, column: Int, number: Int?, storage: Storage) {
         self.context = context
         self.line = line
         self.column = column
         self.number = number
-        self.buffer = buffer
+        self.storage = storage
     }
 
     /// A record of the given field values (`nil` for null), for tests and writers.
@@ -94,7 +105,7 @@ public struct Record: Sendable {
             }
             builder.endField(start: start, column: 1, lineDelta: 0, isNull: field == nil)
         }
-        self.init(context: context, line: line, column: 1, number: number, buffer: builder.finish())
+        self.init(context: context, line: line, column: 1, number: number, storage: builder.finish())
     }
 
     init(byteFields: [[UInt8]?], context: Context, line: Int, column: Int, number: Int?) {
@@ -104,25 +115,43 @@ public struct Record: Sendable {
             if let field, !field.isEmpty { field.withUnsafeBufferPointer { builder.append($0.baseAddress!, $0.count) } }
             builder.endField(start: start, column: column, lineDelta: 0, isNull: field == nil)
         }
-        self.init(context: context, line: line, column: column, number: number, buffer: builder.finish())
+        self.init(context: context, line: line, column: column, number: number, storage: builder.finish())
     }
 
-    @inlinable public var count: Int { buffer.count }
+    @inlinable public var count: Int { Int(storage.count) }
 
     /// Whether field `index` is null (a null marker, an absent XML node, SQL NULL).
     @inlinable public func isNull(_ index: Int) -> Bool { slot(index).isNull }
 
     @inlinable func slot(_ index: Int) -> Slot {
-        precondition(index >= 0 && index < buffer.count, "field \(index) of a record with \(buffer.count) fields")
-        return buffer.slots[index]
+        precondition(index >= 0 && index < count, "field \(index) of a record with \(count) fields")
+        return storage.buffer.slots[Int(storage.slotStart) + index]
     }
 
     /// Calls `body` with the bytes of field `index` (empty for null), valid only inside `body`.
     @inlinable public func withBytes<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let slot = slot(index)
-        return try withExtendedLifetime(buffer) {
-            try body(UnsafeRawBufferPointer(start: buffer.bytes + Int(slot.start), count: Int(slot.end - slot.start)))
+        return try withExtendedLifetime(storage.buffer) {
+            try body(UnsafeRawBufferPointer(start: storage.buffer.bytes + Int(storage.byteStart) + Int(slot.start), count: Int(slot.end - slot.start)))
         }
+    }
+
+    /// Calls `body` with all the record's bytes (its fields' bytes, in the order they were read).
+    func withAllBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withExtendedLifetime(storage.buffer) {
+            try body(UnsafeRawBufferPointer(start: storage.buffer.bytes + Int(storage.byteStart), count: Int(storage.byteCount)))
+        }
+    }
+
+    /// The record with storage of its own: what to keep after its batch, so that it does not hold
+    /// the other records of the buffer it was read into.
+    public func compacted() -> Record {
+        var copy = self
+        let buffer = RecordBuffer(byteCapacity: max(Int(storage.byteCount), 1), slotCapacity: max(count, 1))
+        withAllBytes { if $0.count > 0 { buffer.bytes.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: $0.count) } }
+        buffer.slots.initialize(from: storage.buffer.slots + Int(storage.slotStart), count: count)
+        copy.storage = Storage(buffer: buffer, byteStart: 0, byteCount: storage.byteCount, slotStart: 0, count: storage.count)
+        return copy
     }
 
     /// The number of bytes in field `index`.
@@ -171,23 +200,21 @@ public struct Record: Sendable {
             }
             builder.endField(start: start, column: Int(slot.column), lineDelta: Int(slot.lineDelta), isNull: slot.isNull)
         }
-        buffer = builder.finish()
+        storage = builder.finish()
     }
 }
 
-/// The bytes and field slots of one record.
+/// Bytes and field slots of records: a builder fills it with one record after another.
 ///
-/// `@unchecked Sendable`: a buffer is written only by the `RecordBuilder` that owns it, and a builder
-/// reuses a buffer only while no `Record` refers to it (`isKnownUniquelyReferenced`); a published
-/// buffer is never written again. Its fields are `@exclusivity(unchecked)` for the same reason: the
-/// tokenizers fill them byte by byte.
+/// `@unchecked Sendable`: a buffer is written only by the `RecordBuilder` that owns it, and only past
+/// the records it has published (those are never written again, and a buffer holding one is never
+/// reallocated); it starts over only while no `Record` refers to it (`isKnownUniquelyReferenced`).
+/// Its fields are `@exclusivity(unchecked)` for the same reason: the tokenizers fill them byte by byte.
 @usableFromInline final class RecordBuffer: @unchecked Sendable {
     @exclusivity(unchecked) @usableFromInline var bytes: UnsafeMutablePointer<UInt8>
     @exclusivity(unchecked) var byteCapacity: Int
-    @exclusivity(unchecked) var length = 0
     @exclusivity(unchecked) @usableFromInline var slots: UnsafeMutablePointer<Record.Slot>
     @exclusivity(unchecked) var slotCapacity: Int
-    @exclusivity(unchecked) @usableFromInline var count = 0
 
     init(byteCapacity: Int = 256, slotCapacity: Int = 16) {
         self.byteCapacity = byteCapacity
@@ -202,40 +229,72 @@ public struct Record: Sendable {
     }
 }
 
-/// Builds records into reusable buffers: readers append field bytes, end fields, and publish.
+/// Builds records into shared buffers: readers append field bytes, end fields, and publish. Records
+/// follow each other in a buffer, so a batch of records costs a few allocations, not a few per record;
+/// a record that outgrows the room left moves (its bytes so far) to a new buffer.
 struct RecordBuilder {
     private(set) var buffer: RecordBuffer
+    /// The record being built: its bytes and slots so far, and the room it has.
     private var bytes: UnsafeMutablePointer<UInt8>
     private var byteCapacity: Int
     private(set) var length = 0
     private var slots: UnsafeMutablePointer<Record.Slot>
     private var slotCapacity: Int
     private(set) var count = 0
+    /// Where the record being built starts in `buffer`.
+    private var byteStart = 0
+    private var slotStart = 0
+    /// `buffer` holds published records: it is never reallocated, only left for a new one.
+    private var holdsRecords = false
+    /// A record was published; the next one starts after it.
+    private var published = false
+    /// The size of a new buffer.
+    private let bufferBytes: Int
+    private let bufferSlots: Int
 
-    init(buffer: RecordBuffer = RecordBuffer()) {
-        self.buffer = buffer
+    /// A builder for one record or a few (tests, writers).
+    init() { self.init(bufferBytes: 256, bufferSlots: 16) }
+
+    /// A builder for a reader's records, `bufferBytes` and `bufferSlots` to a buffer.
+    init(bufferBytes: Int, bufferSlots: Int) {
+        self.bufferBytes = bufferBytes
+        self.bufferSlots = bufferSlots
+        buffer = RecordBuffer(byteCapacity: bufferBytes, slotCapacity: bufferSlots)
         bytes = buffer.bytes
-        byteCapacity = buffer.byteCapacity
+        byteCapacity = bufferBytes
         slots = buffer.slots
-        slotCapacity = buffer.slotCapacity
+        slotCapacity = bufferSlots
     }
 
-    /// Starts a record: reuses the last buffer if no record holds it any more.
+    /// The builder of a reader: buffers of 32 KB and 2,048 fields.
+    static func forReader() -> RecordBuilder { RecordBuilder(bufferBytes: 1 << 15, bufferSlots: 1 << 11) }
+
+    /// Starts a record (again, if one was started and not published): after the last published
+    /// record, or at the start of the buffer when no record holds it any more.
     mutating func begin() {
-        guard isKnownUniquelyReferenced(&buffer) else {
-            return begin(in: RecordBuffer(byteCapacity: byteCapacity, slotCapacity: slotCapacity))
+        if published {
+            published = false
+            if isKnownUniquelyReferenced(&buffer) {
+                byteStart = 0
+                slotStart = 0
+                holdsRecords = false
+            } else {
+                byteStart += length
+                slotStart += count
+                holdsRecords = true
+                // Little room left: the next record starts a new buffer rather than moving later.
+                if buffer.byteCapacity - byteStart < bufferBytes / 8 || buffer.slotCapacity - slotStart < bufferSlots / 8 {
+                    buffer = RecordBuffer(byteCapacity: bufferBytes, slotCapacity: bufferSlots)
+                    byteStart = 0
+                    slotStart = 0
+                    holdsRecords = false
+                }
+            }
+            bytes = buffer.bytes + byteStart
+            byteCapacity = buffer.byteCapacity - byteStart
+            slots = buffer.slots + slotStart
+            slotCapacity = buffer.slotCapacity - slotStart
         }
-        length = 0
-        count = 0
-    }
-
-    /// Starts a record in `buffer`, which no record refers to (a reader's recycled buffer).
-    mutating func begin(in buffer: RecordBuffer) {
-        self.buffer = buffer
-        bytes = buffer.bytes
-        byteCapacity = buffer.byteCapacity
-        slots = buffer.slots
-        slotCapacity = buffer.slotCapacity
         length = 0
         count = 0
     }
@@ -255,27 +314,51 @@ struct RecordBuilder {
     }
 
     @inline(__always) mutating func append(_ source: UnsafePointer<UInt8>, _ n: Int) {
-        if length + n > byteCapacity { grow(to: length + n) }
+        if length + n > byteCapacity { grow(bytes: length + n, slots: count) }
         (bytes + length).update(from: source, count: n)
         length += n
     }
 
     @inline(__always) mutating func append(_ byte: UInt8) {
-        if length + 1 > byteCapacity { grow(to: length + 1) }
+        if length + 1 > byteCapacity { grow(bytes: length + 1, slots: count) }
         bytes[length] = byte
         length += 1
     }
 
-    private mutating func grow(to needed: Int) {
-        var capacity = byteCapacity
-        while capacity < needed { capacity *= 2 }
-        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        grown.update(from: bytes, count: length)
-        bytes.deallocate()
-        bytes = grown
-        byteCapacity = capacity
-        buffer.bytes = grown
-        buffer.byteCapacity = capacity
+    /// Makes room for `neededBytes` and `neededSlots`: grows the buffer when it holds no published
+    /// record, else moves the record so far to a new buffer.
+    private mutating func grow(bytes neededBytes: Int, slots neededSlots: Int) {
+        var newBytes = max(byteCapacity, 16), newSlots = max(slotCapacity, 4)
+        while newBytes < neededBytes { newBytes *= 2 }
+        while newSlots < neededSlots { newSlots *= 2 }
+        if holdsRecords {
+            let moved = RecordBuffer(byteCapacity: max(bufferBytes, newBytes), slotCapacity: max(bufferSlots, newSlots))
+            moved.bytes.update(from: bytes, count: length)
+            moved.slots.initialize(from: slots, count: count)
+            buffer = moved
+            byteStart = 0
+            slotStart = 0
+            holdsRecords = false
+        } else {
+            if newBytes > buffer.byteCapacity {
+                let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newBytes)
+                grown.update(from: buffer.bytes, count: length)
+                buffer.bytes.deallocate()
+                buffer.bytes = grown
+                buffer.byteCapacity = newBytes
+            }
+            if newSlots > buffer.slotCapacity {
+                let grown = UnsafeMutablePointer<Record.Slot>.allocate(capacity: newSlots)
+                grown.moveInitialize(from: buffer.slots, count: count)
+                buffer.slots.deallocate()
+                buffer.slots = grown
+                buffer.slotCapacity = newSlots
+            }
+        }
+        bytes = buffer.bytes
+        byteCapacity = buffer.byteCapacity
+        slots = buffer.slots
+        slotCapacity = buffer.slotCapacity
     }
 
     @inline(__always) mutating func endField(start: Int, column: Int, lineDelta: Int, isNull: Bool) {
@@ -284,15 +367,7 @@ struct RecordBuilder {
 
     /// Adds a field whose bytes are `start..<end` of the record's bytes.
     @inline(__always) mutating func addField(start: Int, end: Int, column: Int, lineDelta: Int, isNull: Bool) {
-        if count == slotCapacity {
-            let grown = UnsafeMutablePointer<Record.Slot>.allocate(capacity: slotCapacity * 2)
-            grown.moveInitialize(from: slots, count: count)
-            slots.deallocate()
-            slots = grown
-            slotCapacity *= 2
-            buffer.slots = grown
-            buffer.slotCapacity = slotCapacity
-        }
+        if count == slotCapacity { grow(bytes: length, slots: count + 1) }
         (slots + count).initialize(to: Record.Slot(start: Int32(truncatingIfNeeded: start), end: Int32(truncatingIfNeeded: end),
                                                    column: Int32(truncatingIfNeeded: column), lineDelta: Int32(truncatingIfNeeded: lineDelta),
                                                    isNull: isNull))
@@ -300,9 +375,9 @@ struct RecordBuilder {
     }
 
     /// Publishes the record's bytes and fields.
-    mutating func finish() -> RecordBuffer {
-        buffer.length = length
-        buffer.count = count
-        return buffer
+    mutating func finish() -> Record.Storage {
+        published = true
+        return Record.Storage(buffer: buffer, byteStart: Int32(truncatingIfNeeded: byteStart), byteCount: Int32(truncatingIfNeeded: length),
+                              slotStart: Int32(truncatingIfNeeded: slotStart), count: Int32(truncatingIfNeeded: count))
     }
 }

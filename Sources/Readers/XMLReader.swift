@@ -54,8 +54,8 @@ public final class XMLReader: XMLEventHandler, RecordReader {
     private let source: ByteSource
     private let parser: XMLPushParser
     private let program: Program
-    // Small chunks keep the queue of parsed records short, so their buffers come back for reuse soon
-    // while still in cache (4 KB measured faster than 8 KB and 32 KB on the medium data).
+    // Small chunks keep the queue of parsed records short and in cache (4 KB measured faster than
+    // 8 KB and 32 KB on the medium data).
     @exclusivity(unchecked) private var chunk = [UInt8](repeating: 0, count: 1 << 12)
     @exclusivity(unchecked) private var finished = false
     @exclusivity(unchecked) private var ready: [Record?] = []
@@ -71,9 +71,6 @@ public final class XMLReader: XMLEventHandler, RecordReader {
     @exclusivity(unchecked) private var capturers = PlainStack<Int>()
     /// Finished child records waiting for their top-level record to end (they follow it).
     @exclusivity(unchecked) private var pending: [Pending] = []
-    /// Record buffers taking turns: one is reused once no record made in it is held any more.
-    @exclusivity(unchecked) private var buffers: [RecordBuffer] = []
-    @exclusivity(unchecked) private var bufferTurn = -1
 
     /// - Parameter namespaces: prefixes the paths use, bound to namespace URIs.
     /// - Throws: `ReaderError` when the file cannot be opened or a path uses an unbound prefix.
@@ -159,7 +156,7 @@ public final class XMLReader: XMLEventHandler, RecordReader {
         if frame >= 0 { fill(program.nodes[node], frame: frame, attributes: attributes, attributeCount: attributeCount, line: line, column: column) }
         for index in program.nodes[node].records {
             let spec = program.recordStarts[index]
-            let record = frames.open(spec: spec, fieldCount: program.specs[spec].fieldCount, parent: frame, line: line, column: column, buffer: nextBuffer())
+            let record = frames.open(spec: spec, fieldCount: program.specs[spec].fieldCount, parent: frame, line: line, column: column)
             let root = program.specs[spec].root
             entries.push(Entry(frame: record, node: root, isRecord: true))
             fill(program.nodes[root], frame: record, attributes: attributes, attributeCount: attributeCount, line: line, column: column)
@@ -213,14 +210,14 @@ public final class XMLReader: XMLEventHandler, RecordReader {
     /// for its top-level record.
     private func finish(_ frame: Int) {
         let spec = frames[frame].spec
-        let buffer = frames[frame].publish(fieldCount: program.specs[spec].fieldCount)
+        let storage = frames[frame].publish(fieldCount: program.specs[spec].fieldCount)
         let parent = frames[frame].parent
         if parent < 0 {
             recordNumber += 1
-            ready.append(Record(context: program.contexts[spec], line: frames[frame].line, column: frames[frame].column, number: recordNumber, buffer: buffer))
+            ready.append(Record(context: program.contexts[spec], line: frames[frame].line, column: frames[frame].column, number: recordNumber, storage: storage))
             queueChildren(from: frames[frame].firstChild, parent: recordNumber)
         } else {
-            pending.append(Pending(buffer: buffer, spec: spec, line: frames[frame].line, column: frames[frame].column, firstChild: frames[frame].firstChild))
+            pending.append(Pending(storage: storage, spec: spec, line: frames[frame].line, column: frames[frame].column, firstChild: frames[frame].firstChild))
             let index = pending.count - 1
             if frames[parent].lastChild >= 0 { pending[frames[parent].lastChild].next = index } else { frames[parent].firstChild = index }
             frames[parent].lastChild = index
@@ -235,23 +232,12 @@ public final class XMLReader: XMLEventHandler, RecordReader {
         while index >= 0 {
             recordNumber += 1
             let number = recordNumber, child = pending[index]
-            var record = Record(context: program.contexts[child.spec], line: child.line, column: child.column, number: number, buffer: child.buffer)
+            var record = Record(context: program.contexts[child.spec], line: child.line, column: child.column, number: number, storage: child.storage)
             record.parentRecord = parent
             ready.append(record)
             queueChildren(from: child.firstChild, parent: number)
             index = child.next
         }
-    }
-
-    /// The next buffer for a record: the one whose turn it is when no record holds it any more, else
-    /// a new one in its place (the ring grows to the number of records held at once, up to 512).
-    private func nextBuffer() -> RecordBuffer {
-        if buffers.isEmpty { buffers.append(RecordBuffer()) }
-        bufferTurn = bufferTurn + 1 == buffers.count ? 0 : bufferTurn + 1
-        if !isKnownUniquelyReferenced(&buffers[bufferTurn]) {
-            if buffers.count < 512 { buffers.insert(RecordBuffer(), at: bufferTurn) } else { buffers[bufferTurn] = RecordBuffer() }
-        }
-        return buffers[bufferTurn]
     }
 
     // MARK: State
@@ -265,7 +251,7 @@ public final class XMLReader: XMLEventHandler, RecordReader {
     }
 
     struct Pending {
-        var buffer: RecordBuffer
+        var storage: Record.Storage
         var spec: Int
         var line: Int
         var column: Int
@@ -311,7 +297,7 @@ public final class XMLReader: XMLEventHandler, RecordReader {
         }
 
         /// Ends the record: its fields in spec order, absent ones null.
-        mutating func publish(fieldCount: Int) -> RecordBuffer {
+        mutating func publish(fieldCount: Int) -> Record.Storage {
             for (field, bytes) in deferred {
                 fields[field].start = builder.length
                 bytes.withUnsafeBufferPointer { if $0.count > 0 { builder.append($0.baseAddress!, $0.count) } }
@@ -353,15 +339,15 @@ public final class XMLReader: XMLEventHandler, RecordReader {
             nonmutating unsafeMutableAddress { base + index }
         }
 
-        mutating func open(spec: Int, fieldCount: Int, parent: Int, line: Int, column: Int, buffer: RecordBuffer) -> Int {
+        mutating func open(spec: Int, fieldCount: Int, parent: Int, line: Int, column: Int) -> Int {
             let index: Int
             if free.count > 0 {
                 index = free.removeLast()
-                base[index].builder.begin(in: buffer)
+                base[index].builder.begin()
             } else {
                 if count == capacity { base = doubled(base, count: count, capacity: &capacity) }
                 index = count
-                (base + index).initialize(to: Frame(builder: RecordBuilder(buffer: buffer), fields: .allocate(capacity: fieldCapacity)))
+                (base + index).initialize(to: Frame(builder: .forReader(), fields: .allocate(capacity: fieldCapacity)))
                 count += 1
             }
             base[index].spec = spec

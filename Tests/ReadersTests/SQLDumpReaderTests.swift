@@ -75,6 +75,38 @@ func readDump(_ text: String, tables: Set<String>? = nil) throws -> (records: [R
         #expect(try reader.next() == nil)
     }
 
+    @Test func statementsReadInPlaceAndCopiedAgree() throws {
+        // One-line statements are read where they lie in the input buffer unless a quote, comment or
+        // `[name]` needs the general way; a 1-byte chunk always takes the general way.
+        let text = #"""
+        CREATE TABLE t(a, b, c);
+        INSERT INTO t VALUES(-1,'x;y','it''s'); INSERT INTO t VALUES(2/1,"q",NULL);
+        INSERT INTO t VALUES(3,'a -- b','/* c */'); -- a comment; with a semicolon
+        INSERT INTO t VALUES(4,'x','y') /* block; */ ;
+        INSERT INTO [t] VALUES(5,'','''');
+        INSERT INTO t VALUES(6, nULl, 'end');
+        INSERT INTO t VALUES(7, 'bad' 'two', 1);
+        INSERT INTO t VALUES(8,'z','w');
+        """#
+        var outcomes: [[String]] = []
+        for chunk in [Int.max, 1] {
+            let reader = try SQLDumpReader(source: MemoryByteSource(Array(text.utf8), name: "d.sql", chunkSize: chunk))
+            var outcome: [String] = []
+            while true {
+                do {
+                    guard let record = try reader.next() else { break }
+                    outcome.append(record.strings.map { $0 ?? "NULL" }.joined(separator: "|"))
+                } catch let error as ReaderError {
+                    outcome.append("\(error.position?.line ?? 0):\(error.position?.column ?? 0) \(error.message)")
+                }
+            }
+            outcomes.append(outcome)
+        }
+        #expect(outcomes[0] == outcomes[1])
+        #expect(outcomes[0] == ["-1|x;y|it's", "2:23 statement 3: expected \")\"", "3|a -- b|/* c */", "4|x|y", "5||'", "6|NULL|end",
+                                "7:31 statement 8: expected \")\"", "8|z|w"])
+    }
+
     @Test func aBrokenTextStreamEndsTheDump() throws {
         // UTF-16 (by its byte order mark) cut inside a character: the error ends the input, and later
         // calls fail again instead of re-reading old bytes (found by fuzzing).
