@@ -49,6 +49,7 @@ public enum DecimalText {
             index = 1
         }
         var mantissa: UInt128 = 0, digits = 0, significant = 0, fraction = 0, seenPoint = false
+        var small: UInt64 = 0       // the mantissa while it has at most 19 digits (64-bit arithmetic)
         guard index < bytes.count else { return nil }
         while index < bytes.count {
             let byte = bytes[index]
@@ -57,25 +58,46 @@ public enum DecimalText {
                 seenPoint = true
             } else {
                 guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), significant < 38 else { return nil }
-                mantissa = mantissa * 10 + UInt128(byte - UInt8(ascii: "0"))
+                let digit = byte - UInt8(ascii: "0")
+                if significant < 19 {
+                    small = small &* 10 &+ UInt64(digit)
+                    if small != 0 { significant += 1 }   // leading zeros take no room
+                } else {
+                    if significant == 19 { mantissa = UInt128(small) }
+                    mantissa = mantissa * 10 + UInt128(digit)
+                    significant += 1
+                }
                 digits += 1
-                if mantissa != 0 { significant += 1 }   // leading zeros take no room
                 if seenPoint { fraction += 1 }
             }
             index += 1
         }
         guard digits > 0 else { return nil }
-        return make(mantissa, exponent: -fraction, isNegative: isNegative)
+        return make(significant <= 19 ? UInt128(small) : mantissa, exponent: -fraction, isNegative: isNegative)
+    }
+
+    /// Whether `value` is a multiple of ten, without a 128-bit division (2^64 leaves 6 modulo 10).
+    @inline(__always) private static func isMultipleOfTen(_ value: UInt128) -> Bool {
+        let high = UInt64(truncatingIfNeeded: value >> 64), low = UInt64(truncatingIfNeeded: value)
+        return ((high % 10) * 6 + low % 10) % 10 == 0
+    }
+
+    /// `value` without its trailing decimal zeros, and how many there were.
+    @inline(__always) private static func droppingTrailingZeros(_ value: UInt128) -> (UInt128, Int) {
+        var value = value, zeros = 0
+        guard value != 0 else { return (0, 0) }
+        while isMultipleOfTen(value) {
+            value = value >> 64 == 0 ? UInt128(UInt64(truncatingIfNeeded: value) / 10) : value / 10
+            zeros += 1
+        }
+        return (value, zeros)
     }
 
     /// A decimal from its parts, compact (no trailing zeros in the mantissa), as Foundation builds them.
     private static func make(_ mantissa: UInt128, exponent: Int, isNegative: Bool) -> Decimal {
-        var mantissa = mantissa, exponent = exponent
         if mantissa == 0 { return Decimal() }
-        while mantissa % 10 == 0 {
-            mantissa /= 10
-            exponent += 1
-        }
+        let (mantissa, zeros) = droppingTrailingZeros(mantissa)
+        let exponent = exponent + zeros
         guard MemoryLayout<Decimal>.size == 20, exponent >= -128, exponent <= 127 else {
             return Decimal(string: (isNegative ? "-" : "") + "\(mantissa)e\(exponent)", locale: posix) ?? Decimal.nan
         }
@@ -125,24 +147,30 @@ public enum DecimalText {
         let length = lengthAndSign >> 4, isNegative = lengthAndSign & 0x08 != 0
         if length == 0 { return isNegative ? nil : (0, 0, false) }   // NaN has length 0 and the sign bit
         guard length <= 8 else { return nil }
-        var mantissa = UInt128(words.1) | UInt128(words.2) << 32 | UInt128(words.3) << 64 | UInt128(words.4) << 96
-        var exponent = Int(Int8(truncatingIfNeeded: flags))
-        while mantissa % 10 == 0 {
-            mantissa /= 10
-            exponent += 1
-        }
-        return (mantissa, exponent, isNegative)
+        let (mantissa, zeros) = droppingTrailingZeros(UInt128(words.1) | UInt128(words.2) << 32 | UInt128(words.3) << 64 | UInt128(words.4) << 96)
+        return (mantissa, Int(Int8(truncatingIfNeeded: flags)) + zeros, isNegative)
     }
 
     /// Writes the text into `buffer` (at least 192 bytes); returns its length.
     private static func format(_ mantissa: UInt128, _ exponent: Int, _ isNegative: Bool, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
         var digits: (UInt128, UInt128, UInt128) = (0, 0, 0)   // 48 bytes: room for 39 digits
         let count = withUnsafeMutableBytes(of: &digits) { raw -> Int in
-            // Nineteen digits at a time in 64-bit arithmetic; 128-bit division only between them.
+            // Nineteen digits at a time in 64-bit arithmetic; between them one 128-by-64-bit division
+            // (a 128-bit one when the quotient would not fit in 64 bits).
+            let tenToThe19: UInt64 = 10_000_000_000_000_000_000
             var n = mantissa, end = 48
             repeat {
-                var chunk = UInt64(n % 10_000_000_000_000_000_000)
-                n /= 10_000_000_000_000_000_000
+                var chunk: UInt64
+                let high = UInt64(truncatingIfNeeded: n >> 64)
+                if high == 0 {
+                    let low = UInt64(truncatingIfNeeded: n)
+                    (n, chunk) = (UInt128(low / tenToThe19), low % tenToThe19)
+                } else if high < tenToThe19 {
+                    let (quotient, remainder) = tenToThe19.dividingFullWidth((high: high, low: UInt64(truncatingIfNeeded: n)))
+                    (n, chunk) = (UInt128(quotient), remainder)
+                } else {
+                    (n, chunk) = (n / UInt128(tenToThe19), UInt64(n % UInt128(tenToThe19)))
+                }
                 for _ in 0..<19 {
                     end -= 1
                     raw[end] = UInt8(ascii: "0") + UInt8(chunk % 10)
