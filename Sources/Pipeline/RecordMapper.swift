@@ -41,6 +41,8 @@ public final class RecordMapper {
     public let attributes: [Int]
     /// Where each lookup's key parts start among a mapped record's values.
     private let keyStarts: [Int]
+    /// How many values a mapped record holds.
+    private let valueCount: Int
 
     /// - Parameters:
     ///   - fieldNames: the names the reader gives its fields (CSV header, table columns, XML spec
@@ -89,6 +91,7 @@ public final class RecordMapper {
             defer { start += parts.count }
             return start
         }
+        valueCount = start
         filter = try mapping.filter?.compiled(for: entity)
     }
 
@@ -125,9 +128,6 @@ public final class RecordMapper {
         if let filter, !filter.evaluate(MappedSubject(entity: entity, attributes: attributes, values: mapped.values)) { return nil }
         return mapped
     }
-
-    /// How many values a mapped record holds.
-    private var valueCount: Int { fields.count + lookups.reduce(0) { $0 + $1.count } }
 
     /// The key of lookup `lookup` (its index in the mapping); `nil` when its parts are all null (the
     /// relationship stays empty).

@@ -225,11 +225,19 @@ struct SourceImport {
         // A resumed run reads past the top-level records already imported, and their children.
         var skipping = skippedBatches * config.batchSize, skippingChildren = skippedBatches > 0
         batch.reserveCapacity(config.batchSize)
-        func hand(_ records: [Record]) -> Bool {
-            progress.read(records: records.count)
-            defer { numbers[part] += 1 }
-            return part != 0 || !alsoDone.contains(numbers[part]) ? queue.push((part, numbers[part], records)) : true
+        /// Hands the batch over and starts the next; `false` when the import was cancelled.
+        func hand() -> Bool {
+            defer {
+                numbers[part] += 1
+                batch = []
+                batch.reserveCapacity(config.batchSize)
+                topLevel = 0
+            }
+            progress.read(records: batch.count)
+            return part != 0 || !alsoDone.contains(numbers[part]) ? queue.push((part, numbers[part], batch)) : true
         }
+        // Records of one kind share their reader context: the last one's part answers most records.
+        var lastKind: (context: Record.Context, part: Int?)?
         while failure.error == nil {
             guard let record = try readNext(&reader) else { break }
             if skipping > 0 || (skippingChildren && record.parentRecord != nil) {
@@ -238,11 +246,9 @@ struct SourceImport {
             }
             skippingChildren = false
             if record.parentRecord == nil {
-                if parts.count > 1, let next = partOfKind[record.kind ?? ""], next != part {
-                    if !batch.isEmpty { guard hand(batch) else { return } }
-                    batch = []
-                    batch.reserveCapacity(config.batchSize)
-                    topLevel = 0
+                if parts.count > 1, lastKind?.context !== record.context { lastKind = (record.context, partOfKind[record.kind ?? ""]) }
+                if let next = lastKind?.part, next != part {
+                    if !batch.isEmpty { guard hand() else { return } }
                     queue.waitUntilFinished()
                     let now = Date()
                     seconds[part] += now.timeIntervalSince(mark)
@@ -250,17 +256,12 @@ struct SourceImport {
                     part = next
                     progress.switchTo(source: parts[part].source.name)
                 }
-                if topLevel >= config.batchSize {
-                    guard hand(batch) else { return }
-                    batch = []
-                    batch.reserveCapacity(config.batchSize)
-                    topLevel = 0
-                }
+                if topLevel >= config.batchSize { guard hand() else { return } }
                 topLevel += 1
             }
             batch.append(record)
         }
-        if !batch.isEmpty { _ = hand(batch) }
+        if !batch.isEmpty { _ = hand() }
     }
 
     private func openReader(progress: RunProgress) throws -> any RecordReader {

@@ -65,7 +65,6 @@ public struct Record: Sendable {
 
     /// The record's bytes and field slots: a stretch of a buffer that readers fill with many records.
     @usableFromInline var storage: Storage
-    @usableFromInline var buffer: RecordBuffer { storage.buffer }
 
     /// Where a record is in its buffer.
     @usableFromInline struct Storage: Sendable {
