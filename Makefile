@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SLUICE := .build/debug/sluice
 
-.PHONY: help build test run bench tsan fuzz clean
+.PHONY: help build test lint format run bench tsan fuzz clean
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -13,6 +13,13 @@ build: ## Build everything (debug)
 test: ## Run every test (unit, store, CLI)
 	$(SWIFT) build --product sluice
 	$(SWIFT) test
+
+lint: ## Check formatting (swift format, .swift-format) and the house rules (scripts/house-rules.py)
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
+	python3 scripts/house-rules.py
+
+format: ## Format every Swift file in place (swift format, .swift-format)
+	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
 
 run: build ## Run the example pipeline (CSV + SQL dump + XML) into out/shop.sqlite (plain SQLite)
 	rm -f out/shop.sqlite out/shop.sqlite-wal out/shop.sqlite-shm

@@ -25,13 +25,16 @@ let package = Package(
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "Drivers", dependencies: ["CSQLite", "CLibXML2", "CZlib"]),
-        .target(name: "ObjectGraph", dependencies: [.product(name: "OrderedCollections", package: "swift-collections")]),
+        .target(
+            name: "ObjectGraph", dependencies: [.product(name: "OrderedCollections", package: "swift-collections")]),
         .target(name: "Stores", dependencies: ["ObjectGraph", "Drivers"]),
         .target(name: "Readers", dependencies: ["Drivers"]),
         .target(name: "Pipeline", dependencies: ["ObjectGraph", "Stores", "Readers", "Yams"]),
-        .executableTarget(name: "SluiceCLI", dependencies: [
-            "Pipeline", "Readers", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .executableTarget(
+            name: "SluiceCLI",
+            dependencies: [
+                "Pipeline", "Readers", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .executableTarget(name: "SluiceBench", dependencies: ["ObjectGraph", "Stores", "Readers", "Drivers"]),
         .target(name: "TestSupport", dependencies: ["ObjectGraph"], path: "Tests/TestSupport"),
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "TestSupport"]),

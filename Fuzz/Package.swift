@@ -8,9 +8,13 @@ let package = Package(
     dependencies: [.package(name: "Sluice", path: "..")],
     targets: [
         .target(name: "FuzzSupport", dependencies: [.product(name: "Readers", package: "Sluice")]),
-        .executableTarget(name: "FuzzCSV", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
-        .executableTarget(name: "FuzzXML", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
-        .executableTarget(name: "FuzzSQLDump", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
-        .executableTarget(name: "FuzzSQLiteFile", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
+        .executableTarget(
+            name: "FuzzCSV", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
+        .executableTarget(
+            name: "FuzzXML", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
+        .executableTarget(
+            name: "FuzzSQLDump", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
+        .executableTarget(
+            name: "FuzzSQLiteFile", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
     ]
 )

@@ -39,8 +39,9 @@ public final class GzipInflater {
         stream.next_out = output.baseAddress?.assumingMemoryBound(to: Bytef.self)
         stream.avail_out = uInt(output.count)
         let status = CZlib.inflate(&stream, Z_NO_FLUSH)
-        let step = Step(consumed: input.count - Int(stream.avail_in), produced: output.count - Int(stream.avail_out),
-                        endOfMember: status == Z_STREAM_END)
+        let step = Step(
+            consumed: input.count - Int(stream.avail_in), produced: output.count - Int(stream.avail_out),
+            endOfMember: status == Z_STREAM_END)
         stream.next_in = nil
         stream.next_out = nil
         switch status {

@@ -23,8 +23,10 @@ extension SQLiteConnection {
     /// ```
     /// A thrown error becomes an SQL error of the statement calling the function.
     /// - Parameter argumentCount: the number of arguments, or -1 for any number.
-    public func createFunction(_ name: String, argumentCount: Int32,
-                               _ body: @escaping ([SQLiteValue]) throws -> SQLiteValue) throws {
+    public func createFunction(
+        _ name: String, argumentCount: Int32,
+        _ body: @escaping ([SQLiteValue]) throws -> SQLiteValue
+    ) throws {
         let box = Unmanaged.passRetained(FunctionBox(body)).toOpaque()
         let rc = sqlite3_create_function_v2(
             handle, name, argumentCount, SQLITE_UTF8 | SQLITE_DETERMINISTIC, box,

@@ -19,7 +19,8 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     }
 
     init(code: Int32, connection: OpaquePointer?, sql: String? = nil) {
-        let text = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+        let text =
+            connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
             ?? String(cString: sqlite3_errstr(code))
         self.init(code: code, message: text, sql: sql)
     }

@@ -27,26 +27,33 @@ public final class SQLiteStatement {
     public var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
 
     private func check(_ rc: Int32, index: Int32) {
-        precondition(rc == SQLITE_OK, "binding parameter \(index) of \(sql) failed: \(String(cString: sqlite3_errstr(rc)))")
+        precondition(
+            rc == SQLITE_OK, "binding parameter \(index) of \(sql) failed: \(String(cString: sqlite3_errstr(rc)))")
     }
 
     public func bindNull(at index: Int32) { check(sqlite3_bind_null(handle, index), index: index) }
     public func bind(_ value: Int64, at index: Int32) { check(sqlite3_bind_int64(handle, index, value), index: index) }
-    public func bind(_ value: Double, at index: Int32) { check(sqlite3_bind_double(handle, index, value), index: index) }
+    public func bind(_ value: Double, at index: Int32) {
+        check(sqlite3_bind_double(handle, index, value), index: index)
+    }
     public func bind(_ value: String, at index: Int32) {
         var text = value
         text.withUTF8 { bindText(utf8: $0, at: index) }
     }
     /// Binds UTF-8 text from a buffer (copied now, so the buffer may go away after the call).
     public func bindText(utf8 bytes: UnsafeBufferPointer<UInt8>, at index: Int32) {
-        let rc = UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!).withMemoryRebound(to: CChar.self, capacity: 1) {
+        let rc = UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!).withMemoryRebound(
+            to: CChar.self, capacity: 1
+        ) {
             sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(bytes.count), Self.transient, UInt8(SQLITE_UTF8))
         }
         check(rc, index: index)
     }
     public func bind(_ value: Data, at index: Int32) {
         let rc = value.withUnsafeBytes { raw in
-            sqlite3_bind_blob64(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count), Self.transient)
+            sqlite3_bind_blob64(
+                handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count),
+                Self.transient)
         }
         check(rc, index: index)
     }
@@ -92,7 +99,8 @@ public final class SQLiteStatement {
     /// The column as text (embedded NUL bytes kept), or `nil` for NULL.
     public func string(_ index: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, index) else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index))), as: UTF8.self)
+        return String(
+            decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index))), as: UTF8.self)
     }
     /// The column in its own storage class.
     public func value(_ index: Int32) -> SQLiteValue {

@@ -16,11 +16,17 @@ public enum SQLiteValue: Sendable, Hashable {
         case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
             let count = Int(sqlite3_value_bytes(value))
-            guard let bytes = sqlite3_value_text(value) else { self = .text(""); return }
+            guard let bytes = sqlite3_value_text(value) else {
+                self = .text("")
+                return
+            }
             self = .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
         case SQLITE_BLOB:
             let count = Int(sqlite3_value_bytes(value))
-            guard count > 0, let bytes = sqlite3_value_blob(value) else { self = .blob(Data()); return }
+            guard count > 0, let bytes = sqlite3_value_blob(value) else {
+                self = .blob(Data())
+                return
+            }
             self = .blob(Data(bytes: bytes, count: count))
         default: self = .null
         }
@@ -35,7 +41,9 @@ public enum SQLiteValue: Sendable, Hashable {
         case .text(let v): sqlite3_result_text(context, v, -1, SQLiteStatement.transient)
         case .blob(let v):
             v.withUnsafeBytes { raw in
-                sqlite3_result_blob64(context, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count), SQLiteStatement.transient)
+                sqlite3_result_blob64(
+                    context, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count),
+                    SQLiteStatement.transient)
             }
         }
     }

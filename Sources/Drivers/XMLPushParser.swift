@@ -12,8 +12,10 @@ open class XMLEventHandler {
     /// An element starts. `attributes` holds `attributeCount` groups of five pointers: local name,
     /// prefix, namespace URI, value start, value end (libxml2's SAX2 layout). A value holding `&`
     /// needs `decodedAttributeValue(_:)`.
-    open func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
-                           attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {}
+    open func startElement(
+        localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
+        attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int
+    ) {}
     open func endElement() {}
     /// Text or CDATA content (entities and character references already replaced).
     open func characters(_ text: UnsafeBufferPointer<UInt8>) {}
@@ -29,7 +31,9 @@ open class XMLEventHandler {
         while index < value.count {
             decoded.append(value[index])
             if value[index] == UInt8(ascii: "&"), index + 4 < value.count, value[index + 1] == UInt8(ascii: "#"),
-               value[index + 2] == UInt8(ascii: "3"), value[index + 3] == UInt8(ascii: "8"), value[index + 4] == UInt8(ascii: ";") {
+                value[index + 2] == UInt8(ascii: "3"), value[index + 3] == UInt8(ascii: "8"),
+                value[index + 4] == UInt8(ascii: ";")
+            {
                 index += 5
             } else {
                 index += 1
@@ -76,18 +80,25 @@ public final class XMLPushParser {
             guard let context, let localName else { return }
             Unmanaged<XMLPushParser>.fromOpaque(context)._withUnsafeGuaranteedRef {
                 $0.handler._withUnsafeGuaranteedRef {
-                    $0.startElement(localName: localName, namespaceURI: uri, attributes: attributes.map { UnsafePointer($0) },
-                                    attributeCount: Int(attributeCount))
+                    $0.startElement(
+                        localName: localName, namespaceURI: uri, attributes: attributes.map { UnsafePointer($0) },
+                        attributeCount: Int(attributeCount))
                 }
             }
         }
         sax.endElementNs = { context, _, _, _ in
             guard let context else { return }
-            Unmanaged<XMLPushParser>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.handler._withUnsafeGuaranteedRef { $0.endElement() } }
+            Unmanaged<XMLPushParser>.fromOpaque(context)._withUnsafeGuaranteedRef {
+                $0.handler._withUnsafeGuaranteedRef { $0.endElement() }
+            }
         }
         let text: charactersSAXFunc = { context, bytes, length in
             guard let context, let bytes, length > 0 else { return }
-            Unmanaged<XMLPushParser>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.handler._withUnsafeGuaranteedRef { $0.characters(UnsafeBufferPointer(start: bytes, count: Int(length))) } }
+            Unmanaged<XMLPushParser>.fromOpaque(context)._withUnsafeGuaranteedRef {
+                $0.handler._withUnsafeGuaranteedRef {
+                    $0.characters(UnsafeBufferPointer(start: bytes, count: Int(length)))
+                }
+            }
         }
         sax.characters = text
         sax.cdataBlock = text
@@ -120,7 +131,9 @@ public final class XMLPushParser {
         let parser = Unmanaged<XMLPushParser>.fromOpaque(context).takeUnretainedValue()
         guard parser.failure == nil, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
         let message = error.pointee.message.map { String(cString: $0) } ?? "malformed XML"
-        parser.failure = XMLParseError(message: message.trimmingCharacters(in: .newlines), line: Int(error.pointee.line), column: Int(error.pointee.int2))
+        parser.failure = XMLParseError(
+            message: message.trimmingCharacters(in: .newlines), line: Int(error.pointee.line),
+            column: Int(error.pointee.int2))
     }
 
     /// Runs `body` with this parser as the thread's libxml2 error handler: errors raised outside the
@@ -145,7 +158,9 @@ public final class XMLPushParser {
         guard !name.isEmpty, let dictionary = context?.pointee.dict else { return nil }
         var name = name
         return name.withUTF8 { bytes in
-            xmlDictLookup(dictionary, bytes.baseAddress, Int32(bytes.count)).map { UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self) }
+            xmlDictLookup(dictionary, bytes.baseAddress, Int32(bytes.count)).map {
+                UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self)
+            }
         }
     }
 
@@ -157,7 +172,9 @@ public final class XMLPushParser {
     /// - Throws: `XMLParseError` for malformed XML, with line and column.
     public func feed(_ bytes: UnsafeRawBufferPointer) throws {
         guard let context else { return }
-        let status = capturingErrors { xmlParseChunk(context, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), 0) }
+        let status = capturingErrors {
+            xmlParseChunk(context, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), 0)
+        }
         try check(status)
     }
 
@@ -169,7 +186,9 @@ public final class XMLPushParser {
 
     private func check(_ status: Int32) throws {
         if let failure { throw failure }
-        if status != 0 { throw XMLParseError(message: "malformed XML (libxml2 error \(status))", line: line, column: column) }
+        if status != 0 {
+            throw XMLParseError(message: "malformed XML (libxml2 error \(status))", line: line, column: column)
+        }
     }
 }
 

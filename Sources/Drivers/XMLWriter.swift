@@ -9,7 +9,9 @@ public final class XMLWriter {
 
     /// - Throws: `XMLParseError` when libxml2 cannot make a writer.
     public init(indent: Bool = true) throws {
-        guard let buffer = xmlBufferCreate() else { throw XMLParseError(message: "libxml2 could not create a buffer", line: 0, column: 0) }
+        guard let buffer = xmlBufferCreate() else {
+            throw XMLParseError(message: "libxml2 could not create a buffer", line: 0, column: 0)
+        }
         guard let writer = xmlNewTextWriterMemory(buffer, 0) else {
             xmlBufferFree(buffer)
             throw XMLParseError(message: "libxml2 could not create a writer", line: 0, column: 0)
@@ -31,9 +33,13 @@ public final class XMLWriter {
         if status < 0 { throw XMLParseError(message: "libxml2 could not write \(what)", line: 0, column: 0) }
     }
 
-    public func startDocument() throws { try check(xmlTextWriterStartDocument(writer, "1.0", "UTF-8", nil), "the XML declaration") }
+    public func startDocument() throws {
+        try check(xmlTextWriterStartDocument(writer, "1.0", "UTF-8", nil), "the XML declaration")
+    }
     public func startElement(_ name: String) throws { try check(xmlTextWriterStartElement(writer, name), "<\(name)>") }
-    public func attribute(_ name: String, _ value: String) throws { try check(xmlTextWriterWriteAttribute(writer, name, value), "attribute \(name)") }
+    public func attribute(_ name: String, _ value: String) throws {
+        try check(xmlTextWriterWriteAttribute(writer, name, value), "attribute \(name)")
+    }
     public func text(_ text: String) throws { try check(xmlTextWriterWriteString(writer, text), "text") }
     public func endElement() throws { try check(xmlTextWriterEndElement(writer), "an end tag") }
 

@@ -10,7 +10,9 @@ public enum Zlib {
         var output = Data(count: Int(bound))
         let status = output.withUnsafeMutableBytes { out in
             data.withUnsafeBytes { input in
-                compress2(out.bindMemory(to: Bytef.self).baseAddress, &bound, input.bindMemory(to: Bytef.self).baseAddress, uLong(data.count), level)
+                compress2(
+                    out.bindMemory(to: Bytef.self).baseAddress, &bound, input.bindMemory(to: Bytef.self).baseAddress,
+                    uLong(data.count), level)
             }
         }
         guard status == Z_OK else { throw GzipError(code: status, message: "zlib could not compress (\(status))") }
@@ -25,14 +27,21 @@ public enum Zlib {
         var output = Data(count: size)
         let status = output.withUnsafeMutableBytes { out in
             data.withUnsafeBytes { input in
-                uncompress(out.bindMemory(to: Bytef.self).baseAddress, &produced, input.bindMemory(to: Bytef.self).baseAddress, uLong(data.count))
+                uncompress(
+                    out.bindMemory(to: Bytef.self).baseAddress, &produced, input.bindMemory(to: Bytef.self).baseAddress,
+                    uLong(data.count))
             }
         }
         guard status == Z_OK else {
-            let reason = status == Z_DATA_ERROR ? "corrupt compressed data" : status == Z_BUF_ERROR ? "compressed data cut short or longer than recorded" : "zlib error \(status)"
+            let reason =
+                status == Z_DATA_ERROR
+                ? "corrupt compressed data"
+                : status == Z_BUF_ERROR ? "compressed data cut short or longer than recorded" : "zlib error \(status)"
             throw GzipError(code: status, message: reason)
         }
-        guard Int(produced) == size else { throw GzipError(code: Z_DATA_ERROR, message: "decompressed to \(produced) bytes, not the \(size) recorded") }
+        guard Int(produced) == size else {
+            throw GzipError(code: Z_DATA_ERROR, message: "decompressed to \(produced) bytes, not the \(size) recorded")
+        }
         return output
     }
 

@@ -23,7 +23,9 @@ open class AtomicStoreCacheNode {
     }
 
     var storeRow: StoreRow {
-        StoreRow(objectID: objectID, entity: entity, version: version, attributeValues: attributeValues, toOneDestinations: toOneDestinations)
+        StoreRow(
+            objectID: objectID, entity: entity, version: version, attributeValues: attributeValues,
+            toOneDestinations: toOneDestinations)
     }
 }
 
@@ -56,7 +58,9 @@ open class AtomicStore: PersistentStore {
     private var hasSaved = false
     private var nodes: OrderedDictionary<ManagedObjectID, AtomicStoreCacheNode> = [:]
 
-    public required init(coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]) throws {
+    public required init(
+        coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]
+    ) throws {
         self.url = url
         self.configurationName = configurationName
         self.options = options
@@ -76,13 +80,15 @@ open class AtomicStore: PersistentStore {
     /// read must override); a new store has nothing to read.
     open func load() throws {
         guard isNew else {
-            throw StoreError(.invalidOption, "\(Swift.type(of: self)) does not read stores (it does not override load())", url: url)
+            throw StoreError(
+                .invalidOption, "\(Swift.type(of: self)) does not read stores (it does not override load())", url: url)
         }
     }
 
     /// Writes every cache node and the metadata to `url`. The default fails.
     open func save() throws {
-        throw StoreError(.invalidOption, "\(Swift.type(of: self)) does not write stores (it does not override save())", url: url)
+        throw StoreError(
+            .invalidOption, "\(Swift.type(of: self)) does not write stores (it does not override save())", url: url)
     }
 
     /// A new, never reused reference for an object of `entity` about to be saved for the first time:
@@ -110,14 +116,17 @@ open class AtomicStore: PersistentStore {
 
     /// The store leaves its coordinator: a zero-length file it found and never saved into is removed.
     open func willRemove(from coordinator: PersistentStoreCoordinator) {
-        if foundEmptyFile, !hasSaved, let url, (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue == 0 {
+        if foundEmptyFile, !hasSaved, let url,
+            (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue == 0
+        {
             try? FileManager.default.removeItem(at: url)
         }
     }
 
     /// The ID of the object of `entity` with `referenceObject` (its key in the file).
     public func objectID(for entity: EntityDescription, referenceObject: String) -> ManagedObjectID {
-        ManagedObjectID(entityName: entity.name, storeIdentifier: metadata.identifier, reference: .string(referenceObject))
+        ManagedObjectID(
+            entityName: entity.name, storeIdentifier: metadata.identifier, reference: .string(referenceObject))
     }
 
     /// The reference object (key in the file) of an ID of this store.
@@ -145,7 +154,10 @@ open class AtomicStore: PersistentStore {
             throw StoreError(.io, "Could not write \(temporary): \(String(cString: strerror(errno)))", url: url)
         }
         let descriptor = open(temporary, O_RDONLY)
-        if descriptor >= 0 { fsync(descriptor); close(descriptor) }
+        if descriptor >= 0 {
+            fsync(descriptor)
+            close(descriptor)
+        }
         guard rename(temporary, url.path) == 0 else {
             let reason = String(cString: strerror(errno))
             try? FileManager.default.removeItem(atPath: temporary)
@@ -173,7 +185,9 @@ open class AtomicStore: PersistentStore {
 
     public func row(for objectID: ManagedObjectID) throws -> StoreRow? { nodes[objectID]?.storeRow }
 
-    public func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] {
+    public func destinations(
+        of relationship: RelationshipDescription, for objectID: ManagedObjectID
+    ) throws -> [ManagedObjectID] {
         nodes[objectID]?.toManyDestinations[relationship.index] ?? []
     }
 
@@ -217,11 +231,15 @@ open class AtomicStore: PersistentStore {
         }
     }
 
-    private func copy(_ node: AtomicStoreCacheNode) -> (Int64, [AttributeValue], [ManagedObjectID?], [Int: [ManagedObjectID]]) {
+    private func copy(
+        _ node: AtomicStoreCacheNode
+    ) -> (Int64, [AttributeValue], [ManagedObjectID?], [Int: [ManagedObjectID]]) {
         (node.version, node.attributeValues, node.toOneDestinations, node.toManyDestinations)
     }
 
-    private func restore(_ node: AtomicStoreCacheNode, from copy: (Int64, [AttributeValue], [ManagedObjectID?], [Int: [ManagedObjectID]])) {
+    private func restore(
+        _ node: AtomicStoreCacheNode, from copy: (Int64, [AttributeValue], [ManagedObjectID?], [Int: [ManagedObjectID]])
+    ) {
         (node.version, node.attributeValues, node.toOneDestinations, node.toManyDestinations) = copy
     }
 }

@@ -29,7 +29,8 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
         case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern
         case (.float(let a), .float(let b)): return a.bitPattern == b.bitPattern
         case (.boolean(let a), .boolean(let b)): return a == b
-        case (.date(let a), .date(let b)): return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        case (.date(let a), .date(let b)):
+            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
         case (.decimal(var a), .decimal(var b)):
             return withUnsafeBytes(of: &a) { x in withUnsafeBytes(of: &b) { y in x.elementsEqual(y) } }
         case (.string(let a), .string(let b)): return a == b
@@ -88,7 +89,7 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
         case (.null, _): return true
         case (.integer, .integer16), (.integer, .integer32), (.integer, .integer64): return true
         case (.decimal, .decimal), (.double, .double), (.float, .float), (.string, .string),
-             (.boolean, .boolean), (.date, .date), (.binary, .binary), (.uuid, .uuid), (.uri, .uri):
+            (.boolean, .boolean), (.date, .date), (.binary, .binary), (.uuid, .uuid), (.uri, .uri):
             return true
         default: return false
         }
@@ -137,8 +138,8 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Orders two values of compatible kinds: numbers with numbers (exactly when decimals or two
-    /// integers are involved), strings (by code point), dates, UUIDs, URIs, data. Returns `nil` when either is null or the
-    /// kinds do not compare.
+    /// integers are involved), strings (by code point), dates, UUIDs, URIs, data. Returns `nil` when either is null or
+    /// the kinds do not compare.
     public func compare(to other: AttributeValue) -> ComparisonResult? {
         if let a = numeric, let b = other.numeric { return Self.compareNumbers(a, b) }
         switch (self, other) {
@@ -197,7 +198,9 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Literals for the common cases: `object["name"] = "Ada"`, `object["age"] = 36`.
-extension AttributeValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral {
+extension AttributeValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral
+{
     public init(stringLiteral value: String) { self = .string(value) }
     public init(integerLiteral value: Int64) { self = .integer(value) }
     public init(floatLiteral value: Double) { self = .double(value) }

@@ -83,30 +83,39 @@ extension ManagedObjectContext {
     /// parent (for a child) are merged into this context as they happen, on its queue. Needs a
     /// `.privateQueue` or `.mainQueue` context.
     public var automaticallyMergesChangesFromParent: Bool {
-        get { checkQueue(); return automaticMerging != nil }
+        get {
+            checkQueue()
+            return automaticMerging != nil
+        }
         set {
             checkQueue()
             automaticMerging?.cancel()
             automaticMerging = nil
             guard newValue else { return }
-            precondition(concurrencyType != .confinement, "automatic merging needs a context with a queue: make it .privateQueue or .mainQueue")
+            precondition(
+                concurrencyType != .confinement,
+                "automatic merging needs a context with a queue: make it .privateQueue or .mainQueue")
             let merge: @Sendable (ContextDidSave) -> Void = { [weak self] save in
                 guard let self, save.origin != ObjectIdentifier(self) else { return }
                 self.perform { self.mergeChanges(fromContextDidSave: save) }
             }
-            automaticMerging = parent.map { $0.observeDidSave(merge) } ?? persistentStoreCoordinator.observeDidSave(merge)
+            automaticMerging =
+                parent.map { $0.observeDidSave(merge) } ?? persistentStoreCoordinator.observeDidSave(merge)
         }
     }
 
     /// Tells every observer about a save that just happened.
     func postDidSave(inserted: [ManagedObjectID], updated: [ManagedObjectID], deleted: [ManagedObjectID]) {
-        let save = ContextDidSave(inserted: inserted, updated: updated, deleted: deleted, contextName: name,
-                                  reachedStores: parent == nil, origin: ObjectIdentifier(self))
+        let save = ContextDidSave(
+            inserted: inserted, updated: updated, deleted: deleted, contextName: name,
+            reachedStores: parent == nil, origin: ObjectIdentifier(self))
         didSaveObservers.post(save)
         if parent == nil { persistentStoreCoordinator.didSaveObservers.post(save) }
-        NotificationCenter.default.post(name: .managedObjectContextDidSave, object: self, userInfo: [
-            "inserted": inserted, "updated": updated, "deleted": deleted, "didSave": save,
-        ])
+        NotificationCenter.default.post(
+            name: .managedObjectContextDidSave, object: self,
+            userInfo: [
+                "inserted": inserted, "updated": updated, "deleted": deleted, "didSave": save,
+            ])
     }
 
     /// Applies another context's save to this one, on this context's queue: updated objects without
@@ -124,7 +133,7 @@ extension ManagedObjectContext {
             case .none:
                 object.turnIntoFault(notify: true)
             case .updated where object.original == nil:
-                reloadToManyRelationships(of: object)     // only to-many edits here: keep them, reload the rest
+                reloadToManyRelationships(of: object)  // only to-many edits here: keep them, reload the rest
             case .updated, .deleted:
                 conflicting.append(object)
             case .inserted, .insertedThenDeleted:
@@ -165,13 +174,16 @@ extension ManagedObjectContext {
     func forgetDeletedElsewhere(_ object: ManagedObject) {
         if !object.faultState {
             for relationship in object.entity.relationships {
-                guard let inverse = relationship.inverse, relationship.index < object.relationshipSlots.count else { continue }
+                guard let inverse = relationship.inverse, relationship.index < object.relationshipSlots.count else {
+                    continue
+                }
                 let destinations: [ManagedObject]
                 switch object.relationshipSlots[relationship.index] {
                 case .one(let destination): destinations = destination.map { [$0] } ?? []
                 case .many(let storage): destinations = Array(storage.members ?? []) + storage.added
                 }
-                for destination in destinations where !destination.faultState && inverse.index < destination.relationshipSlots.count {
+                for destination in destinations
+                where !destination.faultState && inverse.index < destination.relationshipSlots.count {
                     switch destination.relationshipSlots[inverse.index] {
                     case .one(let current) where current === object:
                         destination.relationshipSlots[inverse.index] = .one(nil)

@@ -99,7 +99,10 @@ public struct PredicateComparison: Sendable, Hashable, CustomStringConvertible {
     public var modifier: Modifier
     public var options: Options
 
-    public init(_ lhs: PredicateExpression, _ op: Operator, _ rhs: PredicateExpression, modifier: Modifier = .direct, options: Options = []) {
+    public init(
+        _ lhs: PredicateExpression, _ op: Operator, _ rhs: PredicateExpression, modifier: Modifier = .direct,
+        options: Options = []
+    ) {
         self.lhs = lhs
         self.op = op
         self.rhs = rhs
@@ -141,7 +144,8 @@ public indirect enum PredicateExpression: Sendable, Hashable, CustomStringConver
         switch self {
         case .variable(let name):
             if let value = variables[name] { return PredicateExpression(value) }
-            throw PredicateSyntaxError(message: "no value was given for variable $\(name)", column: 0, format: "$\(name)")
+            throw PredicateSyntaxError(
+                message: "no value was given for variable $\(name)", column: 0, format: "$\(name)")
         case .aggregate(let items): return .aggregate(try items.map { try $0.substituting(variables) })
         default: return self
         }
@@ -182,20 +186,44 @@ public protocol PredicateArgumentConvertible {
     var predicateArgument: PredicateArgument { get }
 }
 
-extension AttributeValue: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(self) } }
-extension ManagedObjectID: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .objectID(self) } }
+extension AttributeValue: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .value(self) }
+}
+extension ManagedObjectID: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .objectID(self) }
+}
 extension PredicateArgument: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { self } }
-extension Int: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.integer(Int64(self))) } }
-extension Int64: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.integer(self)) } }
-extension Int32: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.integer(Int64(self))) } }
-extension Int16: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.integer(Int64(self))) } }
-extension Double: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.double(self)) } }
-extension Float: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.float(self)) } }
-extension Decimal: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.decimal(self)) } }
-extension String: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.string(self)) } }
-extension Bool: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.boolean(self)) } }
+extension Int: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .value(.integer(Int64(self))) }
+}
+extension Int64: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .value(.integer(self)) }
+}
+extension Int32: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .value(.integer(Int64(self))) }
+}
+extension Int16: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .value(.integer(Int64(self))) }
+}
+extension Double: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .value(.double(self)) }
+}
+extension Float: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .value(.float(self)) }
+}
+extension Decimal: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .value(.decimal(self)) }
+}
+extension String: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .value(.string(self)) }
+}
+extension Bool: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .value(.boolean(self)) }
+}
 extension Date: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.date(self)) } }
-extension Data: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.binary(self)) } }
+extension Data: PredicateArgumentConvertible {
+    public var predicateArgument: PredicateArgument { .value(.binary(self)) }
+}
 extension UUID: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.uuid(self)) } }
 extension URL: PredicateArgumentConvertible { public var predicateArgument: PredicateArgument { .value(.uri(self)) } }
 extension Array: PredicateArgumentConvertible where Element: PredicateArgumentConvertible {
@@ -214,7 +242,8 @@ public struct PredicateSyntaxError: Error, Sendable, CustomStringConvertible {
     public var column: Int
     public var format: String
     public var description: String {
-        column > 0 ? "Predicate syntax error at column \(column): \(message) in \(format.debugDescription)"
-                   : "Predicate error: \(message) in \(format.debugDescription)"
+        column > 0
+            ? "Predicate syntax error at column \(column): \(message) in \(format.debugDescription)"
+            : "Predicate error: \(message) in \(format.debugDescription)"
     }
 }

@@ -51,11 +51,15 @@ public final class InMemoryStore: PersistentStore {
         }
 
         var storeRow: StoreRow {
-            StoreRow(objectID: objectID, entity: entity, version: version, attributeValues: attributes, toOneDestinations: toOne)
+            StoreRow(
+                objectID: objectID, entity: entity, version: version, attributeValues: attributes,
+                toOneDestinations: toOne)
         }
     }
 
-    public required init(coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]) throws {
+    public required init(
+        coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]
+    ) throws {
         self.model = coordinator.managedObjectModel
         self.url = url
         self.configurationName = configurationName
@@ -86,11 +90,17 @@ public final class InMemoryStore: PersistentStore {
     public func row(for objectID: ManagedObjectID) throws -> StoreRow? { rows[objectID]?.storeRow }
 
     /// Answered from a hash index of the key (built on first use, then kept by every save).
-    public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [StoreRow] {
-        let id = KeyIndex(entity: entity.index, properties: properties.map { .init(isRelationship: $0 is RelationshipDescription, index: $0.index) })
+    public func rows(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [StoreRow] {
+        let id = KeyIndex(
+            entity: entity.index,
+            properties: properties.map { .init(isRelationship: $0 is RelationshipDescription, index: $0.index) })
         if keyIndexes[id] == nil {
             var index: [[AttributeValue]: Set<ManagedObjectID>] = [:]
-            for row in rows.values where row.entity.isKind(of: entity) { index[id.key(of: row), default: []].insert(row.objectID) }
+            for row in rows.values where row.entity.isKind(of: entity) {
+                index[id.key(of: row), default: []].insert(row.objectID)
+            }
             keyIndexes[id] = index
         }
         let index = keyIndexes[id]!
@@ -108,11 +118,17 @@ public final class InMemoryStore: PersistentStore {
     private func index(_ row: Row, adding: Bool) {
         for id in keyIndexes.keys where row.entity.isKind(of: model.entities[id.entity]) {
             let key = id.key(of: row)
-            if adding { keyIndexes[id]![key, default: []].insert(row.objectID) } else { keyIndexes[id]![key]?.remove(row.objectID) }
+            if adding {
+                keyIndexes[id]![key, default: []].insert(row.objectID)
+            } else {
+                keyIndexes[id]![key]?.remove(row.objectID)
+            }
         }
     }
 
-    public func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] {
+    public func destinations(
+        of relationship: RelationshipDescription, for objectID: ManagedObjectID
+    ) throws -> [ManagedObjectID] {
         Array(rows[objectID]?.toMany[relationship.index] ?? [])
     }
 
@@ -131,7 +147,9 @@ public final class InMemoryStore: PersistentStore {
 
         for row in request.insertedRows {
             guard case .integer(let key) = row.objectID.reference else {
-                throw StoreError(.corrupt, "\(row.objectID) does not have an integer reference from this store", objectID: row.objectID)
+                throw StoreError(
+                    .corrupt, "\(row.objectID) does not have an integer reference from this store",
+                    objectID: row.objectID)
             }
             let stored = Row(row, primaryKey: key)
             rows[row.objectID] = stored

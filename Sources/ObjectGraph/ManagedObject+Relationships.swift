@@ -4,7 +4,8 @@ extension ManagedObject {
     /// The destination of a to-one relationship.
     public func relatedObject(forKey key: String) -> ManagedObject? {
         let index = relationshipIndex(key)
-        precondition(!entity.relationships[index].isToMany, "\(entity.name).\(key) is to-many: use relatedObjects(forKey:)")
+        precondition(
+            !entity.relationships[index].isToMany, "\(entity.name).\(key) is to-many: use relatedObjects(forKey:)")
         willAccess()
         guard case .one(let destination) = relationshipSlots[index] else { return nil }
         return destination
@@ -14,7 +15,8 @@ extension ManagedObject {
     /// relationship if it is a fault.
     public func relatedObjects(forKey key: String) -> [ManagedObject] {
         let index = relationshipIndex(key)
-        precondition(entity.relationships[index].isToMany, "\(entity.name).\(key) is to-one: use relatedObject(forKey:)")
+        precondition(
+            entity.relationships[index].isToMany, "\(entity.name).\(key) is to-one: use relatedObject(forKey:)")
         return Array(members(of: entity.relationships[index]))
     }
 
@@ -27,7 +29,8 @@ extension ManagedObject {
     /// Sets a to-one relationship by its index in `entity.relationships` (the fast path for importers).
     public func setRelatedObject(_ destination: ManagedObject?, at index: Int) {
         let relationship = entity.relationships[index]
-        precondition(!relationship.isToMany, "\(relationship) is to-many: use add/removeRelatedObject or setRelatedObjects")
+        precondition(
+            !relationship.isToMany, "\(relationship) is to-many: use add/removeRelatedObject or setRelatedObjects")
         checkDestination(destination, of: relationship)
         willAccess()
         guard case .one(let old) = relationshipSlots[relationship.index], old !== destination else { return }
@@ -68,7 +71,9 @@ extension ManagedObject {
         let wanted = OrderedSet(destinations)
         for object in current where !wanted.contains(object) { removeRelatedObject(object, forKey: key) }
         for object in wanted where !current.contains(object) { addRelatedObject(object, forKey: key) }
-        if relationship.isOrdered, case .many(let storage) = relationshipSlots[relationship.index], storage.members != wanted {
+        if relationship.isOrdered, case .many(let storage) = relationshipSlots[relationship.index],
+            storage.members != wanted
+        {
             willChangeToMany()
             storage.members = wanted
             storage.isReordered = true
@@ -79,10 +84,16 @@ extension ManagedObject {
 
     private func checkDestination(_ destination: ManagedObject?, of relationship: RelationshipDescription) {
         guard let destination else { return }
-        precondition(destination.entity.isKind(of: relationship.destinationEntity),
-                     "\(entity.name).\(relationship.name) takes \(relationship.destinationEntityName) objects, not \(destination.entity.name)")
-        precondition(destination.context === context || destination.context == nil || context == nil,
-                     "\(entity.name).\(relationship.name): objects of two different contexts cannot be related; pass the objectID and use object(with:)")
+        precondition(
+            destination.entity.isKind(of: relationship.destinationEntity),
+            "\(entity.name).\(relationship.name) takes \(relationship.destinationEntityName) objects, not "
+                + "\(destination.entity.name)"
+        )
+        precondition(
+            destination.context === context || destination.context == nil || context == nil,
+            "\(entity.name).\(relationship.name): objects of two different contexts cannot be related; pass the "
+                + "objectID and use object(with:)"
+        )
     }
 
     /// The loaded destinations of a to-many relationship (fires the relationship fault).
@@ -91,7 +102,10 @@ extension ManagedObject {
         guard case .many(let storage) = relationshipSlots[relationship.index] else { return [] }
         if storage.members == nil { context?.fulfillRelationshipFault(storage, of: self, relationship) }
         guard let members = storage.members else {
-            preconditionFailure("\(entity.name).\(relationship.name) of \(objectID) is a fault with no context to load it from (keep the context alive while using its objects)")
+            preconditionFailure(
+                "\(entity.name).\(relationship.name) of \(objectID) is a fault with no context to load it from (keep "
+                    + "the context alive while using its objects)"
+            )
         }
         return members
     }
@@ -119,13 +133,17 @@ extension ManagedObject {
             return
         }
         willAccess()
-        if case .one(let current) = relationshipSlots[relationship.index], current === source { primitiveSetToOne(relationship, nil) }
+        if case .one(let current) = relationshipSlots[relationship.index], current === source {
+            primitiveSetToOne(relationship, nil)
+        }
     }
 
     /// Makes this object's `inverse` point at `source`, after `source.relationship` was set to include
     /// this object. For a to-one inverse, the previous owner loses this object first (one-to-one and
     /// one-to-many moves), so both ends stay consistent.
-    func linkInverse(_ inverse: RelationshipDescription, of relationship: RelationshipDescription, to source: ManagedObject) {
+    func linkInverse(
+        _ inverse: RelationshipDescription, of relationship: RelationshipDescription, to source: ManagedObject
+    ) {
         if inverse.isToMany {
             let storage = editableStorage(of: inverse)
             if let members = storage.members, members.contains(source) { return }
@@ -145,7 +163,9 @@ extension ManagedObject {
     /// (a re-import that links the same lines to the same order).
     var hasToManyEdits: Bool {
         for relationship in entity.relationships where relationship.isToMany {
-            guard relationship.index < relationshipSlots.count, case .many(let storage) = relationshipSlots[relationship.index] else { continue }
+            guard relationship.index < relationshipSlots.count,
+                case .many(let storage) = relationshipSlots[relationship.index]
+            else { continue }
             if storage.isReordered { return true }
             guard let inverse = relationship.inverse, !inverse.isToMany else {
                 if !storage.added.isEmpty || !storage.removed.isEmpty { return true }
@@ -170,7 +190,9 @@ extension ManagedObject {
         if faultState && !relationship.isOrdered {
             precondition(context != nil, "\(objectID) is a fault with no context (was its context reset?)")
             if relationshipSlots.isEmpty {
-                relationshipSlots = entity.relationships.map { $0.isToMany ? .many(ToManyStorage(loaded: false)) : .one(nil) }
+                relationshipSlots = entity.relationships.map {
+                    $0.isToMany ? .many(ToManyStorage(loaded: false)) : .one(nil)
+                }
             }
         } else {
             willAccess()

@@ -7,14 +7,17 @@ extension ManagedObject {
         for relationship in entity.relationships where relationship.deleteRule == .deny {
             let remaining = destinations(of: relationship).filter { !$0.isDeleted }
             if !remaining.isEmpty {
-                failures.append(validationFailure(
-                    key: relationship.name, rule: .deny,
-                    message: "cannot delete \(entity.name) \(objectID) while \(relationship.name) still has \(remaining.count) object\(remaining.count == 1 ? "" : "s") (delete rule Deny)"))
+                failures.append(
+                    validationFailure(
+                        key: relationship.name, rule: .deny,
+                        message:
+                            "cannot delete \(entity.name) \(objectID) while \(relationship.name) still has "
+                            + "\(remaining.count) object\(remaining.count == 1 ? "" : "s") (delete rule Deny)"
+                    ))
             }
         }
         if !failures.isEmpty { throw ValidationError(failures: failures) }
     }
-
 
     /// Runs the model's rules and custom property validators on every property, collecting every failure.
     public func validateProperties() throws {
@@ -28,7 +31,9 @@ extension ManagedObject {
             let before = failures.count
             checkAttribute(attribute, value, &failures)
             if customValidation, failures.count == before {
-                do { try validateValue(value, forKey: attribute.name) } catch { failures += try ValidationError.extract(error) }
+                do { try validateValue(value, forKey: attribute.name) } catch {
+                    failures += try ValidationError.extract(error)
+                }
             }
         }
         for relationship in entity.relationships { checkRelationship(relationship, &failures) }
@@ -39,14 +44,19 @@ extension ManagedObject {
     /// count limits (which loads the relationship).
     func validateToManyEdits() throws {
         var failures: [ValidationFailure] = []
-        for relationship in entity.relationships where relationship.isToMany && relationship.index < relationshipSlots.count {
-            guard case .many(let storage) = relationshipSlots[relationship.index], !storage.added.isEmpty || !storage.removed.isEmpty else { continue }
+        for relationship in entity.relationships
+        where relationship.isToMany && relationship.index < relationshipSlots.count {
+            guard case .many(let storage) = relationshipSlots[relationship.index],
+                !storage.added.isEmpty || !storage.removed.isEmpty
+            else { continue }
             checkRelationship(relationship, &failures)
         }
         if !failures.isEmpty { throw ValidationError(failures: failures) }
     }
 
-    private func checkAttribute(_ attribute: AttributeDescription, _ value: AttributeValue, _ failures: inout [ValidationFailure]) {
+    private func checkAttribute(
+        _ attribute: AttributeDescription, _ value: AttributeValue, _ failures: inout [ValidationFailure]
+    ) {
         attribute.checkRules(of: value) { rule, message in
             failures.append(validationFailure(key: attribute.name, value: value, rule: rule, message: message))
         }
@@ -58,23 +68,40 @@ extension ManagedObject {
         }
         if relationship.isToMany {
             guard case .many(let storage) = relationshipSlots[relationship.index] else { return }
-            for destination in storage.added where destination.changeState == .insertedThenDeleted || destination.context !== context {
-                fail(.danglingReference, "\(relationship.name) refers to \(destination.objectID), which was deleted before it was ever saved or belongs to another context")
+            for destination in storage.added
+            where destination.changeState == .insertedThenDeleted || destination.context !== context {
+                fail(
+                    .danglingReference,
+                    "\(relationship.name) refers to \(destination.objectID), which was deleted before it was ever "
+                        + "saved or belongs to another context"
+                )
             }
             let minimum = relationship.effectiveMinCount, maximum = relationship.maxCount
             guard minimum != nil || maximum != nil else { return }
             let count = members(of: relationship).count
             if let minimum, count < minimum {
-                fail(.minCount, "\(relationship.name) must have at least \(minimum) object\(minimum == 1 ? "" : "s"), it has \(count)")
+                fail(
+                    .minCount,
+                    "\(relationship.name) must have at least \(minimum) object\(minimum == 1 ? "" : "s"), it has "
+                        + "\(count)"
+                )
             }
             if let maximum, count > maximum {
-                fail(.maxCount, "\(relationship.name) must have at most \(maximum) object\(maximum == 1 ? "" : "s"), it has \(count)")
+                fail(
+                    .maxCount,
+                    "\(relationship.name) must have at most \(maximum) object\(maximum == 1 ? "" : "s"), it has "
+                        + "\(count)"
+                )
             }
         } else {
             guard case .one(let destination) = relationshipSlots[relationship.index] else { return }
             if let destination {
                 if destination.changeState == .insertedThenDeleted || destination.context !== context {
-                    fail(.danglingReference, "\(relationship.name) refers to \(destination.objectID), which was deleted before it was ever saved or belongs to another context")
+                    fail(
+                        .danglingReference,
+                        "\(relationship.name) refers to \(destination.objectID), which was deleted before it was ever "
+                            + "saved or belongs to another context"
+                    )
                 }
             } else if !relationship.isOptional {
                 fail(.required, "\(relationship.name) is required")
@@ -117,11 +144,16 @@ extension AttributeDescription {
         }
         if let length {
             let unit = type == .binary ? "bytes" : "characters"
-            if let minimum = minLength, length < minimum { fail(.minLength, "\(name) must be at least \(minimum) \(unit) long, it is \(length)") }
-            if let maximum = maxLength, length > maximum { fail(.maxLength, "\(name) must be at most \(maximum) \(unit) long, it is \(length)") }
+            if let minimum = minLength, length < minimum {
+                fail(.minLength, "\(name) must be at least \(minimum) \(unit) long, it is \(length)")
+            }
+            if let maximum = maxLength, length > maximum {
+                fail(.maxLength, "\(name) must be at most \(maximum) \(unit) long, it is \(length)")
+            }
         }
         if let regex = compiledRegex, case .string(let s) = value,
-           regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil {
+            regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil
+        {
             fail(.pattern, "\(name) does not match the pattern \(regularExpression!)")
         }
     }

@@ -11,7 +11,7 @@ import OrderedCollections
 ///
 /// ```swift
 /// final class Employee: ManagedObject {
-///     var name: String? { get { string(forKey: "name") } set { self["name"] = newValue.map { .string($0) } ?? .null } }
+/// var name: String? { get { string(forKey: "name") } set { self["name"] = newValue.map { .string($0) } ?? .null } }
 ///     override func awakeFromInsert() { super.awakeFromInsert(); self["hiredAt"] = .date(Date()) }
 /// }
 /// ```
@@ -59,7 +59,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.entity = entity
         self.objectID = ManagedObjectID.makeTemporary(in: entity.temporaryIDScope)
         self.attributeValues = entity.defaultAttributeValues
-        self.relationshipSlots = entity.relationships.map { $0.isToMany ? .many(ToManyStorage(loaded: true)) : .one(nil) }
+        self.relationshipSlots = entity.relationships.map {
+            $0.isToMany ? .many(ToManyStorage(loaded: true)) : .one(nil)
+        }
         if let context { context.insert(self) }
     }
 
@@ -111,9 +113,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Attribute values that differ from the last committed state, by name.
     public func changedValues() -> [String: AttributeValue] {
-        guard let original else { return changeState == .inserted ? Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, attributeValues[$0.index]) }) : [:] }
+        guard let original else {
+            return changeState == .inserted
+                ? Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, attributeValues[$0.index]) }) : [:]
+        }
         var changes: [String: AttributeValue] = [:]
-        for attribute in entity.attributes where attributeValues[attribute.index] != original.attributes[attribute.index] {
+        for attribute in entity.attributes
+        where attributeValues[attribute.index] != original.attributes[attribute.index] {
             changes[attribute.name] = attributeValues[attribute.index]
         }
         return changes
@@ -216,8 +222,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
 
-    public func string(forKey key: String) -> String? { if case .string(let v) = self[key] { return v } else { return nil } }
-    public func integer(forKey key: String) -> Int64? { if case .integer(let v) = self[key] { return v } else { return nil } }
+    public func string(forKey key: String) -> String? {
+        if case .string(let v) = self[key] { return v } else { return nil }
+    }
+    public func integer(forKey key: String) -> Int64? {
+        if case .integer(let v) = self[key] { return v } else { return nil }
+    }
     public func double(forKey key: String) -> Double? {
         switch self[key] {
         case .double(let v): return v
@@ -225,10 +235,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         default: return nil
         }
     }
-    public func decimal(forKey key: String) -> Decimal? { if case .decimal(let v) = self[key] { return v } else { return nil } }
-    public func bool(forKey key: String) -> Bool? { if case .boolean(let v) = self[key] { return v } else { return nil } }
+    public func decimal(forKey key: String) -> Decimal? {
+        if case .decimal(let v) = self[key] { return v } else { return nil }
+    }
+    public func bool(forKey key: String) -> Bool? {
+        if case .boolean(let v) = self[key] { return v } else { return nil }
+    }
     public func date(forKey key: String) -> Date? { if case .date(let v) = self[key] { return v } else { return nil } }
-    public func data(forKey key: String) -> Data? { if case .binary(let v) = self[key] { return v } else { return nil } }
+    public func data(forKey key: String) -> Data? {
+        if case .binary(let v) = self[key] { return v } else { return nil }
+    }
     public func uuid(forKey key: String) -> UUID? { if case .uuid(let v) = self[key] { return v } else { return nil } }
     public func url(forKey key: String) -> URL? { if case .uri(let v) = self[key] { return v } else { return nil } }
 
@@ -244,8 +260,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// Builds a failure about this object, for custom validation.
-    public func validationFailure(key: String?, value: AttributeValue? = nil, rule: ValidationRule, message: String) -> ValidationFailure {
-        ValidationFailure(objectID: objectID, entityName: entity.name, key: key, value: value?.description, rule: rule, message: message)
+    public func validationFailure(
+        key: String?, value: AttributeValue? = nil, rule: ValidationRule, message: String
+    ) -> ValidationFailure {
+        ValidationFailure(
+            objectID: objectID, entityName: entity.name, key: key, value: value?.description, rule: rule,
+            message: message)
     }
 
     // MARK: Fault support
@@ -273,7 +293,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         let pending = faultState ? relationshipSlots : []
         relationshipSlots = entity.relationships.map { relationship in
             if relationship.isToMany {
-                if relationship.index < pending.count, case .many(let storage) = pending[relationship.index] { return .many(storage) }
+                if relationship.index < pending.count, case .many(let storage) = pending[relationship.index] {
+                    return .many(storage)
+                }
                 return .many(ToManyStorage(loaded: false))
             }
             return .one(row.toOneDestinations[relationship.index].map { context.object(with: $0) })

@@ -19,7 +19,9 @@ extension ManagedObjectContext {
     ///   save's objects again), and the objects that became updates of rows read just now (their
     ///   versions need no further check in this save).
     /// - Throws: `MergeError` under `.error`; `StoreError` from the lookup.
-    func resolveConstraintConflicts(inserted: [ManagedObject], updated: [ManagedObject]) throws -> (changed: Bool, adopted: Set<ObjectIdentifier>) {
+    func resolveConstraintConflicts(
+        inserted: [ManagedObject], updated: [ManagedObject]
+    ) throws -> (changed: Bool, adopted: Set<ObjectIdentifier>) {
         var groups: [Group] = [], groupIndex: [ObjectIdentifier: [[String]: Int]] = [:]
         func add(_ object: ManagedObject, _ key: EntityDescription.UniquenessKey) {
             if let index = groupIndex[ObjectIdentifier(key.entity)]?[key.names] {
@@ -34,8 +36,11 @@ extension ManagedObjectContext {
         }
         for object in updated where !object.entity.uniquenessKeys.isEmpty {
             guard let original = object.original else { continue }
-            for key in object.entity.uniquenessKeys where key.properties.contains(where: { property in
-                if property is RelationshipDescription { return object.relatedObjectSlot(property.index) !== original.toOne[property.index] }
+            for key in object.entity.uniquenessKeys
+            where key.properties.contains(where: { property in
+                if property is RelationshipDescription {
+                    return object.relatedObjectSlot(property.index) !== original.toOne[property.index]
+                }
                 return object.attributeValues[property.index] != original.attributes[property.index]
             }) {
                 add(object, key)
@@ -52,14 +57,22 @@ extension ManagedObjectContext {
         for group in groups {
             let width = group.properties.count
             func key(of object: ManagedObject) -> Key {
-                width == 1 ? .single(object.keyValue(of: group.properties[0])) : .compound(group.properties.map { object.keyValue(of: $0) })
+                width == 1
+                    ? .single(object.keyValue(of: group.properties[0]))
+                    : .compound(group.properties.map { object.keyValue(of: $0) })
             }
             func key(of row: StoreRow) -> Key {
-                width == 1 ? .single(row.keyValue(of: group.properties[0])) : .compound(group.properties.map { row.keyValue(of: $0) })
+                width == 1
+                    ? .single(row.keyValue(of: group.properties[0]))
+                    : .compound(group.properties.map { row.keyValue(of: $0) })
             }
-            func conflict(_ object: ManagedObject, key: Key, existing: ManagedObjectID?, others: [ManagedObject]) -> ConstraintConflict {
-                ConstraintConflict(entityName: group.entity.name, keyNames: group.properties.map(\.name),
-                                   keyValues: key.values, objectID: object.objectID, existingObjectID: existing, otherObjectIDs: others.map(\.objectID))
+            func conflict(
+                _ object: ManagedObject, key: Key, existing: ManagedObjectID?, others: [ManagedObject]
+            ) -> ConstraintConflict {
+                ConstraintConflict(
+                    entityName: group.entity.name, keyNames: group.properties.map(\.name),
+                    keyValues: key.values, objectID: object.objectID, existingObjectID: existing,
+                    otherObjectIDs: others.map(\.objectID))
             }
             // The first object of each key holds it; objects of this save with a taken key are duplicates.
             var holders: [ManagedObject] = [], holderOf: [Key: Int] = [:], duplicates: [Int: [ManagedObject]] = [:]
@@ -69,7 +82,7 @@ extension ManagedObjectContext {
             flatKeys.reserveCapacity(group.objects.count * width)
             for object in group.objects {
                 let key = key(of: object)
-                if key.hasNull { continue }     // NULLs never clash (as in SQL unique indexes)
+                if key.hasNull { continue }  // NULLs never clash (as in SQL unique indexes)
                 if let holder = holderOf[key] {
                     duplicates[holder, default: []].append(object)
                 } else {
@@ -87,9 +100,14 @@ extension ManagedObjectContext {
                     conflicts.append(conflict(objects[0], key: key(of: objects[0]), existing: nil, others: others))
                     continue
                 }
-                let winner = objects.first { $0.changeState == .updated } ?? (objectWins ? objects.last! : objects.first!)
+                let winner =
+                    objects.first { $0.changeState == .updated } ?? (objectWins ? objects.last! : objects.first!)
                 for loser in objects where loser !== winner {
-                    if loser.changeState == .updated { restoreKey(of: loser, group.properties) } else { absorb(loser, into: winner) }
+                    if loser.changeState == .updated {
+                        restoreKey(of: loser, group.properties)
+                    } else {
+                        absorb(loser, into: winner)
+                    }
                 }
                 holders[holder] = winner
                 changed = true
@@ -163,7 +181,9 @@ extension ManagedObjectContext {
         guard !objectWins else { return }
         object.attributeValues = snapshot
         for relationship in object.entity.relationships where !relationship.isToMany {
-            guard case .one(let current) = object.relationshipSlots[relationship.index], current !== toOne[relationship.index] else { continue }
+            guard case .one(let current) = object.relationshipSlots[relationship.index],
+                current !== toOne[relationship.index]
+            else { continue }
             object.setRelatedObject(toOne[relationship.index], at: relationship.index)
         }
         // The row's values as they are: nothing to rewrite (to-many edits are still saved).
@@ -180,7 +200,8 @@ extension ManagedObjectContext {
         }
         for relationship in winner.entity.relationships where !relationship.isToMany {
             guard let index = loser.entity.relationshipIndex(named: relationship.name),
-                  case .one(let destination?) = loser.relationshipSlots[index] else { continue }
+                case .one(let destination?) = loser.relationshipSlots[index]
+            else { continue }
             winner.setRelatedObject(destination, at: relationship.index)
         }
     }
@@ -189,11 +210,15 @@ extension ManagedObjectContext {
     /// winner (to-ones only where the winner has none), and it is saved as never inserted.
     private func absorb(_ loser: ManagedObject, into winner: ManagedObject) {
         for relationship in loser.entity.relationships {
-            guard let target = winner.entity.relationship(named: relationship.name), target.isToMany == relationship.isToMany else { continue }
+            guard let target = winner.entity.relationship(named: relationship.name),
+                target.isToMany == relationship.isToMany
+            else { continue }
             switch loser.relationshipSlots[relationship.index] {
             case .one(let destination?):
                 loser.setRelatedObject(nil, at: relationship.index)
-                if case .one(nil) = winner.relationshipSlotLoaded(target.index) { winner.setRelatedObject(destination, at: target.index) }
+                if case .one(nil) = winner.relationshipSlotLoaded(target.index) {
+                    winner.setRelatedObject(destination, at: target.index)
+                }
             case .many(let storage):
                 for member in storage.members ?? storage.added {
                     loser.removeRelatedObject(member, forKey: relationship.name)
@@ -204,7 +229,7 @@ extension ManagedObjectContext {
             }
         }
         if registry[loser.objectID] === loser { registry.removeValue(forKey: loser.objectID) }
-        loser.objectID = winner.objectID    // references to it without an inverse write the winner's key
+        loser.objectID = winner.objectID  // references to it without an inverse write the winner's key
         loser.changeState = .insertedThenDeleted
     }
 

@@ -42,8 +42,12 @@ extension ManagedObjectContext {
         checkQueue()
         let entity = try entity(for: request)
         let keys = request.propertiesToFetch ?? entity.attributes.map(\.name)
-        for key in keys where entity.attribute(named: key) == nil && entity.relationship(named: key).map({ !$0.isToMany }) != true {
-            throw FetchRequestError("propertiesToFetch names \(key.debugDescription), which is not an attribute or to-one relationship of \(entity.name)")
+        for key in keys
+        where entity.attribute(named: key) == nil && entity.relationship(named: key).map({ !$0.isToMany }) != true {
+            throw FetchRequestError(
+                "propertiesToFetch names \(key.debugDescription), which is not an attribute or to-one relationship of "
+                    + "\(entity.name)"
+            )
         }
         return try fetch(request).map { object in
             var dictionary: [String: FetchedValue] = [:]
@@ -88,7 +92,8 @@ extension ManagedObjectContext {
 
     private func entity(for request: FetchRequest) throws -> EntityDescription {
         guard let entity = managedObjectModel.entity(named: request.entityName) else {
-            throw FetchRequestError("fetch request names entity \(request.entityName.debugDescription), which the model does not have")
+            throw FetchRequestError(
+                "fetch request names entity \(request.entityName.debugDescription), which the model does not have")
         }
         return entity
     }
@@ -98,13 +103,15 @@ extension ManagedObjectContext {
     }
 
     private func hasPendingChanges(for entity: EntityDescription, _ request: FetchRequest) -> Bool {
-        request.includesPendingChanges && changedObjects.contains { $0.changeState != .none && matchesEntity($0, entity, request) }
+        request.includesPendingChanges
+            && changedObjects.contains { $0.changeState != .none && matchesEntity($0, entity, request) }
     }
 
     private func storeRequest(_ request: FetchRequest, entity: EntityDescription) -> StoreFetchRequest {
-        StoreFetchRequest(entity: entity, predicate: request.predicate, sortDescriptors: request.sortDescriptors,
-                          includesSubentities: request.includesSubentities,
-                          fetchLimit: request.fetchLimit, fetchOffset: request.fetchOffset)
+        StoreFetchRequest(
+            entity: entity, predicate: request.predicate, sortDescriptors: request.sortDescriptors,
+            includesSubentities: request.includesSubentities,
+            fetchLimit: request.fetchLimit, fetchOffset: request.fetchOffset)
     }
 
     private func fetchMerged(_ request: FetchRequest) throws -> [ManagedObject] {
@@ -113,7 +120,8 @@ extension ManagedObjectContext {
         let sorts = try request.sortDescriptors.map { descriptor -> (path: [String], descriptor: FetchSortDescriptor) in
             let path = descriptor.path
             if try entity.checkKeyPath(path) {
-                throw FetchRequestError("cannot sort \(entity.name) by \(descriptor.keyPath): it passes through a to-many relationship")
+                throw FetchRequestError(
+                    "cannot sort \(entity.name) by \(descriptor.keyPath): it passes through a to-many relationship")
             }
             return (path, descriptor)
         }
@@ -142,14 +150,18 @@ extension ManagedObjectContext {
                 default: return true
                 }
             }
-            for object in changedObjects where (object.changeState == .inserted || object.changeState == .updated)
-                && matchesEntity(object, entity, request) && !seen.contains(ObjectIdentifier(object)) {
+            for object in changedObjects
+            where (object.changeState == .inserted || object.changeState == .updated)
+                && matchesEntity(object, entity, request) && !seen.contains(ObjectIdentifier(object))
+            {
                 if predicate?.evaluate(object) ?? true {
                     seen.insert(ObjectIdentifier(object))
                     objects.append(object)
                 }
             }
         }
-        return KeyPathEvaluator.sortedAndPaged(objects, by: sorts, offset: request.fetchOffset, limit: request.fetchLimit) { $0 }
+        return KeyPathEvaluator.sortedAndPaged(
+            objects, by: sorts, offset: request.fetchOffset, limit: request.fetchLimit
+        ) { $0 }
     }
 }

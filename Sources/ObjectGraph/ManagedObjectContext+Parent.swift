@@ -30,7 +30,9 @@ extension ManagedObjectContext: RowSource {
         try performAndWait {
             let objects = try objectIDs.compactMap { id -> ManagedObject? in
                 if let object = registeredObject(for: id), !object.faultState { return object.isDeleted ? nil : object }
-                do { return try existingObject(with: id) } catch let error as StoreError where error.code == .objectNotFound { return nil }
+                do { return try existingObject(with: id) } catch let error as StoreError
+                    where error.code == .objectNotFound
+                { return nil }
             }
             try givePermanentIDsToInsertedObjects()
             return objects.map { row(of: $0, version: $0.version) }
@@ -39,7 +41,9 @@ extension ManagedObjectContext: RowSource {
 
     func sourceCurrentRows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] { try sourceRows(for: objectIDs) }
 
-    func sourceDestinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] {
+    func sourceDestinations(
+        of relationship: RelationshipDescription, for objectID: ManagedObjectID
+    ) throws -> [ManagedObjectID] {
         try performAndWait {
             let object = try existingObject(with: objectID)
             let destinations = object.destinations(of: relationship)
@@ -69,7 +73,9 @@ extension ManagedObjectContext: RowSource {
                 object.objectID = row.objectID
                 object.context = self
                 var values = row.attributeValues
-                for index in row.entity.transientAttributeIndexes { values[index] = row.entity.attributes[index].defaultValue }
+                for index in row.entity.transientAttributeIndexes {
+                    values[index] = row.entity.attributes[index].defaultValue
+                }
                 object.attributeValues = values
                 registry[row.objectID] = object
                 setChangeState(object, .inserted)
@@ -84,13 +90,16 @@ extension ManagedObjectContext: RowSource {
             }
             for row in request.updatedRows {
                 let object = try existingObject(with: row.objectID)
-                for attribute in row.entity.attributes where !attribute.isTransient
-                    && object.attributeValues[attribute.index] != row.attributeValues[attribute.index] {
+                for attribute in row.entity.attributes
+                where !attribute.isTransient
+                    && object.attributeValues[attribute.index] != row.attributeValues[attribute.index]
+                {
                     object[attributeAt: attribute.index] = row.attributeValues[attribute.index]
                 }
                 for relationship in row.entity.relationships where !relationship.isToMany {
                     guard case .one(let current) = object.relationshipSlots[relationship.index],
-                          current?.objectID != row.toOneDestinations[relationship.index] else { continue }
+                        current?.objectID != row.toOneDestinations[relationship.index]
+                    else { continue }
                     object.setRelatedObject(target(row.toOneDestinations[relationship.index]), at: relationship.index)
                 }
             }
@@ -98,8 +107,12 @@ extension ManagedObjectContext: RowSource {
                 guard let object = target(change.objectID) else { continue }
                 let key = change.relationship.name
                 for destination in change.added.compactMap(target) { object.addRelatedObject(destination, forKey: key) }
-                for destination in change.removed.compactMap(target) { object.removeRelatedObject(destination, forKey: key) }
-                if let ordered = change.orderedMembers { object.setRelatedObjects(ordered.compactMap(target), forKey: key) }
+                for destination in change.removed.compactMap(target) {
+                    object.removeRelatedObject(destination, forKey: key)
+                }
+                if let ordered = change.orderedMembers {
+                    object.setRelatedObjects(ordered.compactMap(target), forKey: key)
+                }
             }
             for (id, _) in request.deletedObjects {
                 if let object = registeredObject(for: id) ?? (try? existingObject(with: id)) { delete(object) }
@@ -110,7 +123,8 @@ extension ManagedObjectContext: RowSource {
     // MARK: Internals
 
     private func fetchRequest(for request: StoreFetchRequest) -> FetchRequest {
-        var fetch = FetchRequest(entityName: request.entity.name, predicate: request.predicate, sortDescriptors: request.sortDescriptors)
+        var fetch = FetchRequest(
+            entityName: request.entity.name, predicate: request.predicate, sortDescriptors: request.sortDescriptors)
         fetch.includesSubentities = request.includesSubentities
         fetch.fetchLimit = request.fetchLimit
         fetch.fetchOffset = request.fetchOffset

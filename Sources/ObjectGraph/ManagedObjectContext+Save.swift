@@ -20,7 +20,9 @@ extension ManagedObjectContext {
         }
 
         var failures: [ValidationFailure] = []
-        for object in inserted { do { try object.validateForInsert() } catch { failures += try ValidationError.extract(error) } }
+        for object in inserted {
+            do { try object.validateForInsert() } catch { failures += try ValidationError.extract(error) }
+        }
         for object in updated {
             do {
                 // An object still a fault changed only its to-many relationships: its stored values
@@ -28,7 +30,9 @@ extension ManagedObjectContext {
                 if object.faultState { try object.validateToManyEdits() } else { try object.validateForUpdate() }
             } catch { failures += try ValidationError.extract(error) }
         }
-        for object in deleted { do { try object.validateForDelete() } catch { failures += try ValidationError.extract(error) } }
+        for object in deleted {
+            do { try object.validateForDelete() } catch { failures += try ValidationError.extract(error) }
+        }
         if !deferredValidationRules.isEmpty { failures.removeAll { deferredValidationRules.contains($0.rule) } }
         if !failures.isEmpty { throw ValidationError(failures: failures) }
 
@@ -79,13 +83,19 @@ extension ManagedObjectContext {
         for object in changedObjects { object.isInChangedList = false }
         changedObjects.removeAll(keepingCapacity: true)
         flushSnapshotReleases()
-        postDidSave(inserted: inserted.map(\.objectID),
-                    updated: unchanged.isEmpty ? updated.map(\.objectID) : updated.filter { !unchanged.contains(ObjectIdentifier($0)) }.map(\.objectID),
-                    deleted: request.deletedObjects.map(\.objectID))
+        postDidSave(
+            inserted: inserted.map(\.objectID),
+            updated: unchanged.isEmpty
+                ? updated.map(\.objectID)
+                : updated.filter { !unchanged.contains(ObjectIdentifier($0)) }.map(\.objectID),
+            deleted: request.deletedObjects.map(\.objectID))
     }
 
     /// The changed objects by change state.
-    private func collectChanges() -> (inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], insertedThenDeleted: [ManagedObject]) {
+    private func collectChanges() -> (
+        inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
+        insertedThenDeleted: [ManagedObject]
+    ) {
         var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ManagedObject] = []
         var insertedThenDeleted: [ManagedObject] = []
         inserted.reserveCapacity(changedObjects.count)
@@ -115,13 +125,17 @@ extension ManagedObjectContext {
             if case .one(let destination) = slot { return destination?.objectID }
             return nil
         }
-        return StoreRow(objectID: object.objectID, entity: object.entity, version: version, attributeValues: values, toOneDestinations: toOne)
+        return StoreRow(
+            objectID: object.objectID, entity: object.entity, version: version, attributeValues: values,
+            toOneDestinations: toOne)
     }
 
     /// The attributes and to-one relationships whose values differ from the object's snapshot (a
     /// value counts as changed unless it is the very same, which only costs an extra column write).
     private func changes(of object: ManagedObject) -> ChangedProperties? {
-        guard let original = object.original, object.entity.attributes.count <= 64, object.entity.relationships.count <= 64 else { return nil }
+        guard let original = object.original, object.entity.attributes.count <= 64,
+            object.entity.relationships.count <= 64
+        else { return nil }
         var changes = ChangedProperties()
         let values = object.attributeValues, read = original.attributes
         for index in values.indices where !values[index].isSame(as: read[index]) {
@@ -137,19 +151,25 @@ extension ManagedObjectContext {
     }
 
     private func appendToManyChanges(of object: ManagedObject, to request: inout SaveChangesRequest) {
-        for relationship in object.entity.relationships where relationship.isToMany && relationship.index < object.relationshipSlots.count {
+        for relationship in object.entity.relationships
+        where relationship.isToMany && relationship.index < object.relationshipSlots.count {
             guard case .many(let storage) = object.relationshipSlots[relationship.index],
-                  !storage.added.isEmpty || !storage.removed.isEmpty || storage.isReordered else { continue }
+                !storage.added.isEmpty || !storage.removed.isEmpty || storage.isReordered
+            else { continue }
             func stored(_ destination: ManagedObject) -> Bool {
                 destination.changeState != .insertedThenDeleted && !destination.objectID.isTemporaryID
             }
             let added = storage.added.filter(stored).map(\.objectID)
             let removed = storage.removed.filter { !$0.objectID.isTemporaryID }.map(\.objectID)
             var ordered: [ManagedObjectID]?
-            if relationship.isOrdered, let members = storage.members { ordered = members.filter(stored).map(\.objectID) }
+            if relationship.isOrdered, let members = storage.members {
+                ordered = members.filter(stored).map(\.objectID)
+            }
             guard !added.isEmpty || !removed.isEmpty || ordered != nil else { continue }
-            request.toManyChanges.append(ToManyChange(objectID: object.objectID, relationship: relationship,
-                                                      added: added, removed: removed, orderedMembers: ordered))
+            request.toManyChanges.append(
+                ToManyChange(
+                    objectID: object.objectID, relationship: relationship,
+                    added: added, removed: removed, orderedMembers: ordered))
         }
     }
 }

@@ -78,10 +78,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.init(concurrencyType: concurrencyType, coordinator: parent.persistentStoreCoordinator, parent: parent)
     }
 
-    private init(concurrencyType: ConcurrencyType, coordinator: PersistentStoreCoordinator, parent: ManagedObjectContext?) {
+    private init(
+        concurrencyType: ConcurrencyType, coordinator: PersistentStoreCoordinator, parent: ManagedObjectContext?
+    ) {
         self.concurrencyType = concurrencyType
         self.persistentStoreCoordinator = coordinator
-        precondition(parent?.concurrencyType != .confinement, "a parent context needs a queue: make it .privateQueue or .mainQueue")
+        precondition(
+            parent?.concurrencyType != .confinement,
+            "a parent context needs a queue: make it .privateQueue or .mainQueue")
         self.parent = parent
         if let parent { self.source = parent } else { self.source = coordinator }
         switch concurrencyType {
@@ -141,9 +145,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         switch concurrencyType {
         case .privateQueue: remedy = "call it inside context.perform { } or context.performAndWait { }"
         case .mainQueue: remedy = "call it on the main queue"
-        case .confinement: remedy = "use a .confinement context only on the thread that made it, or use a .privateQueue context"
+        case .confinement:
+            remedy = "use a .confinement context only on the thread that made it, or use a .privateQueue context"
         }
-        fatalError("Sluice concurrency violation: \(what) of \(context) (\(concurrencyType)) was used off its queue; \(remedy)")
+        fatalError(
+            "Sluice concurrency violation: \(what) of \(context) (\(concurrencyType)) was used off its queue; \(remedy)"
+        )
     }
 
     /// Runs `block` on the context's queue and waits for it; runs it at once when already there.
@@ -214,10 +221,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
         checkQueue()
         if let object = registeredObject(for: objectID), !object.faultState { return object }
         if objectID.isTemporaryID {
-            throw StoreError(.objectNotFound, "No object with temporary ID \(objectID) is in this context", objectID: objectID)
+            throw StoreError(
+                .objectNotFound, "No object with temporary ID \(objectID) is in this context", objectID: objectID)
         }
         guard let row = try source.sourceRows(for: [objectID]).first else {
-            throw StoreError(.objectNotFound, "\(objectID.entityName) \(objectID) does not exist in its store (it was deleted or never saved)", objectID: objectID)
+            throw StoreError(
+                .objectNotFound,
+                "\(objectID.entityName) \(objectID) does not exist in its store (it was deleted or never saved)",
+                objectID: objectID)
         }
         return materialize(row)
     }
@@ -247,10 +258,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Inserts an object made with `init(entity:insertInto: nil)`; `awakeFromInsert` runs.
     public func insert(_ object: ManagedObject) {
         checkQueue()
-        precondition(object.context == nil || object.context === self, "\(object.objectID) already belongs to another context")
+        precondition(
+            object.context == nil || object.context === self, "\(object.objectID) already belongs to another context")
         guard object.context == nil else { return }
-        precondition(managedObjectModel.entities.indices.contains(object.entity.index) && managedObjectModel.entities[object.entity.index] === object.entity,
-                     "entity \(object.entity.name) is not from this context's model")
+        precondition(
+            managedObjectModel.entities.indices.contains(object.entity.index)
+                && managedObjectModel.entities[object.entity.index] === object.entity,
+            "entity \(object.entity.name) is not from this context's model")
         precondition(!object.entity.isAbstract, "\(object.entity.name) is abstract: insert one of its sub-entities")
         object.context = self
         if object.objectID.isTemporaryID { hasTemporaryIDs = true } else { registry[object.objectID] = object }
@@ -278,7 +292,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 continue
             case .nullify:
                 guard let inverse = relationship.inverse else { continue }
-                for destination in object.destinations(of: relationship) { destination.primitiveUnlink(inverse, object) }
+                for destination in object.destinations(of: relationship) {
+                    destination.primitiveUnlink(inverse, object)
+                }
             case .cascade:
                 for destination in object.destinations(of: relationship) { delete(destination) }
             }
@@ -340,14 +356,19 @@ public final class ManagedObjectContext: @unchecked Sendable {
             preconditionFailure("could not load \(object.objectID): \(error)")
         }
         guard let row else {
-            preconditionFailure("could not fulfill a fault for \(object.objectID): the row was deleted; use existingObject(with:) when an object may be gone")
+            preconditionFailure(
+                "could not fulfill a fault for \(object.objectID): the row was deleted; use existingObject(with:) "
+                    + "when an object may be gone"
+            )
         }
         object.fill(from: row, in: self)
         takeSnapshots(of: [object], rows: [row])
         object.awakeFromFetch()
     }
 
-    func fulfillRelationshipFault(_ storage: ToManyStorage, of object: ManagedObject, _ relationship: RelationshipDescription) {
+    func fulfillRelationshipFault(
+        _ storage: ToManyStorage, of object: ManagedObject, _ relationship: RelationshipDescription
+    ) {
         var members = storage.added
         if !object.objectID.isTemporaryID {
             let ids: [ManagedObjectID]
@@ -367,11 +388,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         checkQueue()
         precondition(object.context === self, "\(object.objectID) does not belong to this context")
-        guard object.changeState != .inserted, object.changeState != .insertedThenDeleted, !object.faultState else { return }
+        guard object.changeState != .inserted, object.changeState != .insertedThenDeleted, !object.faultState else {
+            return
+        }
         if mergeChanges, object.changeState == .updated, let original = object.original {
             guard let row = try? source.sourceCurrentRows(for: [object.objectID]).first else { return }
-            for attribute in object.entity.attributes where !attribute.isTransient
-                && object.attributeValues[attribute.index] == original.attributes[attribute.index] {
+            for attribute in object.entity.attributes
+            where !attribute.isTransient
+                && object.attributeValues[attribute.index] == original.attributes[attribute.index]
+            {
                 object.attributeValues[attribute.index] = row.attributeValues[attribute.index]
             }
             var snapshot = row.attributeValues
@@ -402,10 +427,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 if let original = object.original {
                     object.attributeValues = original.attributes
                     object.relationshipSlots = object.entity.relationships.map { relationship in
-                        relationship.isToMany ? .many(ToManyStorage(loaded: false)) : .one(original.toOne[relationship.index])
+                        relationship.isToMany
+                            ? .many(ToManyStorage(loaded: false)) : .one(original.toOne[relationship.index])
                     }
                 } else if object.faultState {
-                    object.relationshipSlots = []   // drops to-many edits made while a fault
+                    object.relationshipSlots = []  // drops to-many edits made while a fault
                 } else {
                     let slots = object.relationshipSlots
                     object.relationshipSlots = object.entity.relationships.map { relationship in
@@ -431,7 +457,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     func forget(_ object: ManagedObject) {
-        if !object.objectID.isTemporaryID, registry[object.objectID] === object { registry.removeValue(forKey: object.objectID) }
+        if !object.objectID.isTemporaryID, registry[object.objectID] === object {
+            registry.removeValue(forKey: object.objectID)
+        }
         release(object)
     }
 
@@ -507,12 +535,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Gives each object with a temporary ID its permanent ID now, from the store that will hold it.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         checkQueue()
-        let pending = objects.allSatisfy { $0.objectID.isTemporaryID && $0.context === self }
+        let pending =
+            objects.allSatisfy { $0.objectID.isTemporaryID && $0.context === self }
             ? objects : objects.filter { $0.objectID.isTemporaryID && $0.context === self }
         guard let first = pending.first else { return }
         var byEntity: [EntityDescription: [ManagedObject]] = [:]
         if pending.allSatisfy({ $0.entity === first.entity }) {
-            byEntity[first.entity] = pending    // the usual import batch: one entity
+            byEntity[first.entity] = pending  // the usual import batch: one entity
         } else {
             for object in pending { byEntity[object.entity, default: []].append(object) }
         }

@@ -87,7 +87,8 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
     /// Parses a URI made by `uriRepresentation`; `nil` when it is not one.
     public init?(uriRepresentation uri: URL) {
         guard uri.scheme == Self.uriScheme,
-              let components = URLComponents(url: uri, resolvingAgainstBaseURL: false) else { return nil }
+            let components = URLComponents(url: uri, resolvingAgainstBaseURL: false)
+        else { return nil }
         let parts = components.path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, let kind = parts[1].first else { return nil }
         let value = String(parts[1].dropFirst())

@@ -27,7 +27,10 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         var byName: [String: EntityDescription] = [:]
         for entity in entities {
             if !Self.isValidName(entity.name) {
-                issues.append(ModelIssue(entity: entity.name, message: "an entity name must start with a letter and hold only letters, digits and _"))
+                issues.append(
+                    ModelIssue(
+                        entity: entity.name,
+                        message: "an entity name must start with a letter and hold only letters, digits and _"))
             }
             if byName[entity.name] != nil {
                 issues.append(ModelIssue(entity: entity.name, message: "the entity is declared twice"))
@@ -46,7 +49,10 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         for entity in entities { Self.checkRules(of: entity, &issues) }
         for (name, members) in configurations {
             for member in members where byName[member] == nil {
-                issues.append(ModelIssue(entity: member, message: "configuration \(name.debugDescription) names an entity the model does not have"))
+                issues.append(
+                    ModelIssue(
+                        entity: member,
+                        message: "configuration \(name.debugDescription) names an entity the model does not have"))
             }
         }
         if !issues.isEmpty { throw ModelValidationError(issues: issues) }
@@ -54,7 +60,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         var hashes: [String: String] = [:]
         for entity in entities { hashes[entity.name] = SHA256.hex(of: Self.hashText(of: entity)) }
         self.entityVersionHashes = hashes
-        self.versionHash = SHA256.hex(of: hashes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\n"))
+        self.versionHash = SHA256.hex(
+            of: hashes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\n"))
     }
 
     public subscript(entityName: String) -> EntityDescription? { entitiesByName[entityName] }
@@ -77,12 +84,20 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         let stored = metadata.entityVersionHashes
         let added = entityVersionHashes.keys.filter { stored[$0] == nil }.sorted()
         let removed = stored.keys.filter { entityVersionHashes[$0] == nil }.sorted()
-        let changed = entityVersionHashes.keys.filter { stored[$0] != nil && stored[$0] != entityVersionHashes[$0] }.sorted()
+        let changed = entityVersionHashes.keys.filter { stored[$0] != nil && stored[$0] != entityVersionHashes[$0] }
+            .sorted()
         var parts: [String] = []
         if !added.isEmpty { parts.append("entities only in the model: \(added.joined(separator: ", "))") }
         if !removed.isEmpty { parts.append("entities only in the store: \(removed.joined(separator: ", "))") }
-        if !changed.isEmpty { parts.append("entities whose attributes or relationships differ: \(changed.joined(separator: ", "))") }
-        if parts.isEmpty { parts.append("model hash \(versionHash.prefix(12)) differs from the store's \(metadata.modelVersionHash?.prefix(12) ?? "none")") }
+        if !changed.isEmpty {
+            parts.append("entities whose attributes or relationships differ: \(changed.joined(separator: ", "))")
+        }
+        if parts.isEmpty {
+            parts.append(
+                "model hash \(versionHash.prefix(12)) differs from the store's "
+                    + "\(metadata.modelVersionHash?.prefix(12) ?? "none")"
+            )
+        }
         return parts.joined(separator: "; ")
     }
 
@@ -95,18 +110,26 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         return name.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "_" }
     }
 
-    private static func resolveParents(_ entities: [EntityDescription], _ byName: [String: EntityDescription], _ issues: inout [ModelIssue]) {
+    private static func resolveParents(
+        _ entities: [EntityDescription], _ byName: [String: EntityDescription], _ issues: inout [ModelIssue]
+    ) {
         for entity in entities {
             guard let parentName = entity.parentName else { continue }
             guard let parent = byName[parentName] else {
-                issues.append(ModelIssue(entity: entity.name, message: "parent entity \(parentName.debugDescription) is not in the model"))
+                issues.append(
+                    ModelIssue(
+                        entity: entity.name, message: "parent entity \(parentName.debugDescription) is not in the model"
+                    ))
                 continue
             }
             var seen: Set<String> = [entity.name]
             var cursor: EntityDescription? = parent
             var cyclic = false
             while let current = cursor {
-                if !seen.insert(current.name).inserted { cyclic = true; break }
+                if !seen.insert(current.name).inserted {
+                    cyclic = true
+                    break
+                }
                 cursor = current.parentName.flatMap { byName[$0] }
             }
             if cyclic {
@@ -131,7 +154,10 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         func depth(_ entity: EntityDescription) -> Int {
             var d = 0
             var cursor = entity.superentity
-            while let current = cursor, d <= entities.count { d += 1; cursor = current.superentity }
+            while let current = cursor, d <= entities.count {
+                d += 1
+                cursor = current.superentity
+            }
             return d
         }
         return entities.sorted { depth($0) < depth($1) }
@@ -163,53 +189,86 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         let declared = entity.uniquenessConstraints.compactMap { names -> EntityDescription.UniquenessKey? in
             let properties = names.compactMap { name -> PropertyDescription? in
                 if let index = entity.attributeIndexByName[name] { return attributes[index] }
-                if let index = entity.relationshipIndexByName[name], !relationships[index].isToMany { return relationships[index] }
+                if let index = entity.relationshipIndexByName[name], !relationships[index].isToMany {
+                    return relationships[index]
+                }
                 return nil
             }
-            return properties.count == names.count && !properties.isEmpty ? .init(entity: entity, properties: properties, names: names) : nil
+            return properties.count == names.count && !properties.isEmpty
+                ? .init(entity: entity, properties: properties, names: names) : nil
         }
         entity.uniquenessKeys = inherited + declared
         var cls: ManagedObject.Type = ManagedObject.self
         var cursor: EntityDescription? = entity
         while let current = cursor {
-            if let declared = current.managedObjectClass { cls = declared; break }
+            if let declared = current.managedObjectClass {
+                cls = declared
+                break
+            }
             cursor = current.superentity
         }
         entity.resolvedClass = cls
     }
 
-    private static func checkPropertyName(_ name: String, in entity: EntityDescription, _ names: inout Set<String>, _ issues: inout [ModelIssue]) -> Bool {
+    private static func checkPropertyName(
+        _ name: String, in entity: EntityDescription, _ names: inout Set<String>, _ issues: inout [ModelIssue]
+    ) -> Bool {
         if !isValidName(name) {
-            issues.append(ModelIssue(entity: entity.name, property: name, message: "a property name must start with a letter and hold only letters, digits and _"))
+            issues.append(
+                ModelIssue(
+                    entity: entity.name, property: name,
+                    message: "a property name must start with a letter and hold only letters, digits and _"))
             return false
         }
         if !names.insert(name).inserted {
-            issues.append(ModelIssue(entity: entity.name, property: name, message: "the name is used by another property of the entity or of its parents"))
+            issues.append(
+                ModelIssue(
+                    entity: entity.name, property: name,
+                    message: "the name is used by another property of the entity or of its parents"))
             return false
         }
         return true
     }
 
-    private static func resolveRelationships(of entity: EntityDescription, _ byName: [String: EntityDescription], _ issues: inout [ModelIssue]) {
+    private static func resolveRelationships(
+        of entity: EntityDescription, _ byName: [String: EntityDescription], _ issues: inout [ModelIssue]
+    ) {
         for relationship in entity.declaredRelationships where relationship.index >= 0 {
             guard let destination = byName[relationship.destinationEntityName] else {
-                issues.append(ModelIssue(entity: entity.name, property: relationship.name,
-                                         message: "destination entity \(relationship.destinationEntityName.debugDescription) is not in the model"))
+                issues.append(
+                    ModelIssue(
+                        entity: entity.name, property: relationship.name,
+                        message:
+                            "destination entity \(relationship.destinationEntityName.debugDescription) is not in the "
+                            + "model"
+                    ))
                 continue
             }
             relationship.destinationEntity = destination
             guard let inverseName = relationship.inverseName else { continue }
             guard let inverse = destination.relationship(named: inverseName) else {
-                issues.append(ModelIssue(entity: entity.name, property: relationship.name,
-                                         message: "inverse \(inverseName.debugDescription) is not a relationship of \(destination.name)"))
+                issues.append(
+                    ModelIssue(
+                        entity: entity.name, property: relationship.name,
+                        message: "inverse \(inverseName.debugDescription) is not a relationship of \(destination.name)")
+                )
                 continue
             }
             var lineage: [String] = []
             var cursor: EntityDescription? = entity
-            while let current = cursor, lineage.count <= byName.count { lineage.append(current.name); cursor = current.superentity }
+            while let current = cursor, lineage.count <= byName.count {
+                lineage.append(current.name)
+                cursor = current.superentity
+            }
             guard inverse.inverseName == relationship.name, lineage.contains(inverse.destinationEntityName) else {
-                issues.append(ModelIssue(entity: entity.name, property: relationship.name,
-                                         message: "inverse \(destination.name).\(inverseName) does not point back (its inverse is \(inverse.inverseName.map { "\($0.debugDescription)" } ?? "not set") and its destination is \(inverse.destinationEntityName))"))
+                issues.append(
+                    ModelIssue(
+                        entity: entity.name, property: relationship.name,
+                        message:
+                            "inverse \(destination.name).\(inverseName) does not point back (its inverse is "
+                            + "\(inverse.inverseName.map { "\($0.debugDescription)" } ?? "not set") and its "
+                            + "destination is \(inverse.destinationEntityName))"
+                    ))
                 continue
             }
             relationship.inverse = inverse
@@ -218,54 +277,90 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
 
     private static func checkRules(of entity: EntityDescription, _ issues: inout [ModelIssue]) {
         for attribute in entity.declaredAttributes where attribute.index >= 0 {
-            func issue(_ message: String) { issues.append(ModelIssue(entity: entity.name, property: attribute.name, message: message)) }
-            if !attribute.defaultValue.isStorable(as: attribute.type) || !attribute.defaultValue.fitsRange(of: attribute.type) {
+            func issue(_ message: String) {
+                issues.append(ModelIssue(entity: entity.name, property: attribute.name, message: message))
+            }
+            if !attribute.defaultValue.isStorable(as: attribute.type)
+                || !attribute.defaultValue.fitsRange(of: attribute.type)
+            {
                 issue("default value \(attribute.defaultValue) is not a valid \(attribute.type)")
             }
             for (label, bound) in [("minimum", attribute.minValue), ("maximum", attribute.maxValue)] {
                 guard let bound else { continue }
-                if !attribute.type.isOrdered { issue("a \(label) value applies only to numbers and dates, not \(attribute.type)") }
-                else if bound.isNull || !bound.isStorable(as: attribute.type) && bound.numeric == nil { issue("\(label) value \(bound) is not a \(attribute.type)") }
+                if !attribute.type.isOrdered {
+                    issue("a \(label) value applies only to numbers and dates, not \(attribute.type)")
+                } else if bound.isNull || !bound.isStorable(as: attribute.type) && bound.numeric == nil {
+                    issue("\(label) value \(bound) is not a \(attribute.type)")
+                }
             }
             if let lo = attribute.minValue, let hi = attribute.maxValue, lo.compare(to: hi) == .orderedDescending {
                 issue("minimum value \(lo) is greater than maximum value \(hi)")
             }
-            if attribute.minLength != nil || attribute.maxLength != nil, attribute.type != .string, attribute.type != .binary {
+            if attribute.minLength != nil || attribute.maxLength != nil, attribute.type != .string,
+                attribute.type != .binary
+            {
                 issue("length rules apply only to string and binary attributes, not \(attribute.type)")
             }
-            if let lo = attribute.minLength, let hi = attribute.maxLength, lo > hi { issue("minimum length \(lo) is greater than maximum length \(hi)") }
+            if let lo = attribute.minLength, let hi = attribute.maxLength, lo > hi {
+                issue("minimum length \(lo) is greater than maximum length \(hi)")
+            }
             if (attribute.minLength ?? 0) < 0 || (attribute.maxLength ?? 0) < 0 { issue("a length cannot be negative") }
-            if attribute.regularExpression != nil, attribute.type != .string { issue("a regular expression applies only to string attributes") }
+            if attribute.regularExpression != nil, attribute.type != .string {
+                issue("a regular expression applies only to string attributes")
+            }
             if let error = attribute.regexError { issue(error) }
         }
         for relationship in entity.declaredRelationships where relationship.index >= 0 {
-            func issue(_ message: String) { issues.append(ModelIssue(entity: entity.name, property: relationship.name, message: message)) }
+            func issue(_ message: String) {
+                issues.append(ModelIssue(entity: entity.name, property: relationship.name, message: message))
+            }
             if !relationship.isToMany {
-                if relationship.minCount != nil || relationship.maxCount != nil { issue("min/max count applies only to to-many relationships") }
+                if relationship.minCount != nil || relationship.maxCount != nil {
+                    issue("min/max count applies only to to-many relationships")
+                }
                 if relationship.isOrdered { issue("only a to-many relationship can be ordered") }
             }
-            if let lo = relationship.minCount, let hi = relationship.maxCount, lo > hi { issue("minimum count \(lo) is greater than maximum count \(hi)") }
+            if let lo = relationship.minCount, let hi = relationship.maxCount, lo > hi {
+                issue("minimum count \(lo) is greater than maximum count \(hi)")
+            }
         }
         let attributeNames = Set(entity.attributes.map(\.name))
         for constraint in entity.uniquenessConstraints {
-            if constraint.isEmpty { issues.append(ModelIssue(entity: entity.name, message: "a uniqueness constraint names no attribute")) }
+            if constraint.isEmpty {
+                issues.append(ModelIssue(entity: entity.name, message: "a uniqueness constraint names no attribute"))
+            }
             for name in constraint where !attributeNames.contains(name) {
                 if let relationship = entity.relationship(named: name) {
                     if relationship.isToMany {
-                        issues.append(ModelIssue(entity: entity.name, property: name, message: "uniqueness constraint names a to-many relationship; only attributes and to-one relationships can be part of a key"))
+                        issues.append(
+                            ModelIssue(
+                                entity: entity.name, property: name,
+                                message:
+                                    "uniqueness constraint names a to-many relationship; only attributes and to-one "
+                                    + "relationships can be part of a key"
+                            ))
                     }
                     continue
                 }
-                issues.append(ModelIssue(entity: entity.name, property: name, message: "uniqueness constraint names an attribute the entity does not have"))
+                issues.append(
+                    ModelIssue(
+                        entity: entity.name, property: name,
+                        message: "uniqueness constraint names an attribute the entity does not have"))
             }
             for name in constraint where entity.attribute(named: name)?.isTransient == true {
-                issues.append(ModelIssue(entity: entity.name, property: name, message: "uniqueness constraint names a transient attribute, which is never stored"))
+                issues.append(
+                    ModelIssue(
+                        entity: entity.name, property: name,
+                        message: "uniqueness constraint names a transient attribute, which is never stored"))
             }
         }
         let propertyNames = Set(entity.propertyNames)
         for index in entity.indexes {
             for name in index.propertyNames where !propertyNames.contains(name) {
-                issues.append(ModelIssue(entity: entity.name, property: name, message: "index \(index.name.debugDescription) names a property the entity does not have"))
+                issues.append(
+                    ModelIssue(
+                        entity: entity.name, property: name,
+                        message: "index \(index.name.debugDescription) names a property the entity does not have"))
             }
         }
     }

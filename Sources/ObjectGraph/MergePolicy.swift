@@ -36,9 +36,14 @@ public struct MergeConflict: Sendable, CustomStringConvertible {
         var lines: [String] = []
         let action = isDelete ? "deleting" : "updating"
         guard let storeValues, let storeVersion else {
-            return "\(objectID.entityName) \(objectID): \(action) an object read at version \(snapshotVersion), but another save deleted it"
+            return
+                "\(objectID.entityName) \(objectID): \(action) an object read at version \(snapshotVersion), but "
+                + "another save deleted it"
         }
-        lines.append("\(objectID.entityName) \(objectID): \(action) an object read at version \(snapshotVersion), but the store has version \(storeVersion)")
+        lines.append(
+            "\(objectID.entityName) \(objectID): \(action) an object read at version \(snapshotVersion), but the "
+                + "store has version \(storeVersion)"
+        )
         for name in snapshot.keys.sorted() {
             let read = snapshot[name] ?? .null, mine = objectValues[name] ?? .null, theirs = storeValues[name] ?? .null
             guard read != mine || read != theirs else { continue }
@@ -65,9 +70,13 @@ public struct ConstraintConflict: Sendable, CustomStringConvertible {
     public var description: String {
         let key = zip(keyNames, keyValues).map { "\($0) = \($1)" }.joined(separator: ", ")
         if let existingObjectID {
-            return "\(entityName) \(key): \(objectID) has the key of the stored \(existingObjectID) (a uniqueness constraint)"
+            return
+                "\(entityName) \(key): \(objectID) has the key of the stored \(existingObjectID) (a uniqueness "
+                + "constraint)"
         }
-        return "\(entityName) \(key): \(otherObjectIDs.count + 1) objects of this save have the key (a uniqueness constraint): "
+        return
+            "\(entityName) \(key): \(otherObjectIDs.count + 1) objects of this save have the key (a uniqueness "
+            + "constraint): "
             + ([objectID] + otherObjectIDs).map(\.description).joined(separator: ", ")
     }
 }
@@ -86,12 +95,16 @@ public struct MergeError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         var parts: [String] = []
         if !conflicts.isEmpty {
-            parts.append("The save conflicts with changes saved elsewhere (\(conflicts.count) object\(conflicts.count == 1 ? "" : "s")):\n"
-                + conflicts.map(\.description).joined(separator: "\n"))
+            parts.append(
+                "The save conflicts with changes saved elsewhere (\(conflicts.count) "
+                    + "object\(conflicts.count == 1 ? "" : "s")):\n"
+                    + conflicts.map(\.description).joined(separator: "\n"))
         }
         if !constraintConflicts.isEmpty {
-            parts.append("The save breaks uniqueness constraints (\(constraintConflicts.count) conflict\(constraintConflicts.count == 1 ? "" : "s")):\n"
-                + constraintConflicts.map(\.description).joined(separator: "\n"))
+            parts.append(
+                "The save breaks uniqueness constraints (\(constraintConflicts.count) "
+                    + "conflict\(constraintConflicts.count == 1 ? "" : "s")):\n"
+                    + constraintConflicts.map(\.description).joined(separator: "\n"))
         }
         return parts.joined(separator: "\n")
     }
@@ -104,8 +117,11 @@ extension ManagedObjectContext {
     /// of the coordinator saves between this check and the write.
     /// - Returns: objects the store deleted that must be written again (object-trumps, overwrite).
     /// - Throws: `MergeError` under `.error`.
-    func resolveConflicts(updated: inout [ManagedObject], deleted: inout [ManagedObject], readNow: Set<ObjectIdentifier> = []) throws -> [ManagedObject] {
-        let checked = updated.filter { $0.original != nil && (readNow.isEmpty || !readNow.contains(ObjectIdentifier($0))) }
+    func resolveConflicts(
+        updated: inout [ManagedObject], deleted: inout [ManagedObject], readNow: Set<ObjectIdentifier> = []
+    ) throws -> [ManagedObject] {
+        let checked =
+            updated.filter { $0.original != nil && (readNow.isEmpty || !readNow.contains(ObjectIdentifier($0))) }
             + deleted.filter { !$0.objectID.isTemporaryID }
         guard !checked.isEmpty else { return [] }
         var current: [ManagedObjectID: StoreRow] = [:]
@@ -192,9 +208,10 @@ extension ManagedObjectContext {
         func named(_ values: [AttributeValue]) -> [String: AttributeValue] {
             Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, values[$0.index]) })
         }
-        return MergeConflict(objectID: object.objectID, objectValues: named(object.attributeValues),
-                             snapshot: named(object.original?.attributes ?? object.attributeValues),
-                             storeValues: row.map { named($0.attributeValues) }, snapshotVersion: object.version,
-                             storeVersion: row?.version, isDelete: object.changeState == .deleted)
+        return MergeConflict(
+            objectID: object.objectID, objectValues: named(object.attributeValues),
+            snapshot: named(object.original?.attributes ?? object.attributeValues),
+            storeValues: row.map { named($0.attributeValues) }, snapshotVersion: object.version,
+            storeVersion: row?.version, isDelete: object.changeState == .deleted)
     }
 }

@@ -24,6 +24,7 @@ public struct ModelValidationError: Error, Sendable, CustomStringConvertible {
     public var issues: [ModelIssue]
     public init(issues: [ModelIssue]) { self.issues = issues }
     public var description: String {
-        "The model has \(issues.count) error\(issues.count == 1 ? "" : "s"): " + issues.map(\.description).joined(separator: "; ")
+        "The model has \(issues.count) error\(issues.count == 1 ? "" : "s"): "
+            + issues.map(\.description).joined(separator: "; ")
     }
 }

@@ -11,8 +11,10 @@ public struct StoreMetadata: Sendable, Hashable {
     /// Keys the application sets (import checkpoints, source file names, ...).
     public var userInfo: [String: String]
 
-    public init(storeType: String, identifier: String = UUID().uuidString, modelVersionHash: String? = nil,
-                entityVersionHashes: [String: String] = [:], userInfo: [String: String] = [:]) {
+    public init(
+        storeType: String, identifier: String = UUID().uuidString, modelVersionHash: String? = nil,
+        entityVersionHashes: [String: String] = [:], userInfo: [String: String] = [:]
+    ) {
         self.storeType = storeType
         self.identifier = identifier
         self.modelVersionHash = modelVersionHash
@@ -40,10 +42,15 @@ public struct StoreRow: @unchecked Sendable {
     /// (SQLite maintains an index for every column an UPDATE sets, changed or not).
     public var changes: ChangedProperties?
 
-    public init(objectID: ManagedObjectID, entity: EntityDescription, version: Int64,
-                attributeValues: [AttributeValue], toOneDestinations: [ManagedObjectID?]) {
-        precondition(attributeValues.count == entity.attributes.count && toOneDestinations.count == entity.relationships.count,
-                     "a row of \(entity.name) needs \(entity.attributes.count) attribute values and \(entity.relationships.count) relationship slots")
+    public init(
+        objectID: ManagedObjectID, entity: EntityDescription, version: Int64,
+        attributeValues: [AttributeValue], toOneDestinations: [ManagedObjectID?]
+    ) {
+        precondition(
+            attributeValues.count == entity.attributes.count && toOneDestinations.count == entity.relationships.count,
+            "a row of \(entity.name) needs \(entity.attributes.count) attribute values and "
+                + "\(entity.relationships.count) relationship slots"
+        )
         self.objectID = objectID
         self.entity = entity
         self.version = version
@@ -93,7 +100,9 @@ public struct SaveChangesRequest: Sendable {
 
     public init() {}
 
-    public var isEmpty: Bool { insertedRows.isEmpty && updatedRows.isEmpty && deletedObjects.isEmpty && toManyChanges.isEmpty }
+    public var isEmpty: Bool {
+        insertedRows.isEmpty && updatedRows.isEmpty && deletedObjects.isEmpty && toManyChanges.isEmpty
+    }
 }
 
 /// What a fetch asks a store: the entity, a predicate already checked against the model, sorting,
@@ -106,8 +115,10 @@ public struct StoreFetchRequest: @unchecked Sendable {
     /// 0 means no limit.
     public var fetchLimit: Int
     public var fetchOffset: Int
-    public init(entity: EntityDescription, predicate: FetchPredicate?, sortDescriptors: [FetchSortDescriptor],
-                includesSubentities: Bool, fetchLimit: Int, fetchOffset: Int) {
+    public init(
+        entity: EntityDescription, predicate: FetchPredicate?, sortDescriptors: [FetchSortDescriptor],
+        includesSubentities: Bool, fetchLimit: Int, fetchOffset: Int
+    ) {
         self.entity = entity
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
@@ -123,8 +134,9 @@ public struct StoreFetchRequest: @unchecked Sendable {
     public func apply<T>(to items: [T], subject: (T) -> any PredicateSubject) throws -> [T] {
         let predicate = try self.predicate?.compiled(for: entity)
         let matches = predicate.map { test in items.filter { test.evaluate(subject($0)) } } ?? items
-        return KeyPathEvaluator.sortedAndPaged(matches, by: sortDescriptors.map { ($0.path, $0) },
-                                               offset: fetchOffset, limit: fetchLimit, subject: subject)
+        return KeyPathEvaluator.sortedAndPaged(
+            matches, by: sortDescriptors.map { ($0.path, $0) },
+            offset: fetchOffset, limit: fetchLimit, subject: subject)
     }
 
     /// The same request without limit and offset.
@@ -145,7 +157,9 @@ public struct StoreFetchRequest: @unchecked Sendable {
 public protocol PersistentStore: AnyObject {
     /// Creates the store for `url` (which may not exist yet: a missing or empty file is a new store).
     /// Metadata must be valid when this returns.
-    init(coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]) throws
+    init(
+        coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String])
+        throws
 
     var url: URL? { get }
     var configurationName: String? { get }
@@ -177,19 +191,27 @@ public protocol PersistentStore: AnyObject {
     /// value is its destination's `ManagedObjectID.keyValue`. Answer from an index; the default runs
     /// `fetchRows` with `StoreFetchRequest.rows(of:matching:on:)` on the key's attributes, 500 keys
     /// at a time, and compares relationships in memory.
-    func rows(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [StoreRow]
+    func rows(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [StoreRow]
 
     /// Like `rows(of:matching:on:)`, but only each found row's key (`properties.count` values) and ID:
     /// how importers turn natural keys into objects without reading rows. The default reads the rows.
-    func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [KeyedObjectID]
+    func objectIDs(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [KeyedObjectID]
 
     /// Keys on `properties` that more than one stored object of `entity` (sub-entities included)
     /// holds, each with how many hold it; at most `limit` of them (whole-graph validation). Keys with
     /// a null part are not compared, as in uniqueness constraints. The default reads every row.
-    func duplicateKeys(of entity: EntityDescription, on properties: [PropertyDescription], limit: Int) throws -> [DuplicateKey]
+    func duplicateKeys(
+        of entity: EntityDescription, on properties: [PropertyDescription], limit: Int
+    ) throws -> [DuplicateKey]
 
     /// The destinations of a to-many relationship of a stored object, in stored order.
-    func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID]
+    func destinations(
+        of relationship: RelationshipDescription, for objectID: ManagedObjectID
+    ) throws -> [ManagedObjectID]
 
     /// `count` new, never-reused references for objects of `entity` (their permanent IDs).
     func newReferences(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID.Reference]
@@ -235,7 +257,9 @@ extension PersistentStore {
         throw StoreError(.io, "A \(type) store does not support batch inserts; insert objects in a context", url: url)
     }
 
-    public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [StoreRow] {
+    public func rows(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [StoreRow] {
         let width = properties.count
         guard width > 0 else { return [] }
         let attributePlaces = properties.indices.filter { properties[$0] is AttributeDescription }
@@ -249,10 +273,19 @@ extension PersistentStore {
                 found += try fetchRows(.rows(of: entity, matching: slice, on: attributes))
             } else {
                 // Relationships in the key: narrow by its attributes (if any), compare the whole key here.
-                let wanted = Set(stride(from: slice.startIndex, to: slice.endIndex, by: width).map { Array(slice[$0..<$0 + width]) })
-                let narrowing = attributes.isEmpty ? StoreFetchRequest(entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true, fetchLimit: 0, fetchOffset: 0)
-                    : .rows(of: entity, matching: ArraySlice(wanted.flatMap { key in attributePlaces.map { key[$0] } }), on: attributes)
-                found += try fetchRows(narrowing).filter { row in wanted.contains(properties.map { row.keyValue(of: $0) }) }
+                let wanted = Set(
+                    stride(from: slice.startIndex, to: slice.endIndex, by: width).map { Array(slice[$0..<$0 + width]) })
+                let narrowing =
+                    attributes.isEmpty
+                    ? StoreFetchRequest(
+                        entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true, fetchLimit: 0,
+                        fetchOffset: 0)
+                    : .rows(
+                        of: entity, matching: ArraySlice(wanted.flatMap { key in attributePlaces.map { key[$0] } }),
+                        on: attributes)
+                found += try fetchRows(narrowing).filter { row in
+                    wanted.contains(properties.map { row.keyValue(of: $0) })
+                }
             }
             start = end
         }
@@ -261,8 +294,12 @@ extension PersistentStore {
 }
 
 extension PersistentStore {
-    public func duplicateKeys(of entity: EntityDescription, on properties: [PropertyDescription], limit: Int) throws -> [DuplicateKey] {
-        let all = StoreFetchRequest(entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true, fetchLimit: 0, fetchOffset: 0)
+    public func duplicateKeys(
+        of entity: EntityDescription, on properties: [PropertyDescription], limit: Int
+    ) throws -> [DuplicateKey] {
+        let all = StoreFetchRequest(
+            entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true, fetchLimit: 0,
+            fetchOffset: 0)
         var counts: [[AttributeValue]: Int] = [:]
         var order: [[AttributeValue]] = []
         for row in try fetchRows(all) {
@@ -274,7 +311,9 @@ extension PersistentStore {
         return order.prefix(limit).map { DuplicateKey(key: $0, count: counts[$0]!) }
     }
 
-    public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [KeyedObjectID] {
+    public func objectIDs(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [KeyedObjectID] {
         try rows(of: entity, matching: keys, on: properties).map { row in
             KeyedObjectID(key: properties.map { row.keyValue(of: $0) }, objectID: row.objectID)
         }
@@ -329,19 +368,25 @@ extension StoreFetchRequest {
     /// A request for the rows of `entity` whose `attributes` hold one of the keys (`attributes.count`
     /// values each, one key after another): `a IN {...}` for one attribute, `(a == x AND b == y) OR ...`
     /// for several.
-    public static func rows(of entity: EntityDescription, matching flatKeys: ArraySlice<AttributeValue>,
-                            on attributes: [AttributeDescription]) -> StoreFetchRequest {
-        let keys = stride(from: flatKeys.startIndex, to: flatKeys.endIndex, by: attributes.count).map { Array(flatKeys[$0..<$0 + attributes.count]) }
+    public static func rows(
+        of entity: EntityDescription, matching flatKeys: ArraySlice<AttributeValue>,
+        on attributes: [AttributeDescription]
+    ) -> StoreFetchRequest {
+        let keys = stride(from: flatKeys.startIndex, to: flatKeys.endIndex, by: attributes.count).map {
+            Array(flatKeys[$0..<$0 + attributes.count])
+        }
         func equal(_ attribute: AttributeDescription, _ value: AttributeValue) -> FetchPredicate {
             .comparison(PredicateComparison(.keyPath([attribute.name]), .equal, .constant(value)))
         }
         let predicate: FetchPredicate
         if attributes.count == 1 {
-            predicate = .comparison(PredicateComparison(.keyPath([attributes[0].name]), .in, .aggregate(keys.map { .constant($0[0]) })))
+            predicate = .comparison(
+                PredicateComparison(.keyPath([attributes[0].name]), .in, .aggregate(keys.map { .constant($0[0]) })))
         } else {
             predicate = .or(keys.map { key in .and(zip(attributes, key).map(equal)) })
         }
-        return StoreFetchRequest(entity: entity, predicate: predicate, sortDescriptors: [], includesSubentities: true,
-                                 fetchLimit: 0, fetchOffset: 0)
+        return StoreFetchRequest(
+            entity: entity, predicate: predicate, sortDescriptors: [], includesSubentities: true,
+            fetchLimit: 0, fetchOffset: 0)
     }
 }

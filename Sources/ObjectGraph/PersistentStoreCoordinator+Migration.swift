@@ -9,11 +9,16 @@ extension PersistentStoreCoordinator {
     /// new keys. Metadata's user keys go along.
     /// - Throws: `StoreError`; nothing is removed when the copy fails.
     @discardableResult
-    public func migratePersistentStore(_ store: any PersistentStore, to url: URL, type: String, options: [String: String] = [:]) throws -> any PersistentStore {
-        if let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber, size.intValue > 0 {
+    public func migratePersistentStore(
+        _ store: any PersistentStore, to url: URL, type: String, options: [String: String] = [:]
+    ) throws -> any PersistentStore {
+        if let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber,
+            size.intValue > 0
+        {
             throw StoreError(.io, "There is a file at the migration target already; choose a new path", url: url)
         }
-        let target = try addPersistentStore(type: type, configurationName: store.configurationName, at: url, options: options)
+        let target = try addPersistentStore(
+            type: type, configurationName: store.configurationName, at: url, options: options)
         do {
             try performLocked {
                 var metadata = target.metadata
@@ -22,8 +27,10 @@ extension PersistentStoreCoordinator {
                 // Every row of the old store, by root entity (sub-entities included).
                 var rows: [StoreRow] = []
                 for entity in managedObjectModel.entities where entity.superentity == nil {
-                    rows += try store.fetchRows(StoreFetchRequest(entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true,
-                                                                  fetchLimit: 0, fetchOffset: 0))
+                    rows += try store.fetchRows(
+                        StoreFetchRequest(
+                            entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true,
+                            fetchLimit: 0, fetchOffset: 0))
                 }
                 // New IDs: the old reference where the target takes it, else a new one.
                 let takesStrings = target is AtomicStore
@@ -37,26 +44,34 @@ extension PersistentStoreCoordinator {
                     case .temporary: kept = nil
                     }
                     if let kept {
-                        newIDs[row.objectID] = ManagedObjectID(entityName: row.entity.name, storeIdentifier: target.identifier, reference: kept)
+                        newIDs[row.objectID] = ManagedObjectID(
+                            entityName: row.entity.name, storeIdentifier: target.identifier, reference: kept)
                     } else {
                         needingNew[row.entity, default: []].append(row.objectID)
                     }
                 }
                 for (entity, ids) in needingNew {
                     for (old, reference) in zip(ids, try target.newReferences(for: entity, count: ids.count)) {
-                        newIDs[old] = ManagedObjectID(entityName: entity.name, storeIdentifier: target.identifier, reference: reference)
+                        newIDs[old] = ManagedObjectID(
+                            entityName: entity.name, storeIdentifier: target.identifier, reference: reference)
                     }
                 }
                 var request = SaveChangesRequest()
                 for row in rows {
                     let id = newIDs[row.objectID]!
-                    request.insertedRows.append(StoreRow(objectID: id, entity: row.entity, version: 1, attributeValues: row.attributeValues,
-                                                         toOneDestinations: row.toOneDestinations.map { $0.flatMap { newIDs[$0] } }))
+                    request.insertedRows.append(
+                        StoreRow(
+                            objectID: id, entity: row.entity, version: 1, attributeValues: row.attributeValues,
+                            toOneDestinations: row.toOneDestinations.map { $0.flatMap { newIDs[$0] } }))
                     for relationship in row.entity.relationships where relationship.isToMany {
-                        let members = try store.destinations(of: relationship, for: row.objectID).compactMap { newIDs[$0] }
+                        let members = try store.destinations(of: relationship, for: row.objectID).compactMap {
+                            newIDs[$0]
+                        }
                         guard !members.isEmpty else { continue }
-                        request.toManyChanges.append(ToManyChange(objectID: id, relationship: relationship, added: members, removed: [],
-                                                                  orderedMembers: relationship.isOrdered ? members : nil))
+                        request.toManyChanges.append(
+                            ToManyChange(
+                                objectID: id, relationship: relationship, added: members, removed: [],
+                                orderedMembers: relationship.isOrdered ? members : nil))
                     }
                 }
                 try target.save(request)

@@ -15,8 +15,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private var stores: [any PersistentStore] = []
     private var storesByIdentifier: [String: any PersistentStore] = [:]
     /// The snapshot of every stored row some object of some root context was filled from (a fetch, a
-    /// fault, a key conflict), with the number of such objects. Saves through this coordinator keep the rows current (a deleted row's
-    /// entry stays, row-less, while objects still refer to it); an entry goes when its count reaches 0.
+    /// fault, a key conflict), with the number of such objects. Saves through this coordinator keep the rows current (a
+    /// deleted row's entry stays, row-less, while objects still refer to it); an entry goes when its count reaches 0.
     private var snapshots: [ManagedObjectID: Snapshot] = [:]
     let didSaveObservers = DidSaveObservers()
 
@@ -56,22 +56,34 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// version hash; an existing one must have been written with this model.
     /// - Throws: `StoreError` (`.unknownStoreType`, `.incompatibleModel`) or the store's own error.
     @discardableResult
-    public func addPersistentStore(type: String, configurationName: String? = nil, at url: URL? = nil,
-                                   options: [String: String] = [:]) throws -> any PersistentStore {
+    public func addPersistentStore(
+        type: String, configurationName: String? = nil, at url: URL? = nil,
+        options: [String: String] = [:]
+    ) throws -> any PersistentStore {
         guard let storeClass = Self.storeClass(named: type) else {
-            throw StoreError(.unknownStoreType, "Store type \(type.debugDescription) is not registered; known types: \(Self.registeredStoreTypes.joined(separator: ", "))", url: url)
+            throw StoreError(
+                .unknownStoreType,
+                "Store type \(type.debugDescription) is not registered; known types: "
+                    + "\(Self.registeredStoreTypes.joined(separator: ", "))",
+                url: url)
         }
         if let configurationName, managedObjectModel.configurations[configurationName] == nil {
-            throw StoreError(.noStoreForEntity, "The model has no configuration named \(configurationName.debugDescription)", url: url)
+            throw StoreError(
+                .noStoreForEntity, "The model has no configuration named \(configurationName.debugDescription)",
+                url: url)
         }
         return try lock.withLock {
-            let store = try storeClass.init(coordinator: self, configurationName: configurationName, url: url, options: options)
+            let store = try storeClass.init(
+                coordinator: self, configurationName: configurationName, url: url, options: options)
             try store.load()
             if !managedObjectModel.isCompatible(withStoreMetadata: store.metadata) {
                 store.willRemove(from: self)
-                throw StoreError(.incompatibleModel,
-                                 "The store was written with a different model (\(managedObjectModel.differences(fromStoreMetadata: store.metadata))); open it with the model that wrote it, or migrate it",
-                                 url: url)
+                throw StoreError(
+                    .incompatibleModel,
+                    "The store was written with a different model "
+                        + "(\(managedObjectModel.differences(fromStoreMetadata: store.metadata))); open it with the "
+                        + "model that wrote it, or migrate it",
+                    url: url)
             }
             if store.metadata.modelVersionHash == nil {
                 store.metadata.modelVersionHash = managedObjectModel.versionHash
@@ -116,7 +128,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// The ID a URI made by `ManagedObjectID.uriRepresentation` stands for, when its store is in this
     /// coordinator and its entity in the model.
     public func managedObjectID(forURIRepresentation uri: URL) -> ManagedObjectID? {
-        guard let id = ManagedObjectID(uriRepresentation: uri), managedObjectModel.entity(named: id.entityName) != nil else { return nil }
+        guard let id = ManagedObjectID(uriRepresentation: uri), managedObjectModel.entity(named: id.entityName) != nil
+        else { return nil }
         if id.isTemporaryID { return id }
         return lock.withLock { storesByIdentifier[id.storeIdentifier ?? ""] != nil ? id : nil }
     }
@@ -176,36 +189,55 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// Stored rows of `entity` whose `attributes` hold one of `keys` (uniqueness checks).
-    func rows(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [StoreRow] {
-        try lock.withLock { try stores(for: entity).flatMap { try $0.rows(of: entity, matching: keys, on: properties) } }
+    func rows(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [StoreRow] {
+        try lock.withLock {
+            try stores(for: entity).flatMap { try $0.rows(of: entity, matching: keys, on: properties) }
+        }
     }
 
     /// The IDs of the stored objects of `entity` (sub-entities included) whose `properties` hold one of
     /// `keys` (`properties.count` values each, one key after another), each with its key; read from
     /// the stores' key indexes without reading rows or registering objects anywhere.
-    public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [KeyedObjectID] {
-        try lock.withLock { try stores(for: entity).flatMap { try $0.objectIDs(of: entity, matching: keys, on: properties) } }
+    public func objectIDs(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [KeyedObjectID] {
+        try lock.withLock {
+            try stores(for: entity).flatMap { try $0.objectIDs(of: entity, matching: keys, on: properties) }
+        }
     }
 
     /// Keys on `properties` more than one stored object of `entity` holds (at most `limit`, per store).
-    public func duplicateKeys(of entity: EntityDescription, on properties: [PropertyDescription], limit: Int) throws -> [DuplicateKey] {
-        try lock.withLock { try stores(for: entity).flatMap { try $0.duplicateKeys(of: entity, on: properties, limit: limit) } }
+    public func duplicateKeys(
+        of entity: EntityDescription, on properties: [PropertyDescription], limit: Int
+    ) throws -> [DuplicateKey] {
+        try lock.withLock {
+            try stores(for: entity).flatMap { try $0.duplicateKeys(of: entity, on: properties, limit: limit) }
+        }
     }
 
     func countRows(_ request: StoreFetchRequest) throws -> Int {
         try lock.withLock { try stores(for: request.entity).reduce(0) { $0 + (try $1.countRows(request)) } }
     }
 
-    func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] {
+    func destinations(
+        of relationship: RelationshipDescription, for objectID: ManagedObjectID
+    ) throws -> [ManagedObjectID] {
         try lock.withLock { try store(for: objectID).destinations(of: relationship, for: objectID) }
     }
 
     func newObjectIDs(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID] {
         try lock.withLock {
             guard let store = stores(for: entity).first else {
-                throw StoreError(.noStoreForEntity, "No store of this coordinator holds entity \(entity.name); add a store (or one whose configuration includes it) before saving")
+                throw StoreError(
+                    .noStoreForEntity,
+                    "No store of this coordinator holds entity \(entity.name); add a store (or one whose "
+                        + "configuration includes it) before saving"
+                )
             }
-            let template = ManagedObjectID(entityName: entity.name, storeIdentifier: store.identifier, reference: .temporary(0))
+            let template = ManagedObjectID(
+                entityName: entity.name, storeIdentifier: store.identifier, reference: .temporary(0))
             return try store.newReferences(for: entity, count: count).map { template.withReference($0) }
         }
     }
@@ -240,7 +272,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try lock.withLock {
             let candidates = stores(for: request.entity)
             guard candidates.count == 1 else {
-                throw StoreError(.noStoreForEntity, "A batch insert of \(request.entity.name) needs exactly one store for the entity; there are \(candidates.count)")
+                throw StoreError(
+                    .noStoreForEntity,
+                    "A batch insert of \(request.entity.name) needs exactly one store for the entity; there are "
+                        + "\(candidates.count)"
+                )
             }
             return try candidates[0].insertObjects(request)
         }
@@ -268,9 +304,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         func part(_ id: ManagedObjectID) throws -> String { try store(for: id).identifier }
         for row in request.insertedRows { parts[try part(row.objectID), default: .init()].insertedRows.append(row) }
         for row in request.updatedRows { parts[try part(row.objectID), default: .init()].updatedRows.append(row) }
-        for deleted in request.deletedObjects { parts[try part(deleted.objectID), default: .init()].deletedObjects.append(deleted) }
-        for change in request.toManyChanges { parts[try part(change.objectID), default: .init()].toManyChanges.append(change) }
-        for (identifier, part) in parts.sorted(by: { $0.key < $1.key }) { try storesByIdentifier[identifier]!.save(part) }
+        for deleted in request.deletedObjects {
+            parts[try part(deleted.objectID), default: .init()].deletedObjects.append(deleted)
+        }
+        for change in request.toManyChanges {
+            parts[try part(change.objectID), default: .init()].toManyChanges.append(change)
+        }
+        for (identifier, part) in parts.sorted(by: { $0.key < $1.key }) {
+            try storesByIdentifier[identifier]!.save(part)
+        }
     }
 
     // MARK: Snapshots
@@ -309,7 +351,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 guard let index = snapshots.index(forKey: id) else {
                     preconditionFailure("released the snapshot of \(id), which no object held")
                 }
-                if snapshots.values[index].references == 1 { snapshots.remove(at: index) } else { snapshots.values[index].references -= 1 }
+                if snapshots.values[index].references == 1 {
+                    snapshots.remove(at: index)
+                } else {
+                    snapshots.values[index].references -= 1
+                }
             }
         }
     }

@@ -61,15 +61,20 @@ enum KeyPathEvaluator {
             let key = path[index]
             switch key {
             case "@count":
-                if case .collection(let items) = current { current = .value(.integer(Int64(items.count))) }
-                else { current = .value(.integer(current.scalar?.isNull == false || current.identity != nil ? 1 : 0)) }
+                if case .collection(let items) = current {
+                    current = .value(.integer(Int64(items.count)))
+                } else {
+                    current = .value(.integer(current.scalar?.isNull == false || current.identity != nil ? 1 : 0))
+                }
             case "@sum", "@avg", "@min", "@max":
                 let attribute = path[index + 1]
                 index += 1
                 let items: [PredicateValue]
                 if case .collection(let list) = current { items = list } else { items = [current] }
                 let values = items.compactMap { item -> AttributeValue? in
-                    guard case .subject(let s) = item, case .value(let v) = s.predicateValue(forKey: attribute), !v.isNull else { return nil }
+                    guard case .subject(let s) = item, case .value(let v) = s.predicateValue(forKey: attribute),
+                        !v.isNull
+                    else { return nil }
                     return v
                 }
                 current = .value(aggregate(key, values))
@@ -122,9 +127,13 @@ enum KeyPathEvaluator {
     }
 
     /// Orders two subjects by sort descriptors; nulls sort first in ascending order.
-    static func areInIncreasingOrder(_ a: any PredicateSubject, _ b: any PredicateSubject, _ sorts: [(path: [String], descriptor: FetchSortDescriptor)]) -> Bool {
+    static func areInIncreasingOrder(
+        _ a: any PredicateSubject, _ b: any PredicateSubject,
+        _ sorts: [(path: [String], descriptor: FetchSortDescriptor)]
+    ) -> Bool {
         for (path, descriptor) in sorts {
-            let order = compareForSort(value(of: path, in: a), value(of: path, in: b), caseInsensitive: descriptor.caseInsensitive)
+            let order = compareForSort(
+                value(of: path, in: a), value(of: path, in: b), caseInsensitive: descriptor.caseInsensitive)
             if order == .orderedSame { continue }
             return descriptor.ascending ? order == .orderedAscending : order == .orderedDescending
         }
@@ -133,8 +142,10 @@ enum KeyPathEvaluator {
 
     /// `items` sorted by the descriptors (ties keep their order), then `offset` skipped and at most
     /// `limit` kept (0: no limit). The one ordering and paging rule for contexts and in-memory stores.
-    static func sortedAndPaged<T>(_ items: [T], by sorts: [(path: [String], descriptor: FetchSortDescriptor)],
-                                  offset: Int, limit: Int, subject: (T) -> any PredicateSubject) -> [T] {
+    static func sortedAndPaged<T>(
+        _ items: [T], by sorts: [(path: [String], descriptor: FetchSortDescriptor)],
+        offset: Int, limit: Int, subject: (T) -> any PredicateSubject
+    ) -> [T] {
         var ordered = items
         if !sorts.isEmpty {
             ordered = items.enumerated().sorted { a, b in
@@ -200,7 +211,8 @@ private struct PredicateCompiler {
         case .objectID(let id):
             return ({ _ in .objectID(id) }, false)
         case .variable(let name):
-            throw FetchRequestError("variable $\(name) has no value: call substituting(_:) on the predicate before fetching")
+            throw FetchRequestError(
+                "variable $\(name) has no value: call substituting(_:) on the predicate before fetching")
         case .aggregate(let items):
             let operands = try items.map { try operand($0).0 }
             return ({ subject in .collection(operands.map { $0(subject) }) }, true)
@@ -247,12 +259,16 @@ private struct PredicateCompiler {
         }
         if r.identity != nil { return false }
         guard let x = l.scalar, let y = r.scalar else { return false }
-        if !options.isEmpty, case .string(let s) = x, case .string(let t) = y { return PredicateStrings.equals(s, t, options) }
+        if !options.isEmpty, case .string(let s) = x, case .string(let t) = y {
+            return PredicateStrings.equals(s, t, options)
+        }
         return x.isEqualForPredicate(y)
     }
 
-    static func test(_ op: PredicateComparison.Operator, _ l: PredicateValue, _ r: PredicateValue,
-                     _ options: PredicateComparison.Options, _ regex: NSRegularExpression?) -> Bool {
+    static func test(
+        _ op: PredicateComparison.Operator, _ l: PredicateValue, _ r: PredicateValue,
+        _ options: PredicateComparison.Options, _ regex: NSRegularExpression?
+    ) -> Bool {
         switch op {
         case .equal: return equals(l, r, options)
         case .notEqual: return !equals(l, r, options)
@@ -266,12 +282,15 @@ private struct PredicateCompiler {
             }
         case .between:
             guard case .collection(let bounds) = r, bounds.count == 2, let x = l.scalar,
-                  let lo = bounds[0].scalar, let hi = bounds[1].scalar,
-                  let a = x.compare(to: lo), let b = x.compare(to: hi) else { return false }
+                let lo = bounds[0].scalar, let hi = bounds[1].scalar,
+                let a = x.compare(to: lo), let b = x.compare(to: hi)
+            else { return false }
             return a != .orderedAscending && b != .orderedDescending
         case .in:
             if case .collection(let items) = r {
-                if case .collection(let lefts) = l { return lefts.contains { left in items.contains { equals(left, $0, options) } } }
+                if case .collection(let lefts) = l {
+                    return lefts.contains { left in items.contains { equals(left, $0, options) } }
+                }
                 return items.contains { equals(l, $0, options) }
             }
             if case .value(.string(let haystack)) = r, case .value(.string(let needle)) = l {
@@ -284,7 +303,9 @@ private struct PredicateCompiler {
         case .beginsWith, .endsWith, .like, .matches:
             guard case .value(.string(let s)) = l, case .value(.string(let t)) = r else { return false }
             if op == .matches {
-                guard let expression = regex ?? (try? PredicateStrings.regularExpression(t, options)) else { return false }
+                guard let expression = regex ?? (try? PredicateStrings.regularExpression(t, options)) else {
+                    return false
+                }
                 return PredicateStrings.matches(s, expression, options)
             }
             return (try? PredicateStrings.test(op, s, t, options)) ?? false
@@ -303,17 +324,27 @@ extension EntityDescription {
         let text = path.joined(separator: ".")
         while index < path.count {
             let key = path[index]
-            if key == "@count" { isCollection = false; index += 1; continue }
+            if key == "@count" {
+                isCollection = false
+                index += 1
+                continue
+            }
             if ["@sum", "@avg", "@min", "@max"].contains(key) {
                 guard let target = current, target.attribute(named: path[index + 1]) != nil else {
-                    throw FetchRequestError("key path '\(text)' is not valid for entity \(name): \(path[index + 1]) is not an attribute of \(current?.name ?? "a value")")
+                    throw FetchRequestError(
+                        "key path '\(text)' is not valid for entity \(name): \(path[index + 1]) is not an attribute "
+                            + "of \(current?.name ?? "a value")"
+                    )
                 }
                 isCollection = false
                 index += 2
                 continue
             }
             guard let here = current else {
-                throw FetchRequestError("key path '\(text)' is not valid for entity \(name): \(path[index - 1]) is an attribute, it has no property \(key)")
+                throw FetchRequestError(
+                    "key path '\(text)' is not valid for entity \(name): \(path[index - 1]) is an attribute, it has "
+                        + "no property \(key)"
+                )
             }
             if here.attribute(named: key) != nil {
                 current = nil
@@ -321,7 +352,8 @@ extension EntityDescription {
                 current = relationship.destinationEntity
                 if relationship.isToMany { isCollection = true }
             } else {
-                throw FetchRequestError("key path '\(text)' is not valid for entity \(name): \(here.name) has no property \(key)")
+                throw FetchRequestError(
+                    "key path '\(text)' is not valid for entity \(name): \(here.name) has no property \(key)")
             }
             index += 1
         }

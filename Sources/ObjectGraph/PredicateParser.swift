@@ -3,10 +3,10 @@ import Foundation
 /// Recursive-descent parser for the predicate format syntax (see `FetchPredicate`).
 struct PredicateParser {
     private enum Token: Equatable {
-        case identifier(String)   // also keywords; compared case-insensitively
+        case identifier(String)  // also keywords; compared case-insensitively
         case string(String)
         case number(String)
-        case symbol(String)       // == != <= ( ) { } , . [ ] && || ! < > =
+        case symbol(String)  // == != <= ( ) { } , . [ ] && || ! < > =
         case variable(String)
         case argument(Character)  // %@ or %K
         case end
@@ -29,7 +29,11 @@ struct PredicateParser {
         try advance()
         let predicate = try parseOr()
         guard token == .end else { throw error("unexpected \(describe(token)) after a complete predicate") }
-        if !arguments.isEmpty { throw PredicateSyntaxError(message: "\(arguments.count) argument(s) left over: the format has fewer %@ than arguments", column: 0, format: format) }
+        if !arguments.isEmpty {
+            throw PredicateSyntaxError(
+                message: "\(arguments.count) argument(s) left over: the format has fewer %@ than arguments", column: 0,
+                format: format)
+        }
         return predicate
     }
 
@@ -68,21 +72,35 @@ struct PredicateParser {
             try expect(.symbol(")"), "')' to close '('")
             return inner
         }
-        if isKeyword("TRUEPREDICATE") { try advance(); return .constant(true) }
-        if isKeyword("FALSEPREDICATE") { try advance(); return .constant(false) }
+        if isKeyword("TRUEPREDICATE") {
+            try advance()
+            return .constant(true)
+        }
+        if isKeyword("FALSEPREDICATE") {
+            try advance()
+            return .constant(false)
+        }
         return .comparison(try parseComparison())
     }
 
     private mutating func parseComparison() throws -> PredicateComparison {
         var modifier = PredicateComparison.Modifier.direct
-        if isKeyword("ANY") || isKeyword("SOME") { modifier = .any; try advance() }
-        else if isKeyword("ALL") { modifier = .all; try advance() }
-        else if isKeyword("NONE") { modifier = .none; try advance() }
+        if isKeyword("ANY") || isKeyword("SOME") {
+            modifier = .any
+            try advance()
+        } else if isKeyword("ALL") {
+            modifier = .all
+            try advance()
+        } else if isKeyword("NONE") {
+            modifier = .none
+            try advance()
+        }
         let lhsColumn = tokenColumn
         let lhs = try parseExpression()
         if modifier != .direct {
             guard case .keyPath = lhs else {
-                throw PredicateSyntaxError(message: "\(modifier.rawValue) must be followed by a key path", column: lhsColumn, format: format)
+                throw PredicateSyntaxError(
+                    message: "\(modifier.rawValue) must be followed by a key path", column: lhsColumn, format: format)
             }
         }
         let opColumn = tokenColumn
@@ -90,12 +108,14 @@ struct PredicateParser {
         var options: PredicateComparison.Options = []
         if token == .symbol("[") {
             try advance()
-            guard case .identifier(let flags) = token else { throw error("expected options such as c, d or cd inside [ ]") }
+            guard case .identifier(let flags) = token else {
+                throw error("expected options such as c, d or cd inside [ ]")
+            }
             for flag in flags.lowercased() {
                 switch flag {
                 case "c": options.insert(.caseInsensitive)
                 case "d": options.insert(.diacriticInsensitive)
-                case "n": break // normalized: our comparisons are already canonical-equivalence aware
+                case "n": break  // normalized: our comparisons are already canonical-equivalence aware
                 default: throw error("unknown comparison option '\(flag)' (use c, d or cd)")
                 }
             }
@@ -103,7 +123,9 @@ struct PredicateParser {
             try expect(.symbol("]"), "']' to close the options")
         }
         if !options.isEmpty, [.less, .lessOrEqual, .greater, .greaterOrEqual, .between].contains(op) {
-            throw PredicateSyntaxError(message: "options [c]/[d] apply to string comparisons, not \(op.rawValue)", column: opColumn, format: format)
+            throw PredicateSyntaxError(
+                message: "options [c]/[d] apply to string comparisons, not \(op.rawValue)", column: opColumn,
+                format: format)
         }
         let rhsColumn = tokenColumn
         let rhs = try parseExpression()
@@ -111,7 +133,10 @@ struct PredicateParser {
             var isPair = false
             if case .aggregate(let bounds) = rhs { isPair = bounds.count == 2 }
             if case .variable = rhs { isPair = true }
-            guard isPair else { throw PredicateSyntaxError(message: "BETWEEN needs two bounds: {low, high}", column: rhsColumn, format: format) }
+            guard isPair else {
+                throw PredicateSyntaxError(
+                    message: "BETWEEN needs two bounds: {low, high}", column: rhsColumn, format: format)
+            }
         }
         return PredicateComparison(lhs, op, rhs, modifier: modifier, options: options)
     }
@@ -159,7 +184,9 @@ struct PredicateParser {
             guard !arguments.isEmpty else { throw error("%\(kind) has no matching argument") }
             let argument = arguments.removeFirst()
             if kind == "K" {
-                guard case .value(.string(let path)) = argument else { throw error("%K needs a string argument (a key path)") }
+                guard case .value(.string(let path)) = argument else {
+                    throw error("%K needs a string argument (a key path)")
+                }
                 try advance()
                 return .keyPath(path.split(separator: ".").map(String.init))
             }
@@ -184,10 +211,18 @@ struct PredicateParser {
             return try parseExpression()
         case .identifier(let word):
             switch word.uppercased() {
-            case "NULL", "NIL": try advance(); return .constant(.null)
-            case "TRUE", "YES": try advance(); return .constant(.boolean(true))
-            case "FALSE", "NO": try advance(); return .constant(.boolean(false))
-            case "SELF": try advance(); return .evaluatedObject
+            case "NULL", "NIL":
+                try advance()
+                return .constant(.null)
+            case "TRUE", "YES":
+                try advance()
+                return .constant(.boolean(true))
+            case "FALSE", "NO":
+                try advance()
+                return .constant(.boolean(false))
+            case "SELF":
+                try advance()
+                return .evaluatedObject
             default: return try parseKeyPath()
             }
         default:
@@ -202,7 +237,9 @@ struct PredicateParser {
         try advance()
         while token == .symbol(".") {
             try advance()
-            guard case .identifier(let next) = token else { throw error("expected a property name or @operator after '.'") }
+            guard case .identifier(let next) = token else {
+                throw error("expected a property name or @operator after '.'")
+            }
             parts.append((next, tokenColumn))
             try advance()
         }
@@ -212,7 +249,8 @@ struct PredicateParser {
             }
             switch part.name {
             case "@count": if i != parts.count - 1 { throw fail("@count must end the key path") }
-            case "@sum", "@avg", "@min", "@max": if i != parts.count - 2 { throw fail("\(part.name) must be followed by exactly one attribute name") }
+            case "@sum", "@avg", "@min", "@max":
+                if i != parts.count - 2 { throw fail("\(part.name) must be followed by exactly one attribute name") }
             default: throw fail("unknown collection operator \(part.name)")
             }
         }
@@ -253,11 +291,14 @@ struct PredicateParser {
     private mutating func advance() throws {
         while position < characters.count, characters[position].isWhitespace { position += 1 }
         tokenColumn = position + 1
-        guard position < characters.count else { token = .end; return }
+        guard position < characters.count else {
+            token = .end
+            return
+        }
         let c = characters[position]
         if Self.isIdentifierStart(c) {
             var start = position
-            if c == "#" { start += 1 }   // #name escapes a reserved word
+            if c == "#" { start += 1 }  // #name escapes a reserved word
             position += 1
             while position < characters.count, Self.isIdentifierPart(characters[position]) { position += 1 }
             let word = String(characters[start..<position])
@@ -267,8 +308,12 @@ struct PredicateParser {
         }
         if c.isNumber {
             let start = position
-            while position < characters.count, characters[position].isNumber || characters[position] == "." || characters[position] == "e" || characters[position] == "E"
-                    || ((characters[position] == "-" || characters[position] == "+") && (characters[position - 1] == "e" || characters[position - 1] == "E")) {
+            while position < characters.count,
+                characters[position].isNumber || characters[position] == "." || characters[position] == "e"
+                    || characters[position] == "E"
+                    || ((characters[position] == "-" || characters[position] == "+")
+                        && (characters[position - 1] == "e" || characters[position - 1] == "E"))
+            {
                 position += 1
             }
             token = .number(String(characters[start..<position]))
@@ -279,9 +324,14 @@ struct PredicateParser {
             position += 1
             var text = ""
             while true {
-                guard position < characters.count else { throw error("the string starting here is not closed with \(c)") }
+                guard position < characters.count else {
+                    throw error("the string starting here is not closed with \(c)")
+                }
                 let d = characters[position]
-                if d == c { position += 1; break }
+                if d == c {
+                    position += 1
+                    break
+                }
                 if d == "\\" {
                     position += 1
                     guard position < characters.count else { throw error("the string ends in the middle of an escape") }

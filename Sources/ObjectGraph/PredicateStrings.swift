@@ -46,8 +46,10 @@ public enum PredicateStrings {
     /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES`, `==`, and `IN` with a string on the
     /// right (`needle IN haystack`, here `s IN t`), for two strings.
     /// - Throws: `FetchRequestError` for a MATCHES pattern that is not a regular expression.
-    public static func test(_ op: PredicateComparison.Operator, _ s: String, _ t: String,
-                            _ options: PredicateComparison.Options) throws -> Bool {
+    public static func test(
+        _ op: PredicateComparison.Operator, _ s: String, _ t: String,
+        _ options: PredicateComparison.Options
+    ) throws -> Bool {
         switch op {
         case .equal: return equals(s, t, options)
         case .notEqual: return !equals(s, t, options)
@@ -66,16 +68,21 @@ public enum PredicateStrings {
 
     /// A `MATCHES` pattern compiled once: ICU syntax, the whole string must match.
     /// - Throws: `FetchRequestError` when the pattern does not compile.
-    public static func regularExpression(_ pattern: String, _ options: PredicateComparison.Options) throws -> NSRegularExpression {
+    public static func regularExpression(
+        _ pattern: String, _ options: PredicateComparison.Options
+    ) throws -> NSRegularExpression {
         do {
-            return try NSRegularExpression(pattern: "^(?:\(pattern))$", options: options.contains(.caseInsensitive) ? [.caseInsensitive] : [])
+            return try NSRegularExpression(
+                pattern: "^(?:\(pattern))$", options: options.contains(.caseInsensitive) ? [.caseInsensitive] : [])
         } catch {
             throw FetchRequestError("MATCHES pattern \(pattern.debugDescription) is not a valid regular expression")
         }
     }
 
     /// `s MATCHES` a compiled pattern (diacritics folded first with `[d]`).
-    public static func matches(_ s: String, _ expression: NSRegularExpression, _ options: PredicateComparison.Options) -> Bool {
+    public static func matches(
+        _ s: String, _ expression: NSRegularExpression, _ options: PredicateComparison.Options
+    ) -> Bool {
         let text = options.contains(.diacriticInsensitive) ? fold(s, [.diacriticInsensitive]) : s
         return expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
     }
@@ -88,10 +95,28 @@ public enum PredicateStrings {
     static func like(_ s: [Character], _ p: [Character]) -> Bool {
         var si = 0, pi = 0, starP = -1, starS = 0
         while si < s.count {
-            if pi < p.count, p[pi] == "\\", pi + 1 < p.count, p[pi + 1] == s[si] { si += 1; pi += 2; continue }
-            if pi < p.count, p[pi] == "?" || (p[pi] == s[si] && p[pi] != "*" && p[pi] != "\\") { si += 1; pi += 1; continue }
-            if pi < p.count, p[pi] == "*" { starP = pi; starS = si; pi += 1; continue }
-            if starP >= 0 { pi = starP + 1; starS += 1; si = starS; continue }
+            if pi < p.count, p[pi] == "\\", pi + 1 < p.count, p[pi + 1] == s[si] {
+                si += 1
+                pi += 2
+                continue
+            }
+            if pi < p.count, p[pi] == "?" || (p[pi] == s[si] && p[pi] != "*" && p[pi] != "\\") {
+                si += 1
+                pi += 1
+                continue
+            }
+            if pi < p.count, p[pi] == "*" {
+                starP = pi
+                starS = si
+                pi += 1
+                continue
+            }
+            if starP >= 0 {
+                pi = starP + 1
+                starS += 1
+                si = starS
+                continue
+            }
             return false
         }
         while pi < p.count, p[pi] == "*" { pi += 1 }

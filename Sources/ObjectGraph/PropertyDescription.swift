@@ -60,7 +60,8 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         self.minLength = minLength
         self.maxLength = maxLength
         self.regularExpression = regularExpression
-        hasValueRules = minValue != nil || maxValue != nil || minLength != nil || maxLength != nil || regularExpression != nil
+        hasValueRules =
+            minValue != nil || maxValue != nil || minLength != nil || maxLength != nil || regularExpression != nil
         if let pattern = regularExpression {
             do {
                 compiledRegex = try NSRegularExpression(pattern: "^(?:\(pattern))$", options: [])
@@ -118,6 +119,7 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
     public var isManyToMany: Bool { isToMany && (inverse?.isToMany ?? false) }
 
     var hashText: String {
-        "\(name)->\(destinationEntityName):\(isToMany ? "*" : "1")\(isOrdered ? "o" : ""):\(inverseName ?? "-"):\(isOptional ? "?" : "!")"
+        let cardinality = (isToMany ? "*" : "1") + (isOrdered ? "o" : "")
+        return "\(name)->\(destinationEntityName):\(cardinality):\(inverseName ?? "-"):\(isOptional ? "?" : "!")"
     }
 }

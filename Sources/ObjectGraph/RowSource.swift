@@ -12,7 +12,9 @@ protocol RowSource: AnyObject {
     func sourceRows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow]
     /// The rows as they are now, never from a cache (conflict checks, `refresh`).
     func sourceCurrentRows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow]
-    func sourceDestinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID]
+    func sourceDestinations(
+        of relationship: RelationshipDescription, for objectID: ManagedObjectID
+    ) throws -> [ManagedObjectID]
     func sourceNewObjectIDs(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID]
     /// Runs `body` so that no other save reaches the source between a conflict check and the write.
     /// (Only stores have versions to check: a child's save overwrites its parent's state, and the
@@ -22,15 +24,25 @@ protocol RowSource: AnyObject {
 }
 
 extension PersistentStoreCoordinator: RowSource {
-    func sourceRows(matching request: StoreFetchRequest) throws -> (rows: [StoreRow], merged: Bool) { try fetchRows(request) }
-    func sourceObjectIDs(matching request: StoreFetchRequest) throws -> (ids: [ManagedObjectID], merged: Bool) { try fetchObjectIDs(request) }
+    func sourceRows(matching request: StoreFetchRequest) throws -> (rows: [StoreRow], merged: Bool) {
+        try fetchRows(request)
+    }
+    func sourceObjectIDs(matching request: StoreFetchRequest) throws -> (ids: [ManagedObjectID], merged: Bool) {
+        try fetchObjectIDs(request)
+    }
     func sourceCount(matching request: StoreFetchRequest) throws -> Int { try countRows(request) }
     func sourceRows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] { try rows(for: objectIDs, cached: true) }
-    func sourceCurrentRows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] { try rows(for: objectIDs, cached: false) }
-    func sourceDestinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] {
+    func sourceCurrentRows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] {
+        try rows(for: objectIDs, cached: false)
+    }
+    func sourceDestinations(
+        of relationship: RelationshipDescription, for objectID: ManagedObjectID
+    ) throws -> [ManagedObjectID] {
         try destinations(of: relationship, for: objectID)
     }
-    func sourceNewObjectIDs(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID] { try newObjectIDs(for: entity, count: count) }
+    func sourceNewObjectIDs(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID] {
+        try newObjectIDs(for: entity, count: count)
+    }
     func sourceLocked<T>(_ body: () throws -> T) rethrows -> T { try performLocked(body) }
     func sourceSave(_ request: SaveChangesRequest) throws { try save(request) }
 }

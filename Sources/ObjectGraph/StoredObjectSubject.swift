@@ -21,10 +21,16 @@ extension StoredObjectLookup {
     /// Optimistic locking: the object must still be stored, at the version it was read with.
     func checkVersion(_ objectID: ManagedObjectID, _ version: Int64) throws {
         guard let current = storedObject(for: objectID) else {
-            throw StoreError(.conflict, "\(objectID.entityName) \(objectID) was deleted from the store after it was read", objectID: objectID)
+            throw StoreError(
+                .conflict, "\(objectID.entityName) \(objectID) was deleted from the store after it was read",
+                objectID: objectID)
         }
         if current.version != version {
-            throw StoreError(.conflict, "\(objectID.entityName) \(objectID) changed in the store since it was read (read version \(version), store version \(current.version))", objectID: objectID)
+            throw StoreError(
+                .conflict,
+                "\(objectID.entityName) \(objectID) changed in the store since it was read (read version \(version), "
+                    + "store version \(current.version))",
+                objectID: objectID)
         }
     }
 }
@@ -57,7 +63,9 @@ struct StoredObjectSubject<Store: StoredObjectLookup>: PredicateSubject {
     }
 
     private func resolve(_ id: ManagedObjectID) -> PredicateValue {
-        if let target = store.storedObject(for: id) { return .subject(StoredObjectSubject(store: store, object: target)) }
+        if let target = store.storedObject(for: id) {
+            return .subject(StoredObjectSubject(store: store, object: target))
+        }
         return .objectID(id)
     }
 }

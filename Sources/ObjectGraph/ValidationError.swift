@@ -37,7 +37,10 @@ public struct ValidationFailure: Sendable, Hashable, CustomStringConvertible {
     public var rule: ValidationRule
     public var message: String
 
-    public init(objectID: ManagedObjectID, entityName: String, key: String?, value: String?, rule: ValidationRule, message: String) {
+    public init(
+        objectID: ManagedObjectID, entityName: String, key: String?, value: String?, rule: ValidationRule,
+        message: String
+    ) {
         self.objectID = objectID
         self.entityName = entityName
         self.key = key
@@ -65,8 +68,7 @@ public struct ValidationFailure: Sendable, Hashable, CustomStringConvertible {
 ///     try ValidationError.collect(
 ///         { try super.validateForInsert() },
 ///         { if self["end"].compare(to: self["start"]) == .orderedAscending {
-///               throw self.validationFailure(key: "end", rule: .custom("endAfterStart"), message: "ends before it starts") } })
-/// }
+/// throw self.validationFailure(key: "end", rule: .custom("endAfterStart"), message: "ends before it starts") } }) }
 /// ```
 public struct ValidationError: Error, Sendable, CustomStringConvertible {
     public var failures: [ValidationFailure]
@@ -93,7 +95,8 @@ public struct ValidationError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         let count = failures.count
-        return "Validation failed with \(count) error\(count == 1 ? "" : "s"): " + failures.map(\.description).joined(separator: "; ")
+        return "Validation failed with \(count) error\(count == 1 ? "" : "s"): "
+            + failures.map(\.description).joined(separator: "; ")
     }
 }
 

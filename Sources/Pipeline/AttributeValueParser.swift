@@ -15,7 +15,8 @@ public enum AttributeValueParser {
             return parsed.fitsRange(of: type) ? parsed : nil
         case .decimal:
             guard isDecimalNumber(text),
-                  let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
+                let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+            else { return nil }
             return .decimal(value)
         case .double: return Double(text).map { .double($0) }
         case .float: return Float(text).map { .float($0) }
@@ -57,7 +58,9 @@ public enum AttributeValueParser {
                 while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 { index += 1 }
                 return index - start
             }
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             var mantissa = digits()
             if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
                 index += 1
@@ -66,7 +69,9 @@ public enum AttributeValueParser {
             guard mantissa > 0 else { return false }
             if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
                 index += 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                    index += 1
+                }
                 guard digits() > 0 else { return false }
             }
             return index == bytes.count

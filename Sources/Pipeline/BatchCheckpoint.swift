@@ -42,8 +42,9 @@ final class BatchCheckpoint: @unchecked Sendable {
     /// size (a resumed run must cut the same batches).
     static func identity(of config: PipelineConfig) -> String {
         var text = (try? String(contentsOfFile: config.file, encoding: .utf8)) ?? config.file
-        text += "\n\(config.model.versionHash)\n\(config.batchSize)\n" + config.sources.map(\.path).joined(separator: "\n")
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325           // FNV-1a, 64 bits
+        text +=
+            "\n\(config.model.versionHash)\n\(config.batchSize)\n" + config.sources.map(\.path).joined(separator: "\n")
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a, 64 bits
         for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return String(hash, radix: 16)
     }
@@ -69,7 +70,10 @@ final class BatchCheckpoint: @unchecked Sendable {
     /// batch 3, places 0 to 499; batch 4, places 2 and 7 to 9). Whole batches often wait together.
     static func encode(pending: Set<PendingRecords.Origin>) -> String {
         var byBatch: [PendingRecords.Origin: [Int]] = [:]
-        for origin in pending { byBatch[PendingRecords.Origin(source: origin.source, batch: origin.batch, record: 0), default: []].append(origin.record) }
+        for origin in pending {
+            byBatch[PendingRecords.Origin(source: origin.source, batch: origin.batch, record: 0), default: []].append(
+                origin.record)
+        }
         return byBatch.keys.sorted().map { batch in
             var runs: [String] = [], records = byBatch[batch]!.sorted(), start = 0
             while start < records.count {
@@ -91,7 +95,9 @@ final class BatchCheckpoint: @unchecked Sendable {
             for run in halves[1].split(separator: ",") {
                 let ends = run.split(separator: "-").compactMap { Int($0) }
                 guard let first = ends.first, let last = ends.last, first <= last else { continue }
-                for record in first...last { origins.insert(PendingRecords.Origin(source: batch[0], batch: batch[1], record: record)) }
+                for record in first...last {
+                    origins.insert(PendingRecords.Origin(source: batch[0], batch: batch[1], record: record))
+                }
             }
         }
         return origins
@@ -105,18 +111,27 @@ final class BatchCheckpoint: @unchecked Sendable {
             prefix = skipped
             done = alsoDone
             if let pending { self.pending = pending }
-            while done.contains(prefix) { done.remove(prefix); prefix += 1 }
+            while done.contains(prefix) {
+                done.remove(prefix)
+                prefix += 1
+            }
         }
     }
 
     /// Saves `context` with the checkpoint in the same transaction: batch `number` of the current
     /// source done (none for a retry of waiting records), the records of `waiting` now waiting and
     /// those of `resolved` no longer. If the save fails the checkpoint stays as it was.
-    func save(_ context: ManagedObjectContext, batch number: Int?, waiting: [PendingRecords.Origin] = [], resolved: [PendingRecords.Origin] = []) throws {
+    func save(
+        _ context: ManagedObjectContext, batch number: Int?, waiting: [PendingRecords.Origin] = [],
+        resolved: [PendingRecords.Origin] = []
+    ) throws {
         try coordinator.performAndWait {
             let (claim, before) = lock.withLock { () -> (String, StoreMetadata) in
                 var claimed = done.union(number.map { [$0] } ?? []), prefix = self.prefix
-                while claimed.contains(prefix) { claimed.remove(prefix); prefix += 1 }
+                while claimed.contains(prefix) {
+                    claimed.remove(prefix)
+                    prefix += 1
+                }
                 var text = "\(pipeline) \(sourceIndex) \(prefix)"
                 if !claimed.isEmpty { text += " later=" + claimed.sorted().map(String.init).joined(separator: ",") }
                 let waits = pending.subtracting(resolved).union(waiting)
@@ -134,7 +149,10 @@ final class BatchCheckpoint: @unchecked Sendable {
             }
             lock.withLock {
                 if let number { done.insert(number) }
-                while done.contains(prefix) { done.remove(prefix); prefix += 1 }
+                while done.contains(prefix) {
+                    done.remove(prefix)
+                    prefix += 1
+                }
                 pending.subtract(resolved)
                 pending.formUnion(waiting)
             }

@@ -16,24 +16,34 @@ enum DateText {
     static func parseISO8601(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         var scanner = Scanner(bytes: bytes)
         guard let year = scanner.digits(4), scanner.skip("-"), let month = scanner.digits(2), scanner.skip("-"),
-              let day = scanner.digits(2) else { return nil }
-        if scanner.atEnd { return date(year: year, month: month, day: day, hour: 0, minute: 0, second: 0, nanoseconds: 0, offset: 0) }
-        guard scanner.skip("T"), let hour = scanner.digits(2), scanner.skip(":"), let minute = scanner.digits(2), scanner.skip(":"),
-              let second = scanner.digits(2) else { return nil }
+            let day = scanner.digits(2)
+        else { return nil }
+        if scanner.atEnd {
+            return date(year: year, month: month, day: day, hour: 0, minute: 0, second: 0, nanoseconds: 0, offset: 0)
+        }
+        guard scanner.skip("T"), let hour = scanner.digits(2), scanner.skip(":"), let minute = scanner.digits(2),
+            scanner.skip(":"),
+            let second = scanner.digits(2)
+        else { return nil }
         var nanoseconds = 0
         if scanner.skip(".") {
             guard let fraction = scanner.fraction() else { return nil }
             nanoseconds = fraction
         }
         guard let offset = scanner.zone(), scanner.atEnd else { return nil }
-        return date(year: year, month: month, day: day, hour: hour, minute: minute, second: second, nanoseconds: nanoseconds, offset: offset)
+        return date(
+            year: year, month: month, day: day, hour: hour, minute: minute, second: second, nanoseconds: nanoseconds,
+            offset: offset)
     }
 
     /// The date of the given fields in UTC minus `offset` seconds, or `nil` when a field is out of
     /// range (month 1–12, the month's days, hour 0–23, minute 0–59, second 0–59).
-    static func date(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, nanoseconds: Int, offset: Int) -> Date? {
+    static func date(
+        year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, nanoseconds: Int, offset: Int
+    ) -> Date? {
         guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
-              (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second) else { return nil }
+            (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second)
+        else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
@@ -83,7 +93,8 @@ enum DateText {
             return value
         }
 
-        /// One or more digits after a decimal point, as nanoseconds (digits past the ninth must be there but are ignored).
+        /// One or more digits after a decimal point, as nanoseconds (digits past the ninth must be there but are
+        /// ignored).
         mutating func fraction() -> Int? {
             var nanoseconds = 0, count = 0
             while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 {
@@ -140,13 +151,22 @@ struct DatePattern {
             case (UInt8(ascii: "'"), _):
                 // Quoted literal text; '' is a quote.
                 var end = index + 1
-                if run >= 2 { parts.append(.literal(UInt8(ascii: "'"))); index += 2; continue }
-                while end < characters.count, characters[end] != UInt8(ascii: "'") { parts.append(.literal(characters[end])); end += 1 }
+                if run >= 2 {
+                    parts.append(.literal(UInt8(ascii: "'")))
+                    index += 2
+                    continue
+                }
+                while end < characters.count, characters[end] != UInt8(ascii: "'") {
+                    parts.append(.literal(characters[end]))
+                    end += 1
+                }
                 guard end < characters.count else { return nil }
                 index = end + 1
                 continue
             default:
-                if (character >= 65 && character <= 90) || (character >= 97 && character <= 122) || character >= 128 { return nil }
+                if (character >= 65 && character <= 90) || (character >= 97 && character <= 122) || character >= 128 {
+                    return nil
+                }
                 for _ in 0..<run { parts.append(.literal(character)) }
             }
             index += run
@@ -170,12 +190,24 @@ struct DatePattern {
             case .literal(let byte):
                 guard scanner.index < bytes.count, bytes[scanner.index] == byte else { return nil }
                 scanner.index += 1
-            case .year: guard let value = scanner.digits(4) else { return nil }; year = value
-            case .month: guard let value = scanner.digits(2) else { return nil }; month = value
-            case .day: guard let value = scanner.digits(2) else { return nil }; day = value
-            case .hour: guard let value = scanner.digits(2) else { return nil }; hour = value
-            case .minute: guard let value = scanner.digits(2) else { return nil }; minute = value
-            case .second: guard let value = scanner.digits(2) else { return nil }; second = value
+            case .year:
+                guard let value = scanner.digits(4) else { return nil }
+                year = value
+            case .month:
+                guard let value = scanner.digits(2) else { return nil }
+                month = value
+            case .day:
+                guard let value = scanner.digits(2) else { return nil }
+                day = value
+            case .hour:
+                guard let value = scanner.digits(2) else { return nil }
+                hour = value
+            case .minute:
+                guard let value = scanner.digits(2) else { return nil }
+                minute = value
+            case .second:
+                guard let value = scanner.digits(2) else { return nil }
+                second = value
             case .fraction(let count):
                 guard let value = scanner.digits(count) else { return nil }
                 nanoseconds = value
@@ -184,6 +216,8 @@ struct DatePattern {
             }
         }
         guard scanner.atEnd else { return nil }
-        return DateText.date(year: year, month: month, day: day, hour: hour, minute: minute, second: second, nanoseconds: nanoseconds, offset: 0)
+        return DateText.date(
+            year: year, month: month, day: day, hour: hour, minute: minute, second: second, nanoseconds: nanoseconds,
+            offset: 0)
     }
 }

@@ -12,12 +12,17 @@ public enum GraphReport {
             let objects = try context.fetch(request)
             lines.append("\(entity.name) (\(objects.count))")
             for object in objects {
-                var fields = entity.attributes.filter { !$0.isTransient }.map { "\($0.name)=\(object[attributeAt: $0.index])" }
+                var fields = entity.attributes.filter { !$0.isTransient }.map {
+                    "\($0.name)=\(object[attributeAt: $0.index])"
+                }
                 for relationship in entity.relationships {
                     if relationship.isToMany {
-                        fields.append("\(relationship.name)=[\(object.relatedObjects(forKey: relationship.name).count)]")
+                        fields.append(
+                            "\(relationship.name)=[\(object.relatedObjects(forKey: relationship.name).count)]")
                     } else if let destination = object.relatedObject(forKey: relationship.name) {
-                        let label = destination.entity.attributes.first.map { "\(destination[attributeAt: $0.index])" } ?? destination.objectID.description
+                        let label =
+                            destination.entity.attributes.first.map { "\(destination[attributeAt: $0.index])" }
+                            ?? destination.objectID.description
                         fields.append("\(relationship.name)->\(destination.entity.name)(\(label))")
                     }
                 }

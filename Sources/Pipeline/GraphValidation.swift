@@ -17,7 +17,8 @@ public struct GraphViolation: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         let objects = count == 1 ? "1 object breaks it" : "\(count) objects break it"
-        let shown = examples.isEmpty ? "" : " (e.g. " + examples.joined(separator: "; ") + (hasMore ? "; …" : "") + ")"
+        let shown =
+            examples.isEmpty ? "" : " (e.g. " + examples.joined(separator: "; ") + (hasMore ? "; …" : "") + ")"
         return "\(entity).\(property) [\(rule)]: \(requirement); \(objects)\(shown)"
     }
 }
@@ -56,8 +57,11 @@ public enum GraphValidation {
                     guard count > 0 else { continue }
                     request.fetchLimit = examples
                     let objects = try context.fetch(request)
-                    found.append(GraphViolation(entity: entity.name, property: check.property, rule: check.rule, requirement: check.requirement,
-                                                count: count, examples: objects.map(describe), hasMore: count > objects.count))
+                    found.append(
+                        GraphViolation(
+                            entity: entity.name, property: check.property, rule: check.rule,
+                            requirement: check.requirement,
+                            count: count, examples: objects.map(describe), hasMore: count > objects.count))
                     context.reset()
                 }
                 found += try duplicates(of: entity, in: coordinator)
@@ -85,45 +89,68 @@ public enum GraphValidation {
         for attribute in entity.attributes where !attribute.isTransient {
             let name = attribute.name
             if !attribute.isOptional {
-                checks.append(Check(property: name, rule: .required, requirement: "\(name) is required", predicate: compare(name, .equal, .null)))
+                checks.append(
+                    Check(
+                        property: name, rule: .required, requirement: "\(name) is required",
+                        predicate: compare(name, .equal, .null)))
             }
             if let minimum = attribute.minValue {
-                checks.append(Check(property: name, rule: .minValue, requirement: "\(name) must be at least \(minimum)",
-                                    predicate: .and([present(name), compare(name, .less, minimum)])))
+                checks.append(
+                    Check(
+                        property: name, rule: .minValue, requirement: "\(name) must be at least \(minimum)",
+                        predicate: .and([present(name), compare(name, .less, minimum)])))
             }
             if let maximum = attribute.maxValue {
-                checks.append(Check(property: name, rule: .maxValue, requirement: "\(name) must be at most \(maximum)",
-                                    predicate: .and([present(name), compare(name, .greater, maximum)])))
+                checks.append(
+                    Check(
+                        property: name, rule: .maxValue, requirement: "\(name) must be at most \(maximum)",
+                        predicate: .and([present(name), compare(name, .greater, maximum)])))
             }
             if attribute.type == .string, attribute.minLength != nil || attribute.maxLength != nil {
                 // `\X` is one extended grapheme cluster: a Swift `Character`, as saves count them.
                 let bounds = "{\(attribute.minLength ?? 0),\(attribute.maxLength.map(String.init) ?? "")}"
-                let lengths = [attribute.minLength.map { "at least \($0)" }, attribute.maxLength.map { "at most \($0)" }].compactMap { $0 }
-                checks.append(Check(property: name, rule: attribute.maxLength != nil ? .maxLength : .minLength,
-                                    requirement: "\(name) must be \(lengths.joined(separator: " and ")) characters long",
-                                    predicate: .and([present(name), .not(compare(name, .matches, .string("(?s)\\X\(bounds)")))])))
+                let lengths = [
+                    attribute.minLength.map { "at least \($0)" }, attribute.maxLength.map { "at most \($0)" },
+                ].compactMap { $0 }
+                checks.append(
+                    Check(
+                        property: name, rule: attribute.maxLength != nil ? .maxLength : .minLength,
+                        requirement: "\(name) must be \(lengths.joined(separator: " and ")) characters long",
+                        predicate: .and([present(name), .not(compare(name, .matches, .string("(?s)\\X\(bounds)")))])))
             }
             if attribute.type == .string, let pattern = attribute.regularExpression {
-                checks.append(Check(property: name, rule: .pattern, requirement: "\(name) must match the pattern \(pattern)",
-                                    predicate: .and([present(name), .not(compare(name, .matches, .string(pattern)))])))
+                checks.append(
+                    Check(
+                        property: name, rule: .pattern, requirement: "\(name) must match the pattern \(pattern)",
+                        predicate: .and([present(name), .not(compare(name, .matches, .string(pattern)))])))
             }
         }
         for relationship in entity.relationships {
             let name = relationship.name
             if !relationship.isToMany {
                 if !relationship.isOptional {
-                    checks.append(Check(property: name, rule: .required, requirement: "\(name) is required", predicate: compare(name, .equal, .null)))
+                    checks.append(
+                        Check(
+                            property: name, rule: .required, requirement: "\(name) is required",
+                            predicate: compare(name, .equal, .null)))
                 }
                 continue
             }
             let count = ObjectGraph.PredicateExpression.keyPath([name, "@count"])
             if let minimum = relationship.effectiveMinCount, minimum > 0 {
-                checks.append(Check(property: name, rule: .minCount, requirement: "\(name) must have at least \(minimum) object\(minimum == 1 ? "" : "s")",
-                                    predicate: .comparison(PredicateComparison(count, .less, .constant(.integer(Int64(minimum)))))))
+                checks.append(
+                    Check(
+                        property: name, rule: .minCount,
+                        requirement: "\(name) must have at least \(minimum) object\(minimum == 1 ? "" : "s")",
+                        predicate: .comparison(PredicateComparison(count, .less, .constant(.integer(Int64(minimum)))))))
             }
             if let maximum = relationship.maxCount {
-                checks.append(Check(property: name, rule: .maxCount, requirement: "\(name) must have at most \(maximum) object\(maximum == 1 ? "" : "s")",
-                                    predicate: .comparison(PredicateComparison(count, .greater, .constant(.integer(Int64(maximum)))))))
+                checks.append(
+                    Check(
+                        property: name, rule: .maxCount,
+                        requirement: "\(name) must have at most \(maximum) object\(maximum == 1 ? "" : "s")",
+                        predicate: .comparison(
+                            PredicateComparison(count, .greater, .constant(.integer(Int64(maximum)))))))
             }
         }
         return checks
@@ -131,7 +158,9 @@ public enum GraphValidation {
 
     /// Keys of the entity's own uniqueness constraints that several objects hold (sub-entities share
     /// their ancestors' constraints and are counted with them).
-    private static func duplicates(of entity: EntityDescription, in coordinator: PersistentStoreCoordinator) throws -> [GraphViolation] {
+    private static func duplicates(
+        of entity: EntityDescription, in coordinator: PersistentStoreCoordinator
+    ) throws -> [GraphViolation] {
         var found: [GraphViolation] = []
         for names in entity.uniquenessConstraints {
             let properties: [PropertyDescription] = names.compactMap { name in
@@ -142,11 +171,14 @@ public enum GraphValidation {
             guard !duplicates.isEmpty else { continue }
             let count = duplicates.reduce(0) { $0 + $1.count }
             let examples = duplicates.prefix(examples).map { duplicate in
-                zip(names, duplicate.key).map { "\($0)=\($1)" }.joined(separator: ", ") + " (\(duplicate.count) objects)"
+                zip(names, duplicate.key).map { "\($0)=\($1)" }.joined(separator: ", ")
+                    + " (\(duplicate.count) objects)"
             }
-            found.append(GraphViolation(entity: entity.name, property: names.joined(separator: ", "), rule: .custom("unique"),
-                                        requirement: "\(names.joined(separator: " + ")) must be unique", count: count, examples: examples,
-                                        hasMore: duplicates.count > examples.count))
+            found.append(
+                GraphViolation(
+                    entity: entity.name, property: names.joined(separator: ", "), rule: .custom("unique"),
+                    requirement: "\(names.joined(separator: " + ")) must be unique", count: count, examples: examples,
+                    hasMore: duplicates.count > examples.count))
         }
         return found
     }
@@ -158,7 +190,9 @@ public enum GraphValidation {
         while let current = cursor {
             if let names = current.uniquenessConstraints.first {
                 let values = names.map { name -> String in
-                    if let attribute = entity.attribute(named: name) { return "\(name)=\(object[attributeAt: attribute.index])" }
+                    if let attribute = entity.attribute(named: name) {
+                        return "\(name)=\(object[attributeAt: attribute.index])"
+                    }
                     return "\(name)=\(object.relatedObject(forKey: name).map(describe) ?? "nil")"
                 }
                 return "\(entity.name) " + values.joined(separator: ", ")

@@ -53,25 +53,34 @@ public struct ImportPlan {
         for path in options.inputs {
             let format = try options.format ?? InputFormat.detect(path: path)
             if options.entity != nil, options.inputs.count > 1, format == .csv || format == .xml {
-                throw ReaderError(.invalidOption, "--entity names the entity of one CSV or XML input; give one input per import")
+                throw ReaderError(
+                    .invalidOption, "--entity names the entity of one CSV or XML input; give one input per import")
             }
             var spec: XMLRecordSpec?
             if format == .xml {
                 guard let record = options.record else {
-                    throw ReaderError(.invalidOption, "an XML input needs --record (the path of its record elements, like /orders/order)")
+                    throw ReaderError(
+                        .invalidOption,
+                        "an XML input needs --record (the path of its record elements, like /orders/order)")
                 }
-                spec = options.fields.isEmpty ? try XMLReader.discoverSpec(path: path, recordPath: record)
+                spec =
+                    options.fields.isEmpty
+                    ? try XMLReader.discoverSpec(path: path, recordPath: record)
                     : XMLRecordSpec(path: record, fields: options.fields)
             }
             let first = inference.entities.count
-            try inference.add(inputAt: path, format: format, recordPath: options.record, entity: options.entity, dialect: options.csv, spec: spec)
+            try inference.add(
+                inputAt: path, format: format, recordPath: options.record, entity: options.entity, dialect: options.csv,
+                spec: spec)
             sources.append((path, format, first, spec))
         }
 
         // A key given for an inferred model becomes its uniqueness constraint (upserts need one).
         if let key = options.key {
             for source in sources {
-                let columns = inference.entities[source.firstEntity].columns.map(\.source).filter { key.contains(ModelInference.attributeName($0)) }
+                let columns = inference.entities[source.firstEntity].columns.map(\.source).filter {
+                    key.contains(ModelInference.attributeName($0))
+                }
                 if columns.count == key.count { inference.entities[source.firstEntity].uniqueKeys.append(columns) }
             }
         }
@@ -81,8 +90,11 @@ public struct ImportPlan {
             modelPath = URL(fileURLWithPath: given).standardizedFileURL.path
             inferred = nil
             model = try ModelFile.load(contentsOf: URL(fileURLWithPath: modelPath))
-        } else if FileManager.default.fileExists(atPath: options.target), let metadata = try? SQLiteStore.metadata(at: URL(fileURLWithPath: options.target)),
-                  let stored = try StoredModel.model(in: metadata, store: options.target), let recorded = StoredModel.text(in: metadata), !recorded.isJSON {
+        } else if FileManager.default.fileExists(atPath: options.target),
+            let metadata = try? SQLiteStore.metadata(at: URL(fileURLWithPath: options.target)),
+            let stored = try StoredModel.model(in: metadata, store: options.target),
+            let recorded = StoredModel.text(in: metadata), !recorded.isJSON
+        {
             // Into an existing store: its own model, written out for the pipeline to read.
             model = stored
             inferred = recorded.text
@@ -95,14 +107,22 @@ public struct ImportPlan {
         // Another program's SQLite database: the store's tables go next to its own.
         var shared = false
         if FileManager.default.fileExists(atPath: options.target) {
-            do { _ = try SQLiteStore.metadata(at: URL(fileURLWithPath: options.target)) } catch let error as StoreError where error.code == .incompatibleModel {
+            do { _ = try SQLiteStore.metadata(at: URL(fileURLWithPath: options.target)) } catch let error as StoreError
+                where error.code == .incompatibleModel
+            {
                 shared = true
             }
         }
-        text += "target: { store: sqlite, path: \(Self.quoted(URL(fileURLWithPath: options.target).standardizedFileURL.path)), commit: atomic\(shared ? ", shared: true" : "") }\n"
+        text +=
+            "target: { store: sqlite, path: "
+            + "\(Self.quoted(URL(fileURLWithPath: options.target).standardizedFileURL.path)), commit: "
+            + "atomic\(shared ? ", shared: true" : "") }\n"
         text += "batch: { size: \(options.batchSize), contexts: 2 }\n"
         text += "merge: \(options.merge)\n"
-        text += "errors: { max: \(options.maxErrors)" + (options.rejects.map { ", rejects: \(Self.quoted(URL(fileURLWithPath: $0).standardizedFileURL.path))" } ?? "") + " }\n"
+        text +=
+            "errors: { max: \(options.maxErrors)"
+            + (options.rejects.map { ", rejects: \(Self.quoted(URL(fileURLWithPath: $0).standardizedFileURL.path))" }
+                ?? "") + " }\n"
         text += "sources:\n"
         for (number, source) in sources.enumerated() {
             let end = number + 1 < sources.count ? sources[number + 1].firstEntity : plans.count
@@ -110,11 +130,17 @@ public struct ImportPlan {
             for index in source.firstEntity..<end where plans[index].parent == nil {
                 let plan = plans[index]
                 guard model == nil || model?.entity(named: plan.name) != nil else {
-                    throw ReaderError(.invalidOption, "the target's model has no entity \(plan.name) for \(source.path) (it has: \(model!.entities.map(\.name).sorted().joined(separator: ", "))); name it with --entity")
+                    throw ReaderError(
+                        .invalidOption,
+                        "the target's model has no entity \(plan.name) for \(source.path) (it has: "
+                            + "\(model!.entities.map(\.name).sorted().joined(separator: ", "))); name it with --entity"
+                    )
                 }
-                text += "  - name: \(Self.quoted(source.format == .sqldump || source.format == .sqlite ? plan.origin : plan.name))\n"
+                let sourceName = source.format == .sqldump || source.format == .sqlite ? plan.origin : plan.name
+                text += "  - name: \(Self.quoted(sourceName))\n"
                 text += "    format: \(source.format.rawValue)\n    path: \(path)\n"
-                var dialect = try source.format == .csv ? options.csv ?? CSVSniffer.sniff(path: source.path) : CSVDialect()
+                var dialect =
+                    try source.format == .csv ? options.csv ?? CSVSniffer.sniff(path: source.path) : CSVDialect()
                 // Inference takes an empty field for null; so does the import, unless markers are given.
                 if dialect.nullMarkers.isEmpty { dialect.nullMarkers = [""] }
                 switch source.format {
@@ -124,7 +150,9 @@ public struct ImportPlan {
                 case .sqldump, .sqlite: text += "    table: \(Self.quoted(plan.origin))\n"
                 }
                 let numbered = source.format == .csv && !dialect.hasHeader
-                text += try Self.mapping(plans, index, spec: source.spec, numberedColumns: numbered, key: options.key, model: model, indent: "    ")
+                text += try Self.mapping(
+                    plans, index, spec: source.spec, numberedColumns: numbered, key: options.key, model: model,
+                    indent: "    ")
             }
         }
         pipelineText = text
@@ -135,25 +163,40 @@ public struct ImportPlan {
     ///   them `field1`, `field2`, …).
     /// - Throws: `ReaderError` when a given or stored model has no attribute or relationship for a
     ///   column (importing it would drop the column's values).
-    private static func mapping(_ plans: [ModelInference.EntityPlan], _ index: Int, spec: XMLRecordSpec?, numberedColumns: Bool,
-                                key: [String]?, model: ManagedObjectModel?, indent: String) throws -> String {
+    private static func mapping(
+        _ plans: [ModelInference.EntityPlan], _ index: Int, spec: XMLRecordSpec?, numberedColumns: Bool,
+        key: [String]?, model: ManagedObjectModel?, indent: String
+    ) throws -> String {
         let plan = plans[index]
         let entity = model?.entity(named: plan.name)
         var text = "\(indent)entity: \(quoted(plan.name))\n"
         if let entity {
-            let missing = plan.fields.filter { entity.attribute(named: $0.attribute) == nil }.map { "\($0.column) (attribute \($0.attribute))" }
-                + plan.lookups.filter { entity.relationship(named: $0.relationship) == nil }.map { "\($0.column) (relationship \($0.relationship))" }
+            let missing =
+                plan.fields.filter { entity.attribute(named: $0.attribute) == nil }.map {
+                    "\($0.column) (attribute \($0.attribute))"
+                }
+                + plan.lookups.filter { entity.relationship(named: $0.relationship) == nil }.map {
+                    "\($0.column) (relationship \($0.relationship))"
+                }
             guard missing.isEmpty else {
-                throw ReaderError(.invalidOption, "the model's entity \(plan.name) has nothing for the column\(missing.count == 1 ? "" : "s") \(missing.joined(separator: ", ")) of \(plan.origin); importing would drop them")
+                throw ReaderError(
+                    .invalidOption,
+                    "the model's entity \(plan.name) has nothing for the column\(missing.count == 1 ? "" : "s") "
+                        + "\(missing.joined(separator: ", ")) of \(plan.origin); importing would drop them"
+                )
             }
         }
         let fields = plan.fields
         let keyNames = (key ?? plan.key).filter { name in fields.contains { $0.attribute == name } }
-        if !keyNames.isEmpty, plan.parent == nil { text += "\(indent)key: [\(keyNames.map(quoted).joined(separator: ", "))]\n" }
+        if !keyNames.isEmpty, plan.parent == nil {
+            text += "\(indent)key: [\(keyNames.map(quoted).joined(separator: ", "))]\n"
+        }
         let paths = Dictionary(spec?.fields.map { ($0.name, $0.path) } ?? [], uniquingKeysWith: { first, _ in first })
         func from(_ column: String) -> String {
             if spec != nil { return paths[column] ?? column }
-            if numberedColumns, column.hasPrefix("field"), let number = Int(column.dropFirst(5)) { return String(number) }
+            if numberedColumns, column.hasPrefix("field"), let number = Int(column.dropFirst(5)) {
+                return String(number)
+            }
             return column
         }
         text += "\(indent)fields:\n"
@@ -162,17 +205,26 @@ public struct ImportPlan {
         if !lookups.isEmpty {
             text += "\(indent)relationships:\n"
             for lookup in lookups {
-                text += "\(indent)  \(quoted(lookup.relationship)): { entity: \(quoted(lookup.destination)), key: { \(quoted(lookup.destinationAttribute)): \(quoted(from(lookup.column))) }, missing: reject }\n"
+                text +=
+                    "\(indent)  \(quoted(lookup.relationship)): { entity: \(quoted(lookup.destination)), key: { "
+                    + "\(quoted(lookup.destinationAttribute)): \(quoted(from(lookup.column))) }, missing: reject "
+                    + "}\n"
             }
         }
         let children = plans.indices.filter { plans[$0].parent?.entity == index }
         if !children.isEmpty, let spec {
             text += "\(indent)children:\n"
             for child in children {
-                guard let childSpec = spec.children.first(where: { ModelInference.entityName($0.kind ?? $0.path) == plans[child].name }) else { continue }
+                guard
+                    let childSpec = spec.children.first(where: {
+                        ModelInference.entityName($0.kind ?? $0.path) == plans[child].name
+                    })
+                else { continue }
                 text += "\(indent)  - record: \(quoted(childSpec.path))\n"
                 text += "\(indent)    parent: \(quoted(plans[child].parent!.relationship))\n"
-                text += try mapping(plans, child, spec: childSpec, numberedColumns: false, key: nil, model: model, indent: indent + "    ")
+                text += try mapping(
+                    plans, child, spec: childSpec, numberedColumns: false, key: nil, model: model,
+                    indent: indent + "    ")
             }
         }
         return text
@@ -180,9 +232,11 @@ public struct ImportPlan {
 
     private static func csvOptions(_ dialect: CSVDialect) -> String {
         func byte(_ value: UInt8) -> String { quoted(String(UnicodeScalar(value))) }
-        var parts = ["header: \(dialect.hasHeader)", "delimiter: \(byte(dialect.delimiter))",
-                     "quote: \(dialect.quote.map(byte) ?? "none")", "encoding: \(dialect.encoding.rawValue)",
-                     "null: [\(dialect.nullMarkers.map(quoted).joined(separator: ", "))]"]
+        var parts = [
+            "header: \(dialect.hasHeader)", "delimiter: \(byte(dialect.delimiter))",
+            "quote: \(dialect.quote.map(byte) ?? "none")", "encoding: \(dialect.encoding.rawValue)",
+            "null: [\(dialect.nullMarkers.map(quoted).joined(separator: ", "))]",
+        ]
         if let escape = dialect.escape { parts.append("escape: \(byte(escape))") }
         if let comment = dialect.comment { parts.append("comment: \(byte(comment))") }
         return "{ " + parts.joined(separator: ", ") + " }"

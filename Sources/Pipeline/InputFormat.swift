@@ -21,7 +21,8 @@ public enum InputFormat: String, Sendable, CaseIterable {
         if name.hasSuffix(".sql") { return .sqldump }
         let text = head.drop { $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
         if text.first == UInt8(ascii: "<") { return .xml }
-        throw ReaderError(.invalidOption, "cannot tell the format of \(path); give it with --format csv|xml|sqldump|sqlite")
+        throw ReaderError(
+            .invalidOption, "cannot tell the format of \(path); give it with --format csv|xml|sqldump|sqlite")
     }
 }
 
@@ -32,15 +33,18 @@ extension ModelInference {
     ///   - entity: the entity's name (by default from the file name, or the XML record element).
     ///   - dialect: CSV: the dialect (sniffed from the file when `nil`).
     ///   - spec: XML: the record's fields (discovered from the file when `nil`).
-    public mutating func add(inputAt path: String, format: InputFormat? = nil, recordPath: String? = nil, entity name: String? = nil,
-                             dialect: CSVDialect? = nil, spec given: XMLRecordSpec? = nil) throws {
+    public mutating func add(
+        inputAt path: String, format: InputFormat? = nil, recordPath: String? = nil, entity name: String? = nil,
+        dialect: CSVDialect? = nil, spec given: XMLRecordSpec? = nil
+    ) throws {
         let entity = name ?? Self.entityName(path)
         switch try format ?? InputFormat.detect(path: path) {
         case .csv:
             try add(CSVReader(path: path, dialect: dialect ?? CSVSniffer.sniff(path: path)), entity: entity)
         case .xml:
             guard let recordPath else {
-                throw ReaderError(.invalidOption, "inferring a model from XML needs the record path (--record /root/element)")
+                throw ReaderError(
+                    .invalidOption, "inferring a model from XML needs the record path (--record /root/element)")
             }
             let spec = try given ?? XMLReader.discoverSpec(path: path, recordPath: recordPath)
             let element = name ?? recordPath.split(separator: "/").last.map(String.init) ?? entity

@@ -81,7 +81,11 @@ public final class KnownKeys: @unchecked Sendable {
             makeRoom(for: found.count)
             var compact: [(key: Int64, reference: Int64)] = []
             for item in found {
-                if item.key.count == 1 { file(item.key[0], item.objectID, compact: &compact) } else { ids[item.key] = item.objectID }
+                if item.key.count == 1 {
+                    file(item.key[0], item.objectID, compact: &compact)
+                } else {
+                    ids[item.key] = item.objectID
+                }
             }
             addIntegers(&compact)
         }
@@ -125,12 +129,16 @@ public final class KnownKeys: @unchecked Sendable {
     /// Files integer pairs as runs (long stretches of consecutive keys and references) or single entries.
     private func addIntegers(_ pairs: inout [(key: Int64, reference: Int64)]) {
         guard !pairs.isEmpty else { return }
-        if !pairs.indices.dropFirst().allSatisfy({ pairs[$0 - 1].key < pairs[$0].key }) { pairs.sort { $0.key < $1.key } }
+        if !pairs.indices.dropFirst().allSatisfy({ pairs[$0 - 1].key < pairs[$0].key }) {
+            pairs.sort { $0.key < $1.key }
+        }
         var found: [Run] = []
         var start = 0
         while start < pairs.count {
             var end = start + 1
-            while end < pairs.count, pairs[end].key == pairs[end - 1].key + 1, pairs[end].reference == pairs[end - 1].reference + 1 { end += 1 }
+            while end < pairs.count, pairs[end].key == pairs[end - 1].key + 1,
+                pairs[end].reference == pairs[end - 1].reference + 1
+            { end += 1 }
             if end - start >= Self.shortestRun {
                 found.append(Run(key: pairs[start].key, reference: pairs[start].reference, count: Int64(end - start)))
             } else {
@@ -146,11 +154,14 @@ public final class KnownKeys: @unchecked Sendable {
         while old < runs.count || new < found.count {
             let next: Run
             if new == found.count || (old < runs.count && runs[old].key <= found[new].key) {
-                next = runs[old]; old += 1
+                next = runs[old]
+                old += 1
             } else {
-                next = found[new]; new += 1
+                next = found[new]
+                new += 1
             }
-            if let last = merged.last, last.key + last.count == next.key, last.reference + last.count == next.reference {
+            if let last = merged.last, last.key + last.count == next.key, last.reference + last.count == next.reference
+            {
                 merged[merged.count - 1].count += next.count
             } else {
                 merged.append(next)

@@ -31,7 +31,9 @@ public final class LookupResolver {
     ///   entity and key (a new one by default).
     public init(lookup: PipelineConfig.Lookup, model: ManagedObjectModel, known: KnownKeys? = nil) throws {
         guard let entity = model.entity(named: lookup.entity) else {
-            throw PipelineFileError(issues: [ModelFileIssue(file: "", line: 0, column: 0, message: "the model has no entity \(lookup.entity)")])
+            throw PipelineFileError(issues: [
+                ModelFileIssue(file: "", line: 0, column: 0, message: "the model has no entity \(lookup.entity)")
+            ])
         }
         self.lookup = lookup
         self.entity = entity
@@ -67,7 +69,9 @@ public final class LookupResolver {
     /// The stored object's ID for each key, without a context (for batch inserts): from the batch's
     /// cache, `KnownKeys`, then the store, as `resolve` does. Keys nobody holds stay `nil`, whatever
     /// `missing:` says — creating objects takes a context.
-    public func resolveIDs(_ keys: [[AttributeValue]?], in coordinator: PersistentStoreCoordinator) throws -> [ManagedObjectID?] {
+    public func resolveIDs(
+        _ keys: [[AttributeValue]?], in coordinator: PersistentStoreCoordinator
+    ) throws -> [ManagedObjectID?] {
         if attributes.count == 1 { return try resolveIDs(values: keys.map { $0?[0] }, in: coordinator) }
         var missing = Set<[AttributeValue]>()
         for case let key? in keys where batchIDs[key] == nil { missing.insert(key) }
@@ -78,14 +82,17 @@ public final class LookupResolver {
             }
         }
         if !missing.isEmpty {
-            for item in try fetchStored(missing, in: coordinator) where batchIDs[item.key] == nil { batchIDs[item.key] = item.objectID }
+            for item in try fetchStored(missing, in: coordinator) where batchIDs[item.key] == nil {
+                batchIDs[item.key] = item.objectID
+            }
         }
         return keys.map { key in key.flatMap { batchIDs[$0] } }
     }
 
     /// `resolveIDs` for a key of one attribute, without an array per key: `KnownKeys` answers for the
     /// whole batch under one lock; only what it does not hold is hashed and looked up further.
-    func resolveIDs(values: [AttributeValue?], in coordinator: PersistentStoreCoordinator) throws -> [ManagedObjectID?] {
+    func resolveIDs(values: [AttributeValue?], in coordinator: PersistentStoreCoordinator) throws -> [ManagedObjectID?]
+    {
         var ids = known.objectIDs(forValues: values)
         var missing = Set<AttributeValue>()
         for position in values.indices where ids[position] == nil {
@@ -118,7 +125,9 @@ public final class LookupResolver {
     }
 
     /// The stored objects holding the keys, 500 keys per store query; remembered in `KnownKeys`.
-    private func fetchStored(_ missing: Set<[AttributeValue]>, in coordinator: PersistentStoreCoordinator) throws -> [KeyedObjectID] {
+    private func fetchStored(
+        _ missing: Set<[AttributeValue]>, in coordinator: PersistentStoreCoordinator
+    ) throws -> [KeyedObjectID] {
         let keys = Array(missing)
         var found: [KeyedObjectID] = []
         var start = 0

@@ -23,7 +23,10 @@ public enum ModelFile {
     /// Loads the model file at `url`: YAML, JSON, or an Xcode model (`.xcdatamodeld`,
     /// `.xcdatamodel`), whose unused parts are reported through `warn` (standard error by default).
     /// - Throws: `ModelFileError`; an I/O error when the file cannot be read.
-    public static func load(contentsOf url: URL, warn: (String) -> Void = { FileHandle.standardError.write(Data("sluice: warning: \($0)\n".utf8)) }) throws -> ManagedObjectModel {
+    public static func load(
+        contentsOf url: URL,
+        warn: (String) -> Void = { FileHandle.standardError.write(Data("sluice: warning: \($0)\n".utf8)) }
+    ) throws -> ManagedObjectModel {
         if XcodeModel.isXcodeModel(url.path) {
             let (model, warnings) = try XcodeModel.load(path: url.path)
             warnings.forEach(warn)
@@ -31,10 +34,16 @@ public enum ModelFile {
         }
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
-            throw ModelFileError(issues: [ModelFileIssue(file: url.path, line: 0, column: 0, message: "cannot read the model file: \(error.localizedDescription)")])
+            throw ModelFileError(issues: [
+                ModelFileIssue(
+                    file: url.path, line: 0, column: 0,
+                    message: "cannot read the model file: \(error.localizedDescription)")
+            ])
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw ModelFileError(issues: [ModelFileIssue(file: url.path, line: 0, column: 0, message: "the model file is not valid UTF-8")])
+            throw ModelFileError(issues: [
+                ModelFileIssue(file: url.path, line: 0, column: 0, message: "the model file is not valid UTF-8")
+            ])
         }
         return try load(text: text, file: url.path, isJSON: url.pathExtension.lowercased() == "json")
     }
@@ -50,7 +59,10 @@ public enum ModelFile {
             throw ModelFileError(issues: [loader.issue(for: error)])
         }
         guard let root else {
-            throw ModelFileError(issues: [ModelFileIssue(file: file, line: 1, column: 1, message: "the model file is empty; it needs an `entities` mapping")])
+            throw ModelFileError(issues: [
+                ModelFileIssue(
+                    file: file, line: 1, column: 1, message: "the model file is empty; it needs an `entities` mapping")
+            ])
         }
         let entities = loader.readModel(root)
         if !loader.issues.isEmpty { throw ModelFileError(issues: loader.issues) }
@@ -74,8 +86,9 @@ private struct Loader: YAMLFileReader {
     func issue(for modelIssue: ModelIssue) -> ModelFileIssue {
         let key = [modelIssue.entity, modelIssue.property].compactMap { $0 }.joined(separator: ".")
         let mark = marks[key] ?? modelIssue.entity.flatMap { marks[$0] }
-        return ModelFileIssue(file: file, line: mark?.line ?? 0, column: mark?.column ?? 0,
-                              entity: modelIssue.entity, property: modelIssue.property, message: modelIssue.message)
+        return ModelFileIssue(
+            file: file, line: mark?.line ?? 0, column: mark?.column ?? 0,
+            entity: modelIssue.entity, property: modelIssue.property, message: modelIssue.message)
     }
 
     // MARK: Model
@@ -83,7 +96,9 @@ private struct Loader: YAMLFileReader {
     mutating func readModel(_ root: Node) -> [EntityDescription] {
         var entities: [EntityDescription] = []
         var sawEntities = false
-        for (key, _, value) in pairs(root, allowed: ["entities", "configurations", "name", "version"], what: "the model file") {
+        for (key, _, value) in pairs(
+            root, allowed: ["entities", "configurations", "name", "version"], what: "the model file")
+        {
             switch key {
             case "entities":
                 sawEntities = true
@@ -119,39 +134,61 @@ private struct Loader: YAMLFileReader {
             case "parent": parent = string(value, "parent", entity: name, property: nil)
             case "abstract": isAbstract = bool(value, "abstract", entity: name, property: nil) ?? false
             case "attributes":
-                for (attributeName, nameNode, spec) in pairs(value, allowed: nil, what: "attributes of \(name)", entity: name) {
+                for (attributeName, nameNode, spec) in pairs(
+                    value, allowed: nil, what: "attributes of \(name)", entity: name)
+                {
                     marks["\(name).\(attributeName)"] = nameNode.mark
                     if let attribute = readAttribute(attributeName, spec, entity: name) { attributes.append(attribute) }
                 }
             case "relationships":
-                for (relationshipName, nameNode, spec) in pairs(value, allowed: nil, what: "relationships of \(name)", entity: name) {
+                for (relationshipName, nameNode, spec) in pairs(
+                    value, allowed: nil, what: "relationships of \(name)", entity: name)
+                {
                     marks["\(name).\(relationshipName)"] = nameNode.mark
-                    if let relationship = readRelationship(relationshipName, spec, entity: name) { relationships.append(relationship) }
+                    if let relationship = readRelationship(relationshipName, spec, entity: name) {
+                        relationships.append(relationship)
+                    }
                 }
             case "unique":
-                guard let list = value.sequence else { fail(value, "unique must be a list of attribute names or of lists of them", entity: name); continue }
-                for item in list { if let constraint = names(item, "a uniqueness constraint", entity: name) { unique.append(constraint) } }
+                guard let list = value.sequence else {
+                    fail(value, "unique must be a list of attribute names or of lists of them", entity: name)
+                    continue
+                }
+                for item in list {
+                    if let constraint = names(item, "a uniqueness constraint", entity: name) {
+                        unique.append(constraint)
+                    }
+                }
             case "indexes":
-                guard let list = value.sequence else { fail(value, "indexes must be a list", entity: name); continue }
+                guard let list = value.sequence else {
+                    fail(value, "indexes must be a list", entity: name)
+                    continue
+                }
                 for (i, item) in list.enumerated() {
                     if item.mapping != nil {
                         var indexName = "\(name)_index\(i + 1)"
                         var properties: [String] = []
                         for (k, _, v) in pairs(item, allowed: ["name", "properties"], what: "an index", entity: name) {
-                            if k == "name" { indexName = string(v, "index name", entity: name, property: nil) ?? indexName }
-                            else { properties = names(v, "index properties", entity: name) ?? [] }
+                            if k == "name" {
+                                indexName = string(v, "index name", entity: name, property: nil) ?? indexName
+                            } else {
+                                properties = names(v, "index properties", entity: name) ?? []
+                            }
                         }
                         indexes.append(IndexDescription(name: indexName, propertyNames: properties))
                     } else if let properties = names(item, "an index", entity: name) {
-                        indexes.append(IndexDescription(name: "\(name)_" + properties.joined(separator: "_"), propertyNames: properties))
+                        indexes.append(
+                            IndexDescription(
+                                name: "\(name)_" + properties.joined(separator: "_"), propertyNames: properties))
                     }
                 }
             default:
                 break
             }
         }
-        return EntityDescription(name: name, parent: parent, isAbstract: isAbstract, attributes: attributes,
-                                 relationships: relationships, uniquenessConstraints: unique, indexes: indexes)
+        return EntityDescription(
+            name: name, parent: parent, isAbstract: isAbstract, attributes: attributes,
+            relationships: relationships, uniquenessConstraints: unique, indexes: indexes)
     }
 
     mutating func attributeType(_ text: String, _ node: Node, entity: String, property: String) -> AttributeType? {
@@ -160,7 +197,11 @@ private struct Loader: YAMLFileReader {
             "bool": .boolean, "data": .binary, "blob": .binary, "url": .uri, "text": .string,
         ]
         if let type = AttributeType(rawValue: text) ?? aliases[text] { return type }
-        fail(node, "unknown attribute type \(text.debugDescription) (use one of: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))", entity: entity, property: property)
+        fail(
+            node,
+            "unknown attribute type \(text.debugDescription) (use one of: "
+                + "\(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))",
+            entity: entity, property: property)
         return nil
     }
 
@@ -168,19 +209,26 @@ private struct Loader: YAMLFileReader {
         if let text = spec.scalar?.string {
             var typeName = text
             var optional = true
-            if typeName.hasSuffix("!") { optional = false; typeName.removeLast() }
-            else if typeName.hasSuffix("?") { typeName.removeLast() }
+            if typeName.hasSuffix("!") {
+                optional = false
+                typeName.removeLast()
+            } else if typeName.hasSuffix("?") {
+                typeName.removeLast()
+            }
             guard let type = attributeType(typeName, spec, entity: entity, property: name) else { return nil }
             return AttributeDescription(name: name, type: type, isOptional: optional)
         }
-        let allowed: Set<String> = ["type", "optional", "transient", "default", "min", "max", "minLength", "maxLength", "regex"]
+        let allowed: Set<String> = [
+            "type", "optional", "transient", "default", "min", "max", "minLength", "maxLength", "regex",
+        ]
         let fields = pairs(spec, allowed: allowed, what: "attribute \(entity).\(name)", entity: entity, property: name)
         guard let typeField = fields.first(where: { $0.key == "type" }) else {
             fail(spec, "the attribute needs a type", entity: entity, property: name)
             return nil
         }
         guard let typeName = string(typeField.value, "type", entity: entity, property: name),
-              let type = attributeType(typeName, typeField.value, entity: entity, property: name) else { return nil }
+            let type = attributeType(typeName, typeField.value, entity: entity, property: name)
+        else { return nil }
         var optional = true, transient = false
         var defaultValue = AttributeValue.null
         var minValue: AttributeValue?, maxValue: AttributeValue?
@@ -199,26 +247,36 @@ private struct Loader: YAMLFileReader {
             default: break
             }
         }
-        return AttributeDescription(name: name, type: type, isOptional: optional, isTransient: transient, defaultValue: defaultValue,
-                                    minValue: minValue, maxValue: maxValue, minLength: minLength, maxLength: maxLength, regularExpression: regex)
+        return AttributeDescription(
+            name: name, type: type, isOptional: optional, isTransient: transient, defaultValue: defaultValue,
+            minValue: minValue, maxValue: maxValue, minLength: minLength, maxLength: maxLength, regularExpression: regex
+        )
     }
 
     /// Parses a default or bound written in the file as a value of the attribute's type, exactly.
-    mutating func value(_ node: Node, _ type: AttributeType, _ what: String, entity: String, property: String) -> AttributeValue? {
+    mutating func value(
+        _ node: Node, _ type: AttributeType, _ what: String, entity: String, property: String
+    ) -> AttributeValue? {
         guard let text = node.scalar?.string else {
             fail(node, "\(what) must be a single value", entity: entity, property: property)
             return nil
         }
         let parsed = AttributeValueParser.parse(text, as: type)
         if parsed == nil {
-            fail(node, "\(what) \(text.debugDescription) is not a valid \(type)\(AttributeValueParser.formatHint(for: type))", entity: entity, property: property)
+            fail(
+                node,
+                "\(what) \(text.debugDescription) is not a valid \(type)\(AttributeValueParser.formatHint(for: type))",
+                entity: entity, property: property)
         }
         return parsed
     }
 
     mutating func readRelationship(_ name: String, _ spec: Node, entity: String) -> RelationshipDescription? {
-        let allowed: Set<String> = ["destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount", "maxCount"]
-        let fields = pairs(spec, allowed: allowed, what: "relationship \(entity).\(name)", entity: entity, property: name)
+        let allowed: Set<String> = [
+            "destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount", "maxCount",
+        ]
+        let fields = pairs(
+            spec, allowed: allowed, what: "relationship \(entity).\(name)", entity: entity, property: name)
         var destination: String?
         var toMany = false, ordered = false, optional = true
         var inverse: String?
@@ -235,18 +293,28 @@ private struct Loader: YAMLFileReader {
             case "maxCount": maxCount = int(value, "maxCount", entity: entity, property: name)
             case "deleteRule":
                 let text = value.scalar?.string ?? ""
-                let rules: [String: DeleteRule] = ["deny": .deny, "nullify": .nullify, "cascade": .cascade, "noAction": .noAction, "noaction": .noAction, "no-action": .noAction]
-                if let parsed = rules[text] { rule = parsed } else {
-                    fail(value, "unknown delete rule \(text.debugDescription) (use deny, nullify, cascade or noAction)", entity: entity, property: name)
+                let rules: [String: DeleteRule] = [
+                    "deny": .deny, "nullify": .nullify, "cascade": .cascade, "noAction": .noAction,
+                    "noaction": .noAction, "no-action": .noAction,
+                ]
+                if let parsed = rules[text] {
+                    rule = parsed
+                } else {
+                    fail(
+                        value, "unknown delete rule \(text.debugDescription) (use deny, nullify, cascade or noAction)",
+                        entity: entity, property: name)
                 }
             default: break
             }
         }
         guard let destination else {
-            if spec.mapping != nil { fail(spec, "the relationship needs a destination entity", entity: entity, property: name) }
+            if spec.mapping != nil {
+                fail(spec, "the relationship needs a destination entity", entity: entity, property: name)
+            }
             return nil
         }
-        return RelationshipDescription(name: name, destination: destination, inverse: inverse, isToMany: toMany, isOrdered: ordered,
-                                       isOptional: optional, deleteRule: rule, minCount: minCount, maxCount: maxCount)
+        return RelationshipDescription(
+            name: name, destination: destination, inverse: inverse, isToMany: toMany, isOrdered: ordered,
+            isOptional: optional, deleteRule: rule, minCount: minCount, maxCount: maxCount)
     }
 }

@@ -29,6 +29,7 @@ public struct ModelFileError: Error, Sendable, CustomStringConvertible {
     public var issues: [ModelFileIssue]
     public var description: String {
         let count = issues.count
-        return "The model file has \(count) error\(count == 1 ? "" : "s"):\n" + issues.map { "  " + $0.description }.joined(separator: "\n")
+        return "The model file has \(count) error\(count == 1 ? "" : "s"):\n"
+            + issues.map { "  " + $0.description }.joined(separator: "\n")
     }
 }

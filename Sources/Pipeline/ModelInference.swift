@@ -34,7 +34,10 @@ public struct ModelInference {
         }
 
         mutating func observe(_ text: String?) {
-            guard let text, !text.isEmpty else { nulls += 1; return }
+            guard let text, !text.isEmpty else {
+                nulls += 1
+                return
+            }
             values += 1
             maxLength = max(maxLength, text.count)
             // Numbers only when the text is the number's own spelling: `007`, `+5` or `0123.5` stay
@@ -42,8 +45,12 @@ public struct ModelInference {
             let leadingZero = Self.hasLeadingZero(text)
             if integer, leadingZero || Int64(text).map({ String($0) != text }) ?? true { integer = false }
             if decimal, leadingZero || !Self.isPlainDecimal(text) || text == "-0" { decimal = false }
-            if double, leadingZero || !text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || "+-.eE".utf8.contains($0) })
-                || !(Double(text)?.isFinite ?? false) { double = false }
+            if double,
+                leadingZero || !text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || "+-.eE".utf8.contains($0) })
+                    || !(Double(text)?.isFinite ?? false)
+            {
+                double = false
+            }
             if boolean, !["true", "false", "TRUE", "FALSE", "True", "False"].contains(text) { boolean = false }
             if date, !Self.isISODate(text) { date = false }
             if uuid, UUID(uuidString: text) == nil { uuid = false }
@@ -60,7 +67,13 @@ public struct ModelInference {
         static func isPlainDecimal(_ text: String) -> Bool {
             var digits = 0, dots = 0
             for (i, c) in text.utf8.enumerated() {
-                if c >= 48 && c <= 57 { digits += 1 } else if c == UInt8(ascii: ".") { dots += 1 } else if !(i == 0 && c == UInt8(ascii: "-")) { return false }
+                if c >= 48 && c <= 57 {
+                    digits += 1
+                } else if c == UInt8(ascii: ".") {
+                    dots += 1
+                } else if !(i == 0 && c == UInt8(ascii: "-")) {
+                    return false
+                }
             }
             return digits > 0 && dots <= 1 && digits <= 38
         }
@@ -106,7 +119,8 @@ public struct ModelInference {
     /// children or other tables, become entities of their own, named after their kind).
     /// - Throws: the reader's non-recoverable errors; records with recoverable errors are skipped.
     /// - Parameter schemas: the tables' declared schemas (keys), asked for when a table's first record arrives.
-    public mutating func add(_ reader: some RecordReader, entity: String, schemas: () -> [TableSchema] = { [] }) throws {
+    public mutating func add(_ reader: some RecordReader, entity: String, schemas: () -> [TableSchema] = { [] }) throws
+    {
         var reader = reader
         var indexByKind: [String: Int] = [:]
         var lastEntityByNumber: (number: Int, entity: Int)?
@@ -127,9 +141,17 @@ public struct ModelInference {
                 let table = schemas().first { $0.name == record.kind }
                 let name = record.kind.map { Self.entityName($0) } ?? entity
                 let keyColumns = Set(table.map { $0.primaryKey + $0.uniqueKeys.flatMap { $0 } } ?? []).union(["id"])
-                let declared = table.map { Dictionary($0.columns.map { ($0.name, $0.declaredType) }, uniquingKeysWith: { first, _ in first }) } ?? [:]
-                var proposed = Entity(name: name, columns: names.map { Column(source: $0, keyCandidate: keyColumns.contains($0), declaredType: declared[$0]) },
-                                      origin: record.kind ?? entity)
+                let declared =
+                    table.map {
+                        Dictionary(
+                            $0.columns.map { ($0.name, $0.declaredType) }, uniquingKeysWith: { first, _ in first })
+                    } ?? [:]
+                var proposed = Entity(
+                    name: name,
+                    columns: names.map {
+                        Column(source: $0, keyCandidate: keyColumns.contains($0), declaredType: declared[$0])
+                    },
+                    origin: record.kind ?? entity)
                 if let table {
                     proposed.primaryKey = table.primaryKey
                     proposed.uniqueKeys = table.uniqueKeys
@@ -143,7 +165,9 @@ public struct ModelInference {
                 entities[index].columns[column].observe(record.string(column))
             }
             // Children follow their parent record, so the last record seen with that number is the parent.
-            if let parent = record.parentRecord, let last = lastEntityByNumber, last.number == parent { entities[index].parent = last.entity }
+            if let parent = record.parentRecord, let last = lastEntityByNumber, last.number == parent {
+                entities[index].parent = last.entity
+            }
             if record.parentRecord == nil, let number = record.number { lastEntityByNumber = (number, index) }
         }
     }
@@ -151,10 +175,16 @@ public struct ModelInference {
     /// `order_lines` → `OrderLine`, `customers` → `Customer`.
     public static func entityName(_ source: String) -> String {
         var base = (source as NSString).lastPathComponent
-        for suffix in [".gz", ".csv", ".tsv", ".txt", ".xml", ".sql"] where base.lowercased().hasSuffix(suffix) { base = String(base.dropLast(suffix.count)) }
+        for suffix in [".gz", ".csv", ".tsv", ".txt", ".xml", ".sql"] where base.lowercased().hasSuffix(suffix) {
+            base = String(base.dropLast(suffix.count))
+        }
         let words = base.split { !$0.isLetter && !$0.isNumber }.map(String.init)
         var name = words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
-        if name.hasSuffix("ies") { name = String(name.dropLast(3)) + "y" } else if name.hasSuffix("s"), !name.hasSuffix("ss") { name.removeLast() }
+        if name.hasSuffix("ies") {
+            name = String(name.dropLast(3)) + "y"
+        } else if name.hasSuffix("s"), !name.hasSuffix("ss") {
+            name.removeLast()
+        }
         return name.isEmpty ? "Record" : name
     }
 
@@ -162,13 +192,20 @@ public struct ModelInference {
     public static func attributeName(_ column: String) -> String {
         let words = column.split { !$0.isLetter && !$0.isNumber }.map(String.init)
         guard let first = words.first else { return "field" }
-        var name = first.prefix(1).lowercased() + first.dropFirst() + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+        var name =
+            first.prefix(1).lowercased() + first.dropFirst()
+            + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
         if name.first?.isNumber == true { name = "f" + name }
         return name
     }
 
     /// A to-one relationship the proposal makes of a key column: from entity, column, to entity.
-    struct Link { var from: Int; var column: String; var to: Int; var referencedColumn: String? }
+    struct Link {
+        var from: Int
+        var column: String
+        var to: Int
+        var referencedColumn: String?
+    }
 
     /// Relationships: declared foreign keys, else `<x>_id` columns whose entity exists with a unique id.
     private func links() -> [Link] {
@@ -176,13 +213,19 @@ public struct ModelInference {
         for (index, entity) in entities.enumerated() {
             for key in entity.foreignKeys where key.columns.count == 1 {
                 if let target = entities.firstIndex(where: { $0.origin == key.table }) {
-                    links.append(Link(from: index, column: key.columns[0], to: target, referencedColumn: key.referencedColumns.first))
+                    links.append(
+                        Link(
+                            from: index, column: key.columns[0], to: target,
+                            referencedColumn: key.referencedColumns.first))
                 }
             }
             guard entity.foreignKeys.isEmpty else { continue }
-            for column in entity.columns where column.source.lowercased().hasSuffix("_id") && column.type == .integer64 {
+            for column in entity.columns where column.source.lowercased().hasSuffix("_id") && column.type == .integer64
+            {
                 let stem = Self.entityName(String(column.source.dropLast(3)))
-                if let target = entities.firstIndex(where: { $0.name == stem && $0.columns.contains { $0.source == "id" && $0.isUnique } }) {
+                if let target = entities.firstIndex(where: {
+                    $0.name == stem && $0.columns.contains { $0.source == "id" && $0.isUnique }
+                }) {
                     links.append(Link(from: index, column: column.source, to: target, referencedColumn: "id"))
                 }
             }
@@ -212,15 +255,21 @@ public struct ModelInference {
             let lookups = linked.map { link -> (String, String, String, String) in
                 let destination = entities[link.to]
                 let column = link.referencedColumn ?? destination.primaryKey.first ?? "id"
-                return (Self.relationshipName(forColumn: link.column), destination.name, Self.attributeName(column), link.column)
+                return (
+                    Self.relationshipName(forColumn: link.column), destination.name, Self.attributeName(column),
+                    link.column
+                )
             }
             var key = entity.primaryKey.map(Self.attributeName)
             if key.isEmpty, entity.columns.contains(where: { $0.source == "id" && $0.isUnique }) { key = ["id"] }
             if key.contains(where: { name in linkedColumns.contains { Self.attributeName($0) == name } }) { key = [] }
-            return EntityPlan(name: entity.name, origin: entity.origin,
-                              fields: entity.columns.filter { !linkedColumns.contains($0.source) }.map { (Self.attributeName($0.source), $0.source) },
-                              lookups: lookups, key: key,
-                              parent: entity.parent.map { ($0, Self.attributeName(entities[$0].name)) })
+            return EntityPlan(
+                name: entity.name, origin: entity.origin,
+                fields: entity.columns.filter { !linkedColumns.contains($0.source) }.map {
+                    (Self.attributeName($0.source), $0.source)
+                },
+                lookups: lookups, key: key,
+                parent: entity.parent.map { ($0, Self.attributeName(entities[$0].name)) })
         }
     }
 
@@ -228,46 +277,72 @@ public struct ModelInference {
     public func modelFile() -> String {
         let links = links()
         var parents: [(child: Int, parent: Int)] = []
-        for (index, entity) in entities.enumerated() { if let parent = entity.parent { parents.append((index, parent)) } }
-        var text = "# Proposed by `sluice infer` from every value of the inputs; review before use.\nversion: 1\nentities:\n"
+        for (index, entity) in entities.enumerated() {
+            if let parent = entity.parent { parents.append((index, parent)) }
+        }
+        var text =
+            "# Proposed by `sluice infer` from every value of the inputs; review before use.\nversion: 1\nentities:\n"
         for (index, entity) in entities.enumerated() {
             text += "  \(entity.name):\n    attributes:\n"
             let linked = Set(links.filter { $0.from == index }.map(\.column))
             for column in entity.columns where !linked.contains(column.source) {
                 var rules = ["type: \(column.type)"]
                 if column.nulls == 0, column.values > 0 { rules.append("optional: false") }
-                text += "      \(Self.attributeName(column.source)): { \(rules.joined(separator: ", ")) }    # column \(column.source.debugDescription)\n"
+                text +=
+                    "      \(Self.attributeName(column.source)): { \(rules.joined(separator: ", ")) }    # column "
+                    + "\(column.source.debugDescription)\n"
             }
             var relationships: [String] = []
             for link in links where link.from == index {
                 let name = Self.relationshipName(forColumn: link.column)
                 let inverse = Self.inverseName(of: entity.name)
                 let required = entity.columns.first { $0.source == link.column }.map { $0.nulls == 0 } ?? false
-                relationships.append("      \(name): { destination: \(entities[link.to].name), inverse: \(inverse)\(required ? ", optional: false" : "") }    # column \(link.column.debugDescription)")
+                relationships.append(
+                    "      \(name): { destination: \(entities[link.to].name), inverse: "
+                        + "\(inverse)\(required ? ", optional: false" : "") }    # column "
+                        + "\(link.column.debugDescription)"
+                )
             }
             for link in links where link.to == index {
                 let source = entities[link.from]
                 let inverse = Self.relationshipName(forColumn: link.column)
-                relationships.append("      \(Self.inverseName(of: source.name)): { destination: \(source.name), toMany: true, inverse: \(inverse) }")
+                relationships.append(
+                    "      \(Self.inverseName(of: source.name)): { destination: \(source.name), toMany: true, "
+                        + "inverse: \(inverse) }"
+                )
             }
             for (child, parent) in parents where child == index {
                 let name = Self.attributeName(entities[parent].name)
-                relationships.append("      \(name): { destination: \(entities[parent].name), inverse: \(Self.inverseName(of: entity.name)), optional: false }    # the enclosing element")
+                relationships.append(
+                    "      \(name): { destination: \(entities[parent].name), inverse: "
+                        + "\(Self.inverseName(of: entity.name)), optional: false }    # the enclosing element"
+                )
             }
             for (child, parent) in parents where parent == index {
                 let source = entities[child]
-                relationships.append("      \(Self.inverseName(of: source.name)): { destination: \(source.name), toMany: true, inverse: \(Self.attributeName(entity.name)), deleteRule: cascade }")
+                relationships.append(
+                    "      \(Self.inverseName(of: source.name)): { destination: \(source.name), toMany: true, "
+                        + "inverse: \(Self.attributeName(entity.name)), deleteRule: cascade }"
+                )
             }
             if !relationships.isEmpty { text += "    relationships:\n" + relationships.joined(separator: "\n") + "\n" }
             // A key column that became a relationship stays in the key as that relationship (an
             // order line is known by its order and number).
-            func name(_ column: String) -> String { linked.contains(column) ? Self.relationshipName(forColumn: column) : Self.attributeName(column) }
+            func name(_ column: String) -> String {
+                linked.contains(column) ? Self.relationshipName(forColumn: column) : Self.attributeName(column)
+            }
             var unique = entity.uniqueKeys.map { $0.map(name) }
             if !entity.primaryKey.isEmpty { unique.insert(entity.primaryKey.map(name), at: 0) }
-            if unique.isEmpty, let id = entity.columns.first(where: { $0.source == "id" && $0.isUnique }) { unique = [[Self.attributeName(id.source)]] }
+            if unique.isEmpty, let id = entity.columns.first(where: { $0.source == "id" && $0.isUnique }) {
+                unique = [[Self.attributeName(id.source)]]
+            }
             // A key of one relationship alone would make the relationship one-to-one: left out.
             let kept = unique.filter { key in !(key.count == 1 && linked.contains { name($0) == key[0] }) }
-            if !kept.isEmpty { text += "    unique: [" + kept.map { "[" + $0.joined(separator: ", ") + "]" }.joined(separator: ", ") + "]\n" }
+            if !kept.isEmpty {
+                text +=
+                    "    unique: [" + kept.map { "[" + $0.joined(separator: ", ") + "]" }.joined(separator: ", ")
+                    + "]\n"
+            }
         }
         return text
     }

@@ -68,7 +68,10 @@ final class PendingRecords: @unchecked Sendable {
     /// Every waiting group, by source; none wait afterwards.
     func takeAll() -> [Int: [Group]] {
         lock.withLock {
-            defer { groups = []; recordCount = 0 }
+            defer {
+                groups = []
+                recordCount = 0
+            }
             return Dictionary(grouping: groups, by: \.origin.source)
         }
     }
@@ -78,7 +81,10 @@ final class PendingRecords: @unchecked Sendable {
     func takeIfDue() -> [Int: [Group]]? {
         lock.withLock {
             guard recordCount >= retryAt else { return nil }
-            defer { groups = []; recordCount = 0 }
+            defer {
+                groups = []
+                recordCount = 0
+            }
             return Dictionary(grouping: groups, by: \.origin.source)
         }
     }

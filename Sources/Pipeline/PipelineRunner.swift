@@ -55,14 +55,16 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .tooManyRejects(let count, let max, let rejects, let committed):
             return "\(count) record\(count == 1 ? " was" : "s were") rejected, more than errors.max (\(max)); "
-                + (committed ? "the batches saved so far stay in the target (commit: batches)" : "the target is unchanged")
+                + (committed
+                    ? "the batches saved so far stay in the target (commit: batches)" : "the target is unchanged")
                 + (rejects.map { "; see \($0)" } ?? "")
         case .locked(let path): return "another run is writing the target (lock \(path) is held)"
         case .input(let source, let message): return "source \(source): \(message)"
         case .store(let message): return message
         case .interrupted(let message): return message
         case .invalidGraph(let violations):
-            return "the imported graph breaks \(violations.count) rule\(violations.count == 1 ? "" : "s") of the model:\n"
+            return
+                "the imported graph breaks \(violations.count) rule\(violations.count == 1 ? "" : "s") of the model:\n"
                 + violations.map { "  \($0)" }.joined(separator: "\n")
         }
     }
@@ -109,7 +111,8 @@ public final class PipelineRunner {
         var work = target
         if let target {
             do {
-                try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 lock = try StoreLock(forStoreAt: target.path)
             } catch let error as StoreLock.Error {
                 if case .locked(let path) = error { throw RunError.locked(path) }
@@ -117,7 +120,7 @@ public final class PipelineRunner {
             }
             if !batches { work = try prepareWorkCopy(of: target) }
         }
-        defer { withExtendedLifetime(lock) {} }   // held until the run ends
+        defer { withExtendedLifetime(lock) {} }  // held until the run ends
         let coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
         var store: (any PersistentStore)?
         let shared = RunShared(rejectsPath: config.rejectsPath, batchSize: config.batchSize, lookups: config.lookups)
@@ -139,7 +142,8 @@ public final class PipelineRunner {
                 options["journal_mode"] = "MEMORY"
                 options["synchronous"] = "OFF"
             }
-            store = try TargetStore.add(to: coordinator, at: work, type: work == nil ? nil : config.store.storeType, options: options)
+            store = try TargetStore.add(
+                to: coordinator, at: work, type: work == nil ? nil : config.store.storeType, options: options)
             if let store, work != nil {
                 // The model goes with the store (written with its first save), for `inspect` and `validate`.
                 var metadata = coordinator.metadata(for: store)
@@ -155,13 +159,21 @@ public final class PipelineRunner {
             var checkpoint: BatchCheckpoint?
             var position: BatchCheckpoint.Position?
             if batches, let store {
-                let made = BatchCheckpoint(coordinator: coordinator, store: store, pipeline: BatchCheckpoint.identity(of: config))
+                let made = BatchCheckpoint(
+                    coordinator: coordinator, store: store, pipeline: BatchCheckpoint.identity(of: config))
                 if let left = BatchCheckpoint.position(in: coordinator.metadata(for: store)) {
                     guard resume else {
-                        throw RunError.interrupted("the target \(target?.path ?? "") holds the checkpoint of an interrupted run (source \(left.sourceIndex + 1), \(left.batches) batches done); run again with --resume to go on from there")
+                        throw RunError.interrupted(
+                            "the target \(target?.path ?? "") holds the checkpoint of an interrupted run (source "
+                                + "\(left.sourceIndex + 1), \(left.batches) batches done); run again with --resume to "
+                                + "go on from there"
+                        )
                     }
                     guard left.pipeline == made.pipeline else {
-                        throw RunError.interrupted("the checkpoint in \(target?.path ?? "") was left by another pipeline (or this one before it changed: file, model, batch size or inputs); it cannot be resumed")
+                        throw RunError.interrupted(
+                            "the checkpoint in \(target?.path ?? "") was left by another pipeline (or this one before "
+                                + "it changed: file, model, batch size or inputs); it cannot be resumed"
+                        )
                     }
                     position = left
                 }
@@ -171,8 +183,10 @@ public final class PipelineRunner {
             defer { line?.stop() }
             if let position, !position.pending.isEmpty {
                 // Records an interrupted run left waiting for a parent are read again.
-                for (index, source) in config.sources.enumerated() where position.pending.contains(where: { $0.source == index }) {
-                    shared.pending.add(try SourceImport(source: source, sourceIndex: index, config: config).collect(position.pending))
+                for (index, source) in config.sources.enumerated()
+                where position.pending.contains(where: { $0.source == index }) {
+                    shared.pending.add(
+                        try SourceImport(source: source, sourceIndex: index, config: config).collect(position.pending))
                 }
             }
             for pass in Self.passes(of: config, batches: batches) {
@@ -181,11 +195,16 @@ public final class PipelineRunner {
                 let resumed = position.flatMap { index == $0.sourceIndex ? $0 : nil }
                 let skipped = resumed?.batches ?? 0, alsoDone = resumed?.alsoDone ?? []
                 checkpoint?.begin(sourceIndex: index, skipped: skipped, alsoDone: alsoDone, pending: resumed?.pending)
-                let deferred: Set<ValidationRule> = pass.allSatisfy { Self.fillsEveryMinimum(config.sources[$0].mapping, model: config.model) } ? [] : [.minCount]
+                let deferred: Set<ValidationRule> =
+                    pass.allSatisfy { Self.fillsEveryMinimum(config.sources[$0].mapping, model: config.model) }
+                    ? [] : [.minCount]
                 for context in contexts { context.deferredValidationRules = deferred }
-                let seconds = try SourceImport(source: source, sourceIndex: pass.lowerBound, config: config, checkpoint: checkpoint, skippedBatches: skipped,
-                                               alsoDone: alsoDone, alongside: Array(pass.dropFirst()))
-                    .run(contexts: contexts, shared: shared)
+                let seconds = try SourceImport(
+                    source: source, sourceIndex: pass.lowerBound, config: config, checkpoint: checkpoint,
+                    skippedBatches: skipped,
+                    alsoDone: alsoDone, alongside: Array(pass.dropFirst())
+                )
+                .run(contexts: contexts, shared: shared)
                 for (part, spent) in zip(pass, seconds).dropLast() { stage(config.sources[part].name, seconds: spent) }
                 // Records waiting for parents are tried again once the source is in; after the last
                 // source, what still finds no parent is rejected with its key.
@@ -194,13 +213,17 @@ public final class PipelineRunner {
                     var waiting = shared.pending.takeAll()
                     while !waiting.isEmpty {
                         let before = waiting.values.reduce(0) { $0 + $1.count }
-                        try SourceImport.retry(waiting, config: config, context: contexts[0], shared: shared, checkpoint: checkpoint, final: false)
+                        try SourceImport.retry(
+                            waiting, config: config, context: contexts[0], shared: shared, checkpoint: checkpoint,
+                            final: false)
                         waiting = shared.pending.takeAll()
                         guard waiting.values.reduce(0, { $0 + $1.count }) < before else { break }
                     }
                     guard !waiting.isEmpty else { return }
                     if index == config.sources.count - 1 {
-                        try SourceImport.retry(waiting, config: config, context: contexts[0], shared: shared, checkpoint: checkpoint, final: true)
+                        try SourceImport.retry(
+                            waiting, config: config, context: contexts[0], shared: shared, checkpoint: checkpoint,
+                            final: true)
                     } else {
                         shared.pending.add(waiting.values.flatMap { $0 })
                     }
@@ -210,7 +233,8 @@ public final class PipelineRunner {
             try shared.closeRejects()
             report = shared.currentReport
             if report.rejected > config.maxErrors {
-                throw RunError.tooManyRejects(count: report.rejected, max: config.maxErrors, rejects: config.rejectsPath, committed: batches)
+                throw RunError.tooManyRejects(
+                    count: report.rejected, max: config.maxErrors, rejects: config.rejectsPath, committed: batches)
             }
             if let sqlite = store as? SQLiteStore { try sqlite.buildPendingIndexes() }
             stage("indexes")
@@ -245,7 +269,9 @@ public final class PipelineRunner {
         while start < config.sources.count {
             var end = start + 1
             while end < config.sources.count,
-                  SourceImport.sharesPass(config.sources[end], with: Array(config.sources[start..<end]), commit: batches ? .batches : .atomic) {
+                SourceImport.sharesPass(
+                    config.sources[end], with: Array(config.sources[start..<end]), commit: batches ? .batches : .atomic)
+            {
                 end += 1
             }
             passes.append(start..<end)
@@ -263,7 +289,9 @@ public final class PipelineRunner {
             guard let entity = model.entity(named: entityName) else { return true }
             return entity.relationships.allSatisfy { relationship in
                 guard relationship.isToMany, (relationship.effectiveMinCount ?? 0) > 0 else { return true }
-                return children.contains { $0.parent == relationship.inverse?.name && $0.mapping.entity == relationship.destinationEntity?.name }
+                return children.contains {
+                    $0.parent == relationship.inverse?.name && $0.mapping.entity == relationship.destinationEntity?.name
+                }
             }
         }
         guard filled(mapping.entity, by: mapping.children) else { return false }
@@ -280,13 +308,14 @@ public final class PipelineRunner {
     /// The file the run writes: a copy of the target (or nothing, for a new target) next to it.
     private func prepareWorkCopy(of target: URL) throws -> URL {
         let work = URL(fileURLWithPath: target.path + ".sluice-tmp")
-        Self.removeStoreFiles(at: work)    // what a killed run left
+        Self.removeStoreFiles(at: work)  // what a killed run left
         guard FileManager.default.fileExists(atPath: target.path) else { return work }
         do {
             if (try? SQLiteStore.metadata(at: target)) != nil || !config.sharesFile {
                 // A cleanly closed store has no WAL left; open it once to make sure of that before copying.
                 let check = PersistentStoreCoordinator(managedObjectModel: config.model)
-                let existing = try TargetStore.add(to: check, at: target, type: config.store.storeType, options: storeOptions)
+                let existing = try TargetStore.add(
+                    to: check, at: target, type: config.store.storeType, options: storeOptions)
                 check.removePersistentStore(existing)
             }
             // Another program's database is never opened as a store here (that would add the
@@ -317,12 +346,16 @@ public final class PipelineRunner {
     /// since it was copied (a shared database) is not replaced: that would lose its writes.
     private func commit(_ work: URL, over target: URL) throws {
         if let copiedState, Self.fileState(of: target) != copiedState {
-            throw RunError.store("the target \(target.path) changed while the run worked on a copy of it (another program wrote it); nothing was committed — run again")
+            throw RunError.store(
+                "the target \(target.path) changed while the run worked on a copy of it (another program wrote it); "
+                    + "nothing was committed — run again"
+            )
         }
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: work.path + suffix) }
         try Self.sync(work)
         guard rename(work.path, target.path) == 0 else {
-            throw RunError.store("cannot move the finished store into place at \(target.path): \(String(cString: strerror(errno)))")
+            throw RunError.store(
+                "cannot move the finished store into place at \(target.path): \(String(cString: strerror(errno)))")
         }
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target.path + suffix) }
         try Self.sync(target.deletingLastPathComponent())
@@ -331,13 +364,19 @@ public final class PipelineRunner {
     /// Flushes a file (or a folder, for a rename in it) to the disk.
     private static func sync(_ url: URL) throws {
         let descriptor = open(url.path, O_RDONLY)
-        guard descriptor >= 0 else { throw RunError.store("cannot open \(url.path) to sync it: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw RunError.store("cannot open \(url.path) to sync it: \(String(cString: strerror(errno)))")
+        }
         defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw RunError.store("cannot sync \(url.path) to the disk: \(String(cString: strerror(errno)))") }
+        guard fsync(descriptor) == 0 else {
+            throw RunError.store("cannot sync \(url.path) to the disk: \(String(cString: strerror(errno)))")
+        }
     }
 
     static func removeStoreFiles(at url: URL) {
-        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            try? FileManager.default.removeItem(atPath: url.path + suffix)
+        }
     }
 
     static func peakRSSMegabytes() -> Double {
@@ -360,8 +399,19 @@ struct RejectsFile {
     init(path: String?) { self.path = path }
 
     struct Line: Encodable {
-        struct Position: Encodable { var file: String; var line: Int; var column: Int; var record: Int? }
-        struct Failure: Encodable { var property: String; var raw: String?; var rule: String; var message: String; var position: Position }
+        struct Position: Encodable {
+            var file: String
+            var line: Int
+            var column: Int
+            var record: Int?
+        }
+        struct Failure: Encodable {
+            var property: String
+            var raw: String?
+            var rule: String
+            var message: String
+            var position: Position
+        }
         var source: String
         var entity: String
         var position: Position
@@ -372,12 +422,21 @@ struct RejectsFile {
         guard let path else { return }
         if handle == nil {
             _ = FileManager.default.createFile(atPath: path, contents: nil)
-            guard let opened = FileHandle(forWritingAtPath: path) else { throw RunError.store("cannot write the rejects file \(path)") }
+            guard let opened = FileHandle(forWritingAtPath: path) else {
+                throw RunError.store("cannot write the rejects file \(path)")
+            }
             handle = opened
         }
-        func position(_ p: SourcePosition) -> Line.Position { .init(file: p.file, line: p.line, column: p.column, record: p.record) }
-        let line = Line(source: reject.source, entity: reject.entity, position: position(reject.position),
-                        failures: reject.failures.map { .init(property: $0.property, raw: $0.raw, rule: $0.rule, message: $0.message, position: position($0.position)) })
+        func position(_ p: SourcePosition) -> Line.Position {
+            .init(file: p.file, line: p.line, column: p.column, record: p.record)
+        }
+        let line = Line(
+            source: reject.source, entity: reject.entity, position: position(reject.position),
+            failures: reject.failures.map {
+                .init(
+                    property: $0.property, raw: $0.raw, rule: $0.rule, message: $0.message,
+                    position: position($0.position))
+            })
         try handle!.write(contentsOf: encoder.encode(line) + Data("\n".utf8))
     }
 

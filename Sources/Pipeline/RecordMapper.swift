@@ -48,10 +48,16 @@ public final class RecordMapper {
     ///   - fieldNames: the names the reader gives its fields (CSV header, table columns, XML spec
     ///     field names — the mapping's `column`/`path` values).
     /// - Throws: `PipelineFileError` when the mapping names a field the source does not have.
-    public init(mapping: PipelineConfig.Mapping, model: ManagedObjectModel, fieldNames: [String], source: String,
-                sourceNulls: [String] = [], file: String = "", line: Int = 0) throws {
+    public init(
+        mapping: PipelineConfig.Mapping, model: ManagedObjectModel, fieldNames: [String], source: String,
+        sourceNulls: [String] = [], file: String = "", line: Int = 0
+    ) throws {
         guard let entity = model.entity(named: mapping.entity) else {
-            throw PipelineFileError(issues: [ModelFileIssue(file: file, line: line, column: 0, entity: "source \(source)", message: "the model has no entity \(mapping.entity)")])
+            throw PipelineFileError(issues: [
+                ModelFileIssue(
+                    file: file, line: line, column: 0, entity: "source \(source)",
+                    message: "the model has no entity \(mapping.entity)")
+            ])
         }
         self.source = source
         self.entity = entity
@@ -66,22 +72,34 @@ public final class RecordMapper {
         var fields: [(Int, Int, ValueConverter)] = []
         for mapped in mapping.fields {
             guard let attribute = entity.attribute(named: mapped.attribute) else { continue }
-            fields.append((attribute.index, field(mapped.from), try ValueConverter(field: mapped, attribute: attribute, sourceNulls: sourceNulls)))
+            fields.append(
+                (
+                    attribute.index, field(mapped.from),
+                    try ValueConverter(field: mapped, attribute: attribute, sourceNulls: sourceNulls)
+                ))
         }
         var lookups: [[(Int, ValueConverter)]] = []
         for lookup in mapping.relationships {
             guard let destination = model.entity(named: lookup.entity) else { continue }
-            lookups.append(try lookup.key.compactMap { part in
-                guard let attribute = destination.attribute(named: part.attribute) else { return nil }
-                return (field(part.from), try ValueConverter(field: PipelineConfig.Field(attribute: part.attribute, from: part.from),
-                                                             attribute: attribute, sourceNulls: sourceNulls))
-            })
+            lookups.append(
+                try lookup.key.compactMap { part in
+                    guard let attribute = destination.attribute(named: part.attribute) else { return nil }
+                    return (
+                        field(part.from),
+                        try ValueConverter(
+                            field: PipelineConfig.Field(attribute: part.attribute, from: part.from),
+                            attribute: attribute, sourceNulls: sourceNulls)
+                    )
+                })
         }
         guard missing.isEmpty else {
             let known = fieldNames.isEmpty ? "it has no named fields" : "it has: \(fieldNames.joined(separator: ", "))"
-            throw PipelineFileError(issues: missing.map {
-                ModelFileIssue(file: file, line: line, column: 0, entity: "source \(source)", message: "the input has no field \($0.debugDescription) (\(known))")
-            })
+            throw PipelineFileError(
+                issues: missing.map {
+                    ModelFileIssue(
+                        file: file, line: line, column: 0, entity: "source \(source)",
+                        message: "the input has no field \($0.debugDescription) (\(known))")
+                })
         }
         self.fields = fields
         self.lookups = lookups
@@ -99,7 +117,8 @@ public final class RecordMapper {
     /// such as validation at save); `nil` when the attribute is not mapped from a field.
     public func field(of attributeName: String, in record: Record) -> (raw: String?, position: SourcePosition)? {
         guard let index = entity.attributeIndex(named: attributeName),
-              let field = fields.first(where: { $0.attribute == index })?.field, field < record.count else { return nil }
+            let field = fields.first(where: { $0.attribute == index })?.field, field < record.count
+        else { return nil }
         return (record.string(field), record.position(ofField: field))
     }
 
@@ -114,8 +133,11 @@ public final class RecordMapper {
             case .success(let value): mapped.values.append(value)
             case .failure(let failure):
                 let raw = field < record.count ? record.string(field) : nil
-                failures.append(RejectFailure(property: converter.attribute.name, raw: raw, rule: failure.rule.rawValue,
-                                              message: failure.message, position: field < record.count ? record.position(ofField: field) : record.position))
+                failures.append(
+                    RejectFailure(
+                        property: converter.attribute.name, raw: raw, rule: failure.rule.rawValue,
+                        message: failure.message,
+                        position: field < record.count ? record.position(ofField: field) : record.position))
             }
         }
         for (_, field, converter) in fields { convert(field, converter) }
@@ -125,7 +147,9 @@ public final class RecordMapper {
         guard failures.isEmpty else {
             throw RecordReject(source: source, entity: entity.name, position: record.position, failures: failures)
         }
-        if let filter, !filter.evaluate(MappedSubject(entity: entity, attributes: attributes, values: mapped.values)) { return nil }
+        if let filter, !filter.evaluate(MappedSubject(entity: entity, attributes: attributes, values: mapped.values)) {
+            return nil
+        }
         return mapped
     }
 
@@ -160,7 +184,9 @@ public final class RecordMapper {
         let entity: EntityDescription
         let attributes: [Int]
         let values: [AttributeValue]
-        var predicateObjectID: ManagedObjectID { ManagedObjectID(entityName: entity.name, storeIdentifier: nil, reference: .temporary(0)) }
+        var predicateObjectID: ManagedObjectID {
+            ManagedObjectID(entityName: entity.name, storeIdentifier: nil, reference: .temporary(0))
+        }
         func predicateValue(forKey key: String) -> PredicateValue {
             guard let index = entity.attributeIndex(named: key) else { return .value(.null) }
             return .value(attributes.firstIndex(of: index).map { values[$0] } ?? entity.attributes[index].defaultValue)
@@ -174,16 +200,21 @@ extension PipelineConfig.Mapping {
     public func xmlSpec(path: String) -> XMLRecordSpec {
         var paths: [String] = []
         for field in fields where !paths.contains(field.from) { paths.append(field.from) }
-        for lookup in relationships { for part in lookup.key where !paths.contains(part.from) { paths.append(part.from) } }
-        return XMLRecordSpec(path: path, kind: path, fields: paths.map { ($0, $0) },
-                             children: children.map { $0.mapping.xmlSpec(path: $0.record) })
+        for lookup in relationships {
+            for part in lookup.key where !paths.contains(part.from) { paths.append(part.from) }
+        }
+        return XMLRecordSpec(
+            path: path, kind: path, fields: paths.map { ($0, $0) },
+            children: children.map { $0.mapping.xmlSpec(path: $0.record) })
     }
 }
 
 extension PipelineConfig {
     /// Every lookup of every source, nested children's included.
     var lookups: [Lookup] {
-        func all(_ mapping: Mapping) -> [Lookup] { mapping.relationships + mapping.children.flatMap { all($0.mapping) } }
+        func all(_ mapping: Mapping) -> [Lookup] {
+            mapping.relationships + mapping.children.flatMap { all($0.mapping) }
+        }
         return sources.flatMap { all($0.mapping) }
     }
 }

@@ -43,7 +43,9 @@ final class RunProgress: @unchecked Sendable {
                 let imported = readRecords > 0 ? min(1, Double(records) / Double(readRecords)) : 0
                 let fraction = min(1, Double(counter.bytesRead) / Double(totalBytes)) * imported
                 text += ", \(Int(fraction * 100))%"
-                if fraction > 0.01 && fraction < 1 { text += ", about \(Int(seconds / fraction * (1 - fraction)) + 1) s left" }
+                if fraction > 0.01 && fraction < 1 {
+                    text += ", about \(Int(seconds / fraction * (1 - fraction)) + 1) s left"
+                }
             }
             return text
         }
@@ -66,11 +68,14 @@ final class ProgressLine: @unchecked Sendable {
                 _ = condition.wait(until: Date().addingTimeInterval(0.5))
                 if stopped { break }
                 let text = progress.line
-                FileHandle.standardError.write(Data(("\r" + text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0)).utf8))
+                FileHandle.standardError.write(
+                    Data(("\r" + text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0)).utf8))
                 width = text.count
             }
             condition.unlock()
-            if width > 0 { FileHandle.standardError.write(Data(("\r" + String(repeating: " ", count: width) + "\r").utf8)) }
+            if width > 0 {
+                FileHandle.standardError.write(Data(("\r" + String(repeating: " ", count: width) + "\r").utf8))
+            }
             done.signal()
         }
         thread.name = "sluice-progress"

@@ -13,7 +13,8 @@ public struct SeedFileError: Error, Sendable, CustomStringConvertible {
     }
     public var issues: [Issue]
     public var description: String {
-        "The seed file has \(issues.count) error\(issues.count == 1 ? "" : "s"):\n" + issues.map { "  \($0)" }.joined(separator: "\n")
+        "The seed file has \(issues.count) error\(issues.count == 1 ? "" : "s"):\n"
+            + issues.map { "  \($0)" }.joined(separator: "\n")
     }
 }
 
@@ -39,19 +40,29 @@ public enum SeedFile {
         let file = url.path
         let text: String
         do { text = try String(contentsOf: url, encoding: .utf8) } catch {
-            throw SeedFileError(issues: [.init(file: file, line: 0, column: 0, message: "cannot read the seed file: \(error.localizedDescription)")])
+            throw SeedFileError(issues: [
+                .init(
+                    file: file, line: 0, column: 0, message: "cannot read the seed file: \(error.localizedDescription)")
+            ])
         }
         let root: Node?
         do { root = try Yams.compose(yaml: text) } catch {
             let location = YAMLErrorLocation(error)
-            throw SeedFileError(issues: [.init(file: file, line: location.line, column: location.column, message: location.message)])
+            throw SeedFileError(issues: [
+                .init(file: file, line: location.line, column: location.column, message: location.message)
+            ])
         }
         var issues: [SeedFileError.Issue] = []
         func fail(_ node: Node, _ message: String) {
-            issues.append(.init(file: file, line: node.mark?.line ?? 0, column: node.mark?.column ?? 0, message: message))
+            issues.append(
+                .init(file: file, line: node.mark?.line ?? 0, column: node.mark?.column ?? 0, message: message))
         }
         guard let mapping = root?.mapping else {
-            throw SeedFileError(issues: [.init(file: file, line: 1, column: 1, message: "a seed file is a mapping from entity names to lists of records")])
+            throw SeedFileError(issues: [
+                .init(
+                    file: file, line: 1, column: 1,
+                    message: "a seed file is a mapping from entity names to lists of records")
+            ])
         }
         let model = context.managedObjectModel
         var counts: [String: Int] = [:]
@@ -63,18 +74,37 @@ public enum SeedFile {
                 fail(entityNode, "the model has no entity named \(entityName.debugDescription)")
                 continue
             }
-            guard !entity.isAbstract else { fail(entityNode, "\(entityName) is abstract; seed one of its sub-entities"); continue }
-            guard let list = records.sequence else { fail(records, "\(entityName) must hold a list of records"); continue }
+            guard !entity.isAbstract else {
+                fail(entityNode, "\(entityName) is abstract; seed one of its sub-entities")
+                continue
+            }
+            guard let list = records.sequence else {
+                fail(records, "\(entityName) must hold a list of records")
+                continue
+            }
             for record in list {
-                guard let fields = record.mapping else { fail(record, "each \(entityName) record must be a mapping of property names to values"); continue }
+                guard let fields = record.mapping else {
+                    fail(record, "each \(entityName) record must be a mapping of property names to values")
+                    continue
+                }
                 let object = context.insertNewObject(forEntityName: entityName)
                 counts[entityName, default: 0] += 1
                 for (keyNode, valueNode) in fields {
                     let key = keyNode.scalar?.string ?? ""
                     if let attribute = entity.attribute(named: key) {
-                        if valueNode.null != nil { object[attributeAt: attribute.index] = .null; continue }
-                        guard let text = valueNode.scalar?.string, let value = AttributeValueParser.parse(text, as: attribute.type) else {
-                            fail(valueNode, "\(entityName).\(key): \(valueNode.scalar?.string.debugDescription ?? "this value") is not a valid \(attribute.type)\(AttributeValueParser.formatHint(for: attribute.type))")
+                        if valueNode.null != nil {
+                            object[attributeAt: attribute.index] = .null
+                            continue
+                        }
+                        guard let text = valueNode.scalar?.string,
+                            let value = AttributeValueParser.parse(text, as: attribute.type)
+                        else {
+                            fail(
+                                valueNode,
+                                "\(entityName).\(key): \(valueNode.scalar?.string.debugDescription ?? "this value") "
+                                    + "is not a valid "
+                                    + "\(attribute.type)\(AttributeValueParser.formatHint(for: attribute.type))"
+                            )
                             continue
                         }
                         object[attributeAt: attribute.index] = value
@@ -90,16 +120,24 @@ public enum SeedFile {
         for (object, relationship, node) in links {
             let keyNodes: [Node]
             if relationship.isToMany {
-                guard let list = node.sequence else { fail(node, "\(relationship) is to-many: give a list of keys"); continue }
+                guard let list = node.sequence else {
+                    fail(node, "\(relationship) is to-many: give a list of keys")
+                    continue
+                }
                 keyNodes = Array(list)
             } else {
                 if node.null != nil { continue }
                 keyNodes = [node]
             }
             for keyNode in keyNodes {
-                guard let destination = lookUp(relationship.destinationEntity, keyNode, in: context, fail: fail) else { continue }
-                if relationship.isToMany { object.addRelatedObject(destination, forKey: relationship.name) }
-                else { object.setRelatedObject(destination, forKey: relationship.name) }
+                guard let destination = lookUp(relationship.destinationEntity, keyNode, in: context, fail: fail) else {
+                    continue
+                }
+                if relationship.isToMany {
+                    object.addRelatedObject(destination, forKey: relationship.name)
+                } else {
+                    object.setRelatedObject(destination, forKey: relationship.name)
+                }
             }
         }
         if !issues.isEmpty {
@@ -109,8 +147,10 @@ public enum SeedFile {
         return counts
     }
 
-    private static func lookUp(_ entity: EntityDescription, _ node: Node, in context: ManagedObjectContext,
-                               fail: (Node, String) -> Void) -> ManagedObject? {
+    private static func lookUp(
+        _ entity: EntityDescription, _ node: Node, in context: ManagedObjectContext,
+        fail: (Node, String) -> Void
+    ) -> ManagedObject? {
         guard let fields = node.mapping, !fields.isEmpty else {
             fail(node, "refer to a \(entity.name) by its key values, e.g. { id: 1 }")
             return nil
@@ -123,7 +163,8 @@ public enum SeedFile {
                 fail(keyNode, "\(entity.name) has no attribute named \(key.debugDescription) to look it up by")
                 return nil
             }
-            guard let text = valueNode.scalar?.string, let value = AttributeValueParser.parse(text, as: attribute.type) else {
+            guard let text = valueNode.scalar?.string, let value = AttributeValueParser.parse(text, as: attribute.type)
+            else {
                 fail(valueNode, "\(entity.name).\(key): not a valid \(attribute.type)")
                 return nil
             }
@@ -138,8 +179,16 @@ public enum SeedFile {
         }
         switch matches.count {
         case 1: return matches[0]
-        case 0: fail(node, "no \(entity.name) has \(description.joined(separator: ", "))"); return nil
-        default: fail(node, "\(matches.count) \(entity.name) objects have \(description.joined(separator: ", ")); the key must pick one"); return nil
+        case 0:
+            fail(node, "no \(entity.name) has \(description.joined(separator: ", "))")
+            return nil
+        default:
+            fail(
+                node,
+                "\(matches.count) \(entity.name) objects have \(description.joined(separator: ", ")); the key must "
+                    + "pick one"
+            )
+            return nil
         }
     }
 }

@@ -24,7 +24,9 @@ final class RunShared: @unchecked Sendable {
 
     var currentReport: RunReport { lock.withLock { report } }
 
-    private static func name(_ entity: String, _ attributes: [String]) -> String { entity + "|" + attributes.joined(separator: ",") }
+    private static func name(_ entity: String, _ attributes: [String]) -> String {
+        entity + "|" + attributes.joined(separator: ",")
+    }
 
     func knownKeys(for lookup: PipelineConfig.Lookup) -> KnownKeys {
         let name = Self.name(lookup.entity, lookup.key.map(\.attribute))
@@ -95,8 +97,12 @@ struct SourceImport {
     /// pipeline): one XML or SQL dump file whose sources each take their own records (distinct
     /// tables; XML record paths neither equal nor one inside another). Not with `commit: batches`,
     /// whose checkpoint counts the batches of one source at a time.
-    static func sharesPass(_ next: PipelineConfig.Source, with sources: [PipelineConfig.Source], commit: PipelineConfig.Commit) -> Bool {
-        guard commit != .batches, let first = sources.first, next.format == first.format, next.path == first.path else { return false }
+    static func sharesPass(
+        _ next: PipelineConfig.Source, with sources: [PipelineConfig.Source], commit: PipelineConfig.Commit
+    ) -> Bool {
+        guard commit != .batches, let first = sources.first, next.format == first.format, next.path == first.path else {
+            return false
+        }
         switch next.format {
         case .sqldump:
             guard let table = next.table else { return false }
@@ -121,7 +127,9 @@ struct SourceImport {
         let parts = parts
         let seconds = Seconds(count: parts.count)
         let thread = Thread { [self] in
-            do { try read(into: queue, failure: failure, progress: shared.progress, seconds: &seconds.values) } catch { failure.set(error) }
+            do { try read(into: queue, failure: failure, progress: shared.progress, seconds: &seconds.values) } catch {
+                failure.set(error)
+            }
             queue.close()
             readerDone.signal()
         }
@@ -129,7 +137,11 @@ struct SourceImport {
         let start = Date()
         thread.start()
         let workers = contexts.map { context in
-            parts.map { BatchWorker(source: $0.source, sourceIndex: $0.index, config: config, context: context, shared: shared, checkpoint: checkpoint) }
+            parts.map {
+                BatchWorker(
+                    source: $0.source, sourceIndex: $0.index, config: config, context: context, shared: shared,
+                    checkpoint: checkpoint)
+            }
         }
         DispatchQueue.concurrentPerform(iterations: workers.count) { index in
             let context = contexts[index]
@@ -139,7 +151,9 @@ struct SourceImport {
                         try workers[index][batch.part].importBatch(batch.records, number: batch.number)
                         // Enough records wait for parents: try them again, parents may have come since.
                         if let due = shared.pending.takeIfDue() {
-                            try Self.retry(due, config: config, context: context, shared: shared, checkpoint: checkpoint, final: false)
+                            try Self.retry(
+                                due, config: config, context: context, shared: shared, checkpoint: checkpoint,
+                                final: false)
                         }
                     }
                     shared.progress.add(records: batch.records.count)
@@ -167,15 +181,20 @@ struct SourceImport {
 
     /// Imports waiting records again (`PendingRecords`), a batch at a time, in `context` (call on its
     /// queue); what still finds no parent waits on — or, on the `final` try, is rejected with its key.
-    static func retry(_ groups: [Int: [PendingRecords.Group]], config: PipelineConfig, context: ManagedObjectContext, shared: RunShared,
-                      checkpoint: BatchCheckpoint?, final: Bool) throws {
+    static func retry(
+        _ groups: [Int: [PendingRecords.Group]], config: PipelineConfig, context: ManagedObjectContext,
+        shared: RunShared,
+        checkpoint: BatchCheckpoint?, final: Bool
+    ) throws {
         for (sourceIndex, waiting) in groups.sorted(by: { $0.key < $1.key }) {
-            let worker = BatchWorker(source: config.sources[sourceIndex], sourceIndex: sourceIndex, config: config, context: context,
-                                     shared: shared, checkpoint: checkpoint)
+            let worker = BatchWorker(
+                source: config.sources[sourceIndex], sourceIndex: sourceIndex, config: config, context: context,
+                shared: shared, checkpoint: checkpoint)
             var start = 0
             while start < waiting.count {
                 let slice = waiting[start..<min(start + config.batchSize, waiting.count)]
-                try worker.importBatch(slice.flatMap(\.records), number: nil, origins: slice.map(\.origin), final: final)
+                try worker.importBatch(
+                    slice.flatMap(\.records), number: nil, origins: slice.map(\.origin), final: final)
                 start += slice.count
             }
         }
@@ -192,7 +211,8 @@ struct SourceImport {
         while let record = try readNext(&reader) {
             if record.parentRecord == nil {
                 topLevel += 1
-                let origin = PendingRecords.Origin(source: sourceIndex, batch: topLevel / config.batchSize, record: topLevel % config.batchSize)
+                let origin = PendingRecords.Origin(
+                    source: sourceIndex, batch: topLevel / config.batchSize, record: topLevel % config.batchSize)
                 if origin.batch > last { break }
                 current = wanted.contains(origin) ? origin : nil
                 if let current { groups.append(.init(origin: current, records: [])) }
@@ -211,7 +231,9 @@ struct SourceImport {
     /// Reads the pass into batches of records. A top-level record of another source of the pass
     /// ends the current source's batch, and is handed over once every batch before it is done (so
     /// its lookups find what the sources before it wrote); nested records go with their parent.
-    private func read(into queue: BoundedQueue<Batch>, failure: FirstFailure, progress: RunProgress, seconds: inout [Double]) throws {
+    private func read(
+        into queue: BoundedQueue<Batch>, failure: FirstFailure, progress: RunProgress, seconds: inout [Double]
+    ) throws {
         var reader = try openReader(progress: progress)
         let parts = parts
         var partOfKind: [String: Int] = [:]
@@ -246,7 +268,9 @@ struct SourceImport {
             }
             skippingChildren = false
             if record.parentRecord == nil {
-                if parts.count > 1, lastKind?.context !== record.context { lastKind = (record.context, partOfKind[record.kind ?? ""]) }
+                if parts.count > 1, lastKind?.context !== record.context {
+                    lastKind = (record.context, partOfKind[record.kind ?? ""])
+                }
                 if let next = lastKind?.part, next != part {
                     if !batch.isEmpty { guard hand() else { return } }
                     queue.waitUntilFinished()
@@ -274,8 +298,13 @@ struct SourceImport {
         do {
             switch source.format {
             case .csv: return try CSVReader(source: counted(), dialect: source.csv)
-            case .xml: return try XMLReader(source: counted(), specs: parts.map { $0.source.mapping.xmlSpec(path: $0.source.record ?? "/") })
-            case .sqldump: return try SQLDumpReader(source: counted(), tables: alongside.isEmpty ? source.table.map { [$0] } : Set(parts.compactMap(\.source.table)))
+            case .xml:
+                return try XMLReader(
+                    source: counted(), specs: parts.map { $0.source.mapping.xmlSpec(path: $0.source.record ?? "/") })
+            case .sqldump:
+                return try SQLDumpReader(
+                    source: counted(),
+                    tables: alongside.isEmpty ? source.table.map { [$0] } : Set(parts.compactMap(\.source.table)))
             case .sqlite:
                 progress.begin(source: source.name, counter: nil, path: source.path)
                 return try SQLiteFileReader(path: source.path, tables: source.table.map { [$0] })
@@ -292,7 +321,12 @@ private final class LastSave: @unchecked Sendable {
     private let lock = NSLock()
     private var save: ContextDidSave?
     func set(_ save: ContextDidSave) { lock.withLock { self.save = save } }
-    func take() -> ContextDidSave? { lock.withLock { defer { save = nil }; return save } }
+    func take() -> ContextDidSave? {
+        lock.withLock {
+            defer { save = nil }
+            return save
+        }
+    }
 }
 
 /// The first error of any thread of a source's import.
@@ -363,7 +397,10 @@ final class BatchWorker: @unchecked Sendable {
     private var waitingOrigins: [PendingRecords.Origin] = []
     private var resolvedOrigins: [PendingRecords.Origin] = []
 
-    init(source: PipelineConfig.Source, sourceIndex: Int, config: PipelineConfig, context: ManagedObjectContext, shared: RunShared, checkpoint: BatchCheckpoint?) {
+    init(
+        source: PipelineConfig.Source, sourceIndex: Int, config: PipelineConfig, context: ManagedObjectContext,
+        shared: RunShared, checkpoint: BatchCheckpoint?
+    ) {
         self.source = source
         self.sourceIndex = sourceIndex
         self.config = config
@@ -378,12 +415,14 @@ final class BatchWorker: @unchecked Sendable {
     /// Imports a batch: records read now (batch `number` of the source), or records that waited for
     /// a parent (`number` nil, each top-level record's `origins` given). On the `final` try a
     /// must-exist lookup that finds nothing rejects its record; before, the record waits.
-    func importBatch(_ records: [Record], number: Int?, origins: [PendingRecords.Origin]? = nil, final: Bool = false) throws {
+    func importBatch(
+        _ records: [Record], number: Int?, origins: [PendingRecords.Origin]? = nil, final: Bool = false
+    ) throws {
         batchNumber = number
         var batch: [Item] = []
         batch.reserveCapacity(records.count)
         let hasChildren = !source.mapping.children.isEmpty
-        var byNumber: [Int: Int] = [:]       // record number → item index (for children)
+        var byNumber: [Int: Int] = [:]  // record number → item index (for children)
         var counts: [String: RunReport.Counts] = [:]
         var readByKind: [Int] = []
         var topLevel = 0
@@ -396,7 +435,9 @@ final class BatchWorker: @unchecked Sendable {
                 item.parent = parent
                 item.top = batch[parent].top
             } else {
-                item.origin = origins?[topLevel] ?? PendingRecords.Origin(source: sourceIndex, batch: number ?? 0, record: topLevel)
+                item.origin =
+                    origins?[topLevel]
+                    ?? PendingRecords.Origin(source: sourceIndex, batch: number ?? 0, record: topLevel)
                 item.top = batch.count
                 topLevel += 1
             }
@@ -405,7 +446,7 @@ final class BatchWorker: @unchecked Sendable {
                 readByKind[kind] += 1
             }
             do {
-                guard let mapped = try mapper.map(record) else { continue }    // skipped by `where`
+                guard let mapped = try mapper.map(record) else { continue }  // skipped by `where`
                 item.mapped = mapped
             } catch {
                 item.reject = error
@@ -413,7 +454,9 @@ final class BatchWorker: @unchecked Sendable {
             if hasChildren, let number = record.number { byNumber[number] = batch.count }
             batch.append(item)
         }
-        for (kind, read) in readByKind.enumerated() where read > 0 { counts[kinds[kind].mapper.entity.name, default: .init()].read += read }
+        for (kind, read) in readByKind.enumerated() where read > 0 {
+            counts[kinds[kind].mapper.entity.name, default: .init()].read += read
+        }
         try flush(&batch, counts: &counts, retried: origins, final: final)
     }
 
@@ -432,7 +475,9 @@ final class BatchWorker: @unchecked Sendable {
         var spec = source.mapping.xmlSpec(path: source.record ?? "/")
         if source.format == .xml, name != source.record {
             // A nested record: find its child mapping by walking the spec tree.
-            func find(_ children: [PipelineConfig.Child], _ specs: [XMLRecordSpec]) -> (PipelineConfig.Child, XMLRecordSpec)? {
+            func find(
+                _ children: [PipelineConfig.Child], _ specs: [XMLRecordSpec]
+            ) -> (PipelineConfig.Child, XMLRecordSpec)? {
                 for (child, childSpec) in zip(children, specs) {
                     if childSpec.kind == name { return (child, childSpec) }
                     if let found = find(child.mapping.children, childSpec.children) { return found }
@@ -446,27 +491,41 @@ final class BatchWorker: @unchecked Sendable {
             parentRelationship = child.parent
             spec = childSpec
         }
-        let names = record.schema?.names ?? (source.format == .xml ? spec.fields.map(\.name) : (1...max(record.count, 1)).map(String.init))
-        let mapper = try RecordMapper(mapping: mapping, model: config.model, fieldNames: names, source: source.name,
-                                      sourceNulls: source.format == .csv ? source.csv.nullMarkers : [], file: config.file, line: source.line)
-        let resolvers = try mapping.relationships.map { try LookupResolver(lookup: $0, model: config.model, known: shared.knownKeys(for: $0)) }
-        kinds.append(Kind(mapper: mapper, parentRelationship: parentRelationship, resolvers: resolvers,
-                          bulk: canInsertInBulk(mapper.entity, setting: mapping.relationships.map(\.relationship) + [parentRelationship].compactMap { $0 })))
+        let names =
+            record.schema?.names
+            ?? (source.format == .xml ? spec.fields.map(\.name) : (1...max(record.count, 1)).map(String.init))
+        let mapper = try RecordMapper(
+            mapping: mapping, model: config.model, fieldNames: names, source: source.name,
+            sourceNulls: source.format == .csv ? source.csv.nullMarkers : [], file: config.file, line: source.line)
+        let resolvers = try mapping.relationships.map {
+            try LookupResolver(lookup: $0, model: config.model, known: shared.knownKeys(for: $0))
+        }
+        kinds.append(
+            Kind(
+                mapper: mapper, parentRelationship: parentRelationship, resolvers: resolvers,
+                bulk: canInsertInBulk(
+                    mapper.entity,
+                    setting: mapping.relationships.map(\.relationship) + [parentRelationship].compactMap { $0 })))
         kindByName[name] = kinds.count - 1
-        insertedKeys.append(shared.singleKeys(of: mapper.entity.name).compactMap { name, known in
-            mapper.entity.attributeIndex(named: name).map { ($0, known) }
-        })
+        insertedKeys.append(
+            shared.singleKeys(of: mapper.entity.name).compactMap { name, known in
+                mapper.entity.attributeIndex(named: name).map { ($0, known) }
+            })
         return kinds.count - 1
     }
 
     // MARK: Batches
 
-    private func flush(_ batch: inout [Item], counts: inout [String: RunReport.Counts], retried: [PendingRecords.Origin]?, final: Bool) throws {
+    private func flush(
+        _ batch: inout [Item], counts: inout [String: RunReport.Counts], retried: [PendingRecords.Origin]?, final: Bool
+    ) throws {
         guard !batch.isEmpty else { return try shared.add(counts, rejected: []) }
         // A record whose parent record was rejected goes with it.
         for index in batch.indices {
             if let parent = batch[index].parent, batch[parent].reject != nil, batch[index].reject == nil {
-                rejectItem(&batch, index, property: kinds[batch[index].kind].parentRelationship ?? "", rule: "parent", message: "its parent record was rejected")
+                rejectItem(
+                    &batch, index, property: kinds[batch[index].kind].parentRelationship ?? "", rule: "parent",
+                    message: "its parent record was rejected")
             }
         }
         // New objects that need nothing of a context go to the store in batch inserts.
@@ -475,9 +534,12 @@ final class BatchWorker: @unchecked Sendable {
         for index in batch.indices where batch[index].reject == nil && batch[index].bulkID == nil {
             let kind = kinds[batch[index].kind]
             let object = context.insertNewObject(forEntityName: kind.mapper.entity.name)
-            for (attribute, value) in zip(kind.mapper.attributes, batch[index].mapped.values) { object[attributeAt: attribute] = value }
+            for (attribute, value) in zip(kind.mapper.attributes, batch[index].mapped.values) {
+                object[attributeAt: attribute] = value
+            }
             if let parent = batch[index].parent, let relationship = kind.parentRelationship,
-               let parentObject = batch[parent].object ?? batch[parent].bulkID.map(context.object(with:)) {
+                let parentObject = batch[parent].object ?? batch[parent].bulkID.map(context.object(with:))
+            {
                 object.setRelatedObject(parentObject, forKey: relationship)
             }
             batch[index].object = object
@@ -498,9 +560,11 @@ final class BatchWorker: @unchecked Sendable {
                     } else if !final && batch[batch[index].top].bulkID == nil {
                         waitingTops.insert(batch[index].top)
                     } else {
-                        let described = zip(resolver.lookup.key, key).map { "\($0.attribute) = \($1)" }.joined(separator: ", ")
-                        rejectItem(&batch, index, property: resolver.lookup.relationship, rule: "lookup",
-                                   message: "no \(resolver.entity.name) with \(described)")
+                        let described = zip(resolver.lookup.key, key).map { "\($0.attribute) = \($1)" }.joined(
+                            separator: ", ")
+                        rejectItem(
+                            &batch, index, property: resolver.lookup.relationship, rule: "lookup",
+                            message: "no \(resolver.entity.name) with \(described)")
                     }
                 }
             }
@@ -511,7 +575,7 @@ final class BatchWorker: @unchecked Sendable {
             for index in batch.indices where waitingTops.contains(batch[index].top) {
                 if let object = batch[index].object { discard(object) }
                 batch[index].waits = true
-                batch[index].reject = nil      // judged again when the group is tried again
+                batch[index].reject = nil  // judged again when the group is tried again
                 let top = batch[index].top
                 if groupOfTop[top] == nil, let origin = batch[top].origin {
                     groupOfTop[top] = waiting.count
@@ -521,10 +585,11 @@ final class BatchWorker: @unchecked Sendable {
             }
         }
         waitingOrigins = waiting.map(\.origin)
-        resolvedOrigins = retried.map { origins in
-            let still = Set(waitingOrigins)
-            return origins.filter { !still.contains($0) }
-        } ?? []
+        resolvedOrigins =
+            retried.map { origins in
+                let still = Set(waitingOrigins)
+                return origins.filter { !still.contains($0) }
+            } ?? []
         try save(&batch)
         if retried != nil { shared.pending.putBack(waiting) } else { shared.pending.add(waiting) }
         let saved = lastSave.take()
@@ -563,10 +628,13 @@ final class BatchWorker: @unchecked Sendable {
     /// key says everything of (`BatchInsertRequest.canSet`), no count rule of a to-many could be
     /// broken by a new member, and no to-many of the new object has a minimum checked at the save.
     private func canInsertInBulk(_ entity: EntityDescription, setting relationships: [String]) -> Bool {
-        guard checkpoint == nil, context.persistentStoreCoordinator.supportsBatchInsert(for: entity) else { return false }
+        guard checkpoint == nil, context.persistentStoreCoordinator.supportsBatchInsert(for: entity) else {
+            return false
+        }
         for name in relationships {
             guard let relationship = entity.relationship(named: name), BatchInsertRequest.canSet(relationship),
-                  relationship.inverse?.maxCount == nil else { return false }
+                relationship.inverse?.maxCount == nil
+            else { return false }
         }
         return entity.relationships.allSatisfy { relationship in
             guard relationship.isToMany else { return true }
@@ -590,10 +658,15 @@ final class BatchWorker: @unchecked Sendable {
         for (kindIndex, kind) in kinds.enumerated() {
             let members = batch.indices.filter { batch[$0].kind == kindIndex && groupOK[batch[$0].top] == nil }
             var request = BatchInsertRequest(entity: kind.mapper.entity, capacity: members.count)
-            guard kind.bulk, !members.isEmpty else { requests.append(([], request)); continue }
+            guard kind.bulk, !members.isEmpty else {
+                requests.append(([], request))
+                continue
+            }
             for index in members {
                 let object = request.appendObject()
-                for (attribute, value) in zip(kind.mapper.attributes, batch[index].mapped.values) { request[object, attribute] = value }
+                for (attribute, value) in zip(kind.mapper.attributes, batch[index].mapped.values) {
+                    request[object, attribute] = value
+                }
             }
             for (lookupIndex, resolver) in kind.resolvers.enumerated() {
                 let mapper = kind.mapper
@@ -615,16 +688,23 @@ final class BatchWorker: @unchecked Sendable {
             }
             if let name = kind.parentRelationship, let relationship = kind.mapper.entity.relationship(named: name) {
                 // Stands in for the parent's ID (known once the parent is written) so the check passes.
-                let placeholder = ManagedObjectID(entityName: relationship.destinationEntityName, storeIdentifier: nil, reference: .temporary(0))
-                for object in members.indices { request.setDestination(placeholder, relationship: relationship.index, of: object) }
+                let placeholder = ManagedObjectID(
+                    entityName: relationship.destinationEntityName, storeIdentifier: nil, reference: .temporary(0))
+                for object in members.indices {
+                    request.setDestination(placeholder, relationship: relationship.index, of: object)
+                }
             }
-            for (object, index) in members.enumerated() where !request.isValid(object) { groupOK[batch[index].top] = false }
+            for (object, index) in members.enumerated() where !request.isValid(object) {
+                groupOK[batch[index].top] = false
+            }
             requests.append((members, request))
         }
         // Write them, parents first; an object whose parent was not written stays behind with it.
         var attempted = 0, refused = 0
         for (kindIndex, (members, full)) in requests.enumerated() where !members.isEmpty {
-            let parentRelationship = kinds[kindIndex].parentRelationship.flatMap { full.entity.relationship(named: $0)?.index }
+            let parentRelationship = kinds[kindIndex].parentRelationship.flatMap {
+                full.entity.relationship(named: $0)?.index
+            }
             let kept = members.indices.filter { object in
                 let index = members[object]
                 guard groupOK[batch[index].top] == nil else { return false }
@@ -637,15 +717,20 @@ final class BatchWorker: @unchecked Sendable {
                 request = BatchInsertRequest(entity: full.entity, capacity: kept.count)
                 for object in kept {
                     let copy = request.appendObject()
-                    for attribute in full.entity.attributes { request[copy, attribute.index] = full[object, attribute.index] }
+                    for attribute in full.entity.attributes {
+                        request[copy, attribute.index] = full[object, attribute.index]
+                    }
                     for relationship in full.entity.relationships where !relationship.isToMany {
-                        request.setDestination(full.destination(relationship: relationship.index, of: object), relationship: relationship.index, of: copy)
+                        request.setDestination(
+                            full.destination(relationship: relationship.index, of: object),
+                            relationship: relationship.index, of: copy)
                     }
                 }
             }
             if let parentRelationship {
                 for (copy, object) in kept.enumerated() {
-                    request.setDestination(batch[batch[members[object]].parent!].bulkID, relationship: parentRelationship, of: copy)
+                    request.setDestination(
+                        batch[batch[members[object]].parent!].bulkID, relationship: parentRelationship, of: copy)
                 }
             }
             let ids = try coordinator.execute(request)
@@ -676,9 +761,13 @@ final class BatchWorker: @unchecked Sendable {
                 var progressed = false
                 for failure in error.failures {
                     guard let index = owner(of: failure.objectID, in: batch) else { continue }
-                    let field = failure.key.flatMap { kinds[batch[index].kind].mapper.field(of: $0, in: batch[index].record) }
-                    rejectItem(&batch, index, property: failure.key ?? failure.entityName, rule: "\(failure.rule)", message: failure.message,
-                               raw: field?.raw ?? failure.value, position: field?.position)
+                    let field = failure.key.flatMap {
+                        kinds[batch[index].kind].mapper.field(of: $0, in: batch[index].record)
+                    }
+                    rejectItem(
+                        &batch, index, property: failure.key ?? failure.entityName, rule: "\(failure.rule)",
+                        message: failure.message,
+                        raw: field?.raw ?? failure.value, position: field?.position)
                     progressed = true
                 }
                 if !progressed { throw RunError.store("a batch of \(source.name) cannot be saved: \(error)") }
@@ -687,7 +776,9 @@ final class BatchWorker: @unchecked Sendable {
                 for conflict in error.constraintConflicts {
                     for id in [conflict.objectID] + conflict.otherObjectIDs {
                         guard let index = owner(of: id, in: batch) else { continue }
-                        rejectItem(&batch, index, property: conflict.keyNames.joined(separator: ", "), rule: "unique", message: "\(conflict)")
+                        rejectItem(
+                            &batch, index, property: conflict.keyNames.joined(separator: ", "), rule: "unique",
+                            message: "\(conflict)")
                         progressed = true
                     }
                 }
@@ -698,10 +789,18 @@ final class BatchWorker: @unchecked Sendable {
 
     /// The item whose object has `objectID`, or whose lookup created that object.
     private func owner(of objectID: ManagedObjectID, in batch: [Item]) -> Int? {
-        if let index = batch.indices.first(where: { batch[$0].reject == nil && !batch[$0].waits && batch[$0].object?.objectID == objectID }) { return index }
+        if let index = batch.indices.first(where: {
+            batch[$0].reject == nil && !batch[$0].waits && batch[$0].object?.objectID == objectID
+        }) {
+            return index
+        }
         return batch.indices.first { index in
-            guard batch[index].reject == nil, !batch[index].waits, let object = batch[index].object else { return false }
-            return object.entity.relationships.contains { !$0.isToMany && object.relatedObject(forKey: $0.name)?.objectID == objectID }
+            guard batch[index].reject == nil, !batch[index].waits, let object = batch[index].object else {
+                return false
+            }
+            return object.entity.relationships.contains {
+                !$0.isToMany && object.relatedObject(forKey: $0.name)?.objectID == objectID
+            }
         }
     }
 
@@ -709,25 +808,34 @@ final class BatchWorker: @unchecked Sendable {
     /// it first (stored destinations are faults whose to-many edits would keep it), then deleted.
     private func discard(_ object: ManagedObject) {
         guard !object.isDeleted else { return }
-        for relationship in object.entity.relationships where !relationship.isToMany && object.relatedObject(forKey: relationship.name) != nil {
+        for relationship in object.entity.relationships
+        where !relationship.isToMany && object.relatedObject(forKey: relationship.name) != nil {
             object.setRelatedObject(nil, forKey: relationship.name)
         }
         context.delete(object)
     }
 
     /// Rejects an item: its object (and its nested children's) leave the context.
-    private func rejectItem(_ batch: inout [Item], _ index: Int, property: String, rule: String, message: String, raw: String? = nil,
-                            position: SourcePosition? = nil) {
-        let failure = RejectFailure(property: property, raw: raw, rule: rule, message: message, position: position ?? batch[index].record.position)
+    private func rejectItem(
+        _ batch: inout [Item], _ index: Int, property: String, rule: String, message: String, raw: String? = nil,
+        position: SourcePosition? = nil
+    ) {
+        let failure = RejectFailure(
+            property: property, raw: raw, rule: rule, message: message,
+            position: position ?? batch[index].record.position)
         if batch[index].reject == nil {
-            batch[index].reject = RecordReject(source: source.name, entity: kinds[batch[index].kind].mapper.entity.name, position: batch[index].record.position,
-                                               failures: [failure])
+            batch[index].reject = RecordReject(
+                source: source.name, entity: kinds[batch[index].kind].mapper.entity.name,
+                position: batch[index].record.position,
+                failures: [failure])
         } else {
             batch[index].reject!.failures.append(failure)
         }
         if let object = batch[index].object { discard(object) }
         for child in batch.indices where batch[child].parent == index && batch[child].reject == nil {
-            rejectItem(&batch, child, property: kinds[batch[child].kind].parentRelationship ?? "", rule: "parent", message: "its parent record was rejected")
+            rejectItem(
+                &batch, child, property: kinds[batch[child].kind].parentRelationship ?? "", rule: "parent",
+                message: "its parent record was rejected")
         }
     }
 }

@@ -58,10 +58,12 @@ public enum StoreInspection {
     public static func summary(ofStoreAt url: URL, model given: ManagedObjectModel? = nil) throws -> StoreSummary {
         let metadata = try TargetStore.metadata(ofStoreAt: url)
         let model = try given ?? StoredModel.model(in: metadata, store: url.path)
-        var summary = StoreSummary(path: url.path, type: metadata.storeType, identifier: metadata.identifier,
-                                   modelVersionHash: metadata.modelVersionHash, model: given != nil ? "given" : model != nil ? "stored" : "none",
-                                   entities: nil, interruptedRun: metadata.userInfo[BatchCheckpoint.key] != nil,
-                                   userInfo: metadata.userInfo.filter { $0.key != StoredModel.key && $0.key != BatchCheckpoint.key })
+        var summary = StoreSummary(
+            path: url.path, type: metadata.storeType, identifier: metadata.identifier,
+            modelVersionHash: metadata.modelVersionHash,
+            model: given != nil ? "given" : model != nil ? "stored" : "none",
+            entities: nil, interruptedRun: metadata.userInfo[BatchCheckpoint.key] != nil,
+            userInfo: metadata.userInfo.filter { $0.key != StoredModel.key && $0.key != BatchCheckpoint.key })
         if let model {
             summary.entities = try withStore(at: url, model: model) { context in
                 var counts: [String: Int] = [:]
@@ -79,24 +81,33 @@ public enum StoreInspection {
     /// Every rule of the model the stored graph breaks (`GraphValidation`).
     /// - Parameter given: the model to validate against; by default the one stored with the store.
     /// - Throws: `StoreError`; `ModelFileError`; `StoreInspection.NoModel` when none is known.
-    public static func violations(inStoreAt url: URL, model given: ManagedObjectModel? = nil) throws -> [GraphViolation] {
+    public static func violations(inStoreAt url: URL, model given: ManagedObjectModel? = nil) throws -> [GraphViolation]
+    {
         let metadata = try TargetStore.metadata(ofStoreAt: url)
-        guard let model = try given ?? StoredModel.model(in: metadata, store: url.path) else { throw NoModel(path: url.path) }
-        return try withStore(at: url, model: model) { context in try GraphValidation.violations(in: context.persistentStoreCoordinator) }
+        guard let model = try given ?? StoredModel.model(in: metadata, store: url.path) else {
+            throw NoModel(path: url.path)
+        }
+        return try withStore(at: url, model: model) { context in
+            try GraphValidation.violations(in: context.persistentStoreCoordinator)
+        }
     }
 
     /// The store holds no model and none was given.
     public struct NoModel: Error, CustomStringConvertible {
         public var path: String
         public var description: String {
-            "\(path) does not hold the model it was written with (it was not written by `sluice run` or `sluice import`); give it with --model"
+            "\(path) does not hold the model it was written with (it was not written by `sluice run` or `sluice "
+                + "import`); give it with --model"
         }
     }
 
-    private static func withStore<T>(at url: URL, model: ManagedObjectModel, _ body: (ManagedObjectContext) throws -> T) throws -> T {
+    private static func withStore<T>(
+        at url: URL, model: ManagedObjectModel, _ body: (ManagedObjectContext) throws -> T
+    ) throws -> T {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let type = TargetStore.type(ofStoreAt: url)
-        let store = try TargetStore.add(to: coordinator, at: url, type: type, options: type == SQLiteStore.storeType ? ["read_only": "true"] : [:])
+        let store = try TargetStore.add(
+            to: coordinator, at: url, type: type, options: type == SQLiteStore.storeType ? ["read_only": "true"] : [:])
         defer { coordinator.removePersistentStore(store) }
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         return try context.performAndWait { try body(context) }

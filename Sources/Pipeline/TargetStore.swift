@@ -20,7 +20,9 @@ public enum TargetStore {
             try? handle.close()
             if head.starts(with: Data("SQLite format 3".utf8)) { return SQLiteStore.storeType }
             if head.starts(with: Data("SLUICEBS".utf8)) { return BinaryStore.storeType }
-            if head.starts(with: Data("<?xml".utf8)) || head.starts(with: Data("<sluice-store".utf8)) { return XMLStore.storeType }
+            if head.starts(with: Data("<?xml".utf8)) || head.starts(with: Data("<sluice-store".utf8)) {
+                return XMLStore.storeType
+            }
         }
         switch url.pathExtension.lowercased() {
         case "xml": return XMLStore.storeType
@@ -44,7 +46,9 @@ public enum TargetStore {
     /// target allows. The model is `model`, or the one recorded in the source.
     /// - Returns: the number of objects copied.
     /// - Throws: `StoreError`; `StoreInspection.NoModel`.
-    public static func convert(_ source: URL, to destination: URL, type: String? = nil, model given: ManagedObjectModel? = nil) throws -> Int {
+    public static func convert(
+        _ source: URL, to destination: URL, type: String? = nil, model given: ManagedObjectModel? = nil
+    ) throws -> Int {
         registerBuiltInTypes()
         let sourceType = Self.type(ofStoreAt: source)
         var model = given
@@ -52,10 +56,15 @@ public enum TargetStore {
         guard let model else { throw StoreInspection.NoModel(path: source.path) }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try coordinator.addPersistentStore(type: sourceType, at: source)
-        let copy = try coordinator.migratePersistentStore(store, to: destination, type: type ?? Self.type(ofStoreAt: destination))
+        let copy = try coordinator.migratePersistentStore(
+            store, to: destination, type: type ?? Self.type(ofStoreAt: destination))
         defer { coordinator.removePersistentStore(copy) }
         return try model.entities.filter { $0.superentity == nil }.reduce(0) { total, entity in
-            total + (try copy.countRows(StoreFetchRequest(entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true, fetchLimit: 0, fetchOffset: 0)))
+            total
+                + (try copy.countRows(
+                    StoreFetchRequest(
+                        entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true, fetchLimit: 0,
+                        fetchOffset: 0)))
         }
     }
 
@@ -63,14 +72,20 @@ public enum TargetStore {
     /// store (or `type`, when given) at `url`, creating its directory.
     /// - Throws: `StoreError` (unknown type, a file written with another model, I/O).
     @discardableResult
-    public static func add(to coordinator: PersistentStoreCoordinator, at url: URL?, type: String? = nil,
-                           options: [String: String] = [:]) throws -> any PersistentStore {
+    public static func add(
+        to coordinator: PersistentStoreCoordinator, at url: URL?, type: String? = nil,
+        options: [String: String] = [:]
+    ) throws -> any PersistentStore {
         registerBuiltInTypes()
-        guard let url else { return try coordinator.addPersistentStore(type: type ?? InMemoryStore.storeType, options: options) }
+        guard let url else {
+            return try coordinator.addPersistentStore(type: type ?? InMemoryStore.storeType, options: options)
+        }
         do {
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
-            throw StoreError(.io, "Could not create the directory for the store: \(error.localizedDescription)", url: url)
+            throw StoreError(
+                .io, "Could not create the directory for the store: \(error.localizedDescription)", url: url)
         }
         return try coordinator.addPersistentStore(type: type ?? SQLiteStore.storeType, at: url, options: options)
     }

@@ -6,7 +6,9 @@ import Stores
 /// Why a field's text could not become its attribute's value: the rule it broke, the text, and one
 /// sentence for the rejects file.
 public struct ConversionFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Rule: String, Sendable { case integer, range, decimal, number, boolean, date, uuid, binary, uri, transform }
+    public enum Rule: String, Sendable {
+        case integer, range, decimal, number, boolean, date, uuid, binary, uri, transform
+    }
     public let rule: Rule
     public let raw: String
     public let message: String
@@ -64,7 +66,8 @@ public final class ValueConverter {
         }
         switch attribute.type {
         case .integer16, .integer32, .integer64, .decimal: readsBytes = field.transforms.isEmpty
-        case .date: readsBytes = field.transforms.isEmpty && (datePattern != nil || field.date == nil || field.date == .iso8601)
+        case .date:
+            readsBytes = field.transforms.isEmpty && (datePattern != nil || field.date == nil || field.date == .iso8601)
         default: readsBytes = false
         }
     }
@@ -74,7 +77,9 @@ public final class ValueConverter {
     /// failure) goes through `convert(_:)` with the field's text, so results and messages are the same.
     public func convert(_ record: Record, field: Int) -> Result<AttributeValue, ConversionFailure> {
         guard field < record.count, !record.isNull(field) else { return convert(nil) }
-        if readsBytes, let value = record.withBytes(field, { raw in value(of: raw.assumingMemoryBound(to: UInt8.self)) }) {
+        if readsBytes,
+            let value = record.withBytes(field, { raw in value(of: raw.assumingMemoryBound(to: UInt8.self)) })
+        {
             return .success(value)
         }
         return convert(record.string(field))
@@ -86,7 +91,9 @@ public final class ValueConverter {
         if nullLengths.contains(bytes.count), nullBytes.contains(where: { $0.elementsEqual(bytes) }) { return nil }
         switch attribute.type {
         case .integer16, .integer32, .integer64:
-            guard let number = Self.integer(bytes), AttributeValue.integer(number).fitsRange(of: attribute.type) else { return nil }
+            guard let number = Self.integer(bytes), AttributeValue.integer(number).fitsRange(of: attribute.type) else {
+                return nil
+            }
             return .integer(number)
         case .decimal:
             return DecimalText.parsePlain(bytes: bytes).map { .decimal($0) }
@@ -154,28 +161,38 @@ public final class ValueConverter {
             return .success(.string(text))
         case .integer16, .integer32, .integer64:
             guard let number = Int64(text) else {
-                let message = Int64(text.trimmingCharacters(in: .whitespaces)) != nil ? "has spaces around the number" :
-                    (text.allSatisfy { $0.isNumber || $0 == "-" || $0 == "+" } && !text.isEmpty ? "does not fit a 64-bit integer" : "is not a whole number")
+                let message =
+                    Int64(text.trimmingCharacters(in: .whitespaces)) != nil
+                    ? "has spaces around the number"
+                    : (text.allSatisfy { $0.isNumber || $0 == "-" || $0 == "+" } && !text.isEmpty
+                        ? "does not fit a 64-bit integer" : "is not a whole number")
                 return .failure(failure(.integer, raw, message))
             }
-            guard AttributeValue.integer(number).fitsRange(of: type) else { return .failure(failure(.range, raw, "does not fit \(type)")) }
+            guard AttributeValue.integer(number).fitsRange(of: type) else {
+                return .failure(failure(.range, raw, "does not fit \(type)"))
+            }
             return .success(.integer(number))
         case .decimal:
             if let decimal = DecimalText.parsePlain(text) { return .success(.decimal(decimal)) }
             guard AttributeValueParser.isDecimalNumber(text),
-                  let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+            else {
                 return .failure(failure(.decimal, raw, "is not a decimal number"))
             }
             // Foundation's Decimal keeps 38 significant digits and rounds beyond: refuse instead.
             let digits = text.prefix { $0 != "e" && $0 != "E" }.filter(\.isNumber).drop { $0 == "0" }
-            guard digits.count <= 38 else { return .failure(failure(.decimal, raw, "has more than 38 significant digits")) }
+            guard digits.count <= 38 else {
+                return .failure(failure(.decimal, raw, "has more than 38 significant digits"))
+            }
             return .success(.decimal(decimal))
         case .double, .float:
             guard let number = Double(text), text.first.map({ !$0.isWhitespace }) == true else {
                 return .failure(failure(.number, raw, "is not a number"))
             }
             if type == .float {
-                guard Float(text).map({ $0.isFinite || !number.isFinite }) == true else { return .failure(failure(.range, raw, "does not fit a float")) }
+                guard Float(text).map({ $0.isFinite || !number.isFinite }) == true else {
+                    return .failure(failure(.range, raw, "does not fit a float"))
+                }
                 return .success(.float(Float(text)!))
             }
             return .success(.double(number))
@@ -183,18 +200,29 @@ public final class ValueConverter {
             let word = text.lowercased()
             if trueWords.contains(word) { return .success(.boolean(true)) }
             if falseWords.contains(word) { return .success(.boolean(false)) }
-            return .failure(failure(.boolean, raw, "is neither a true word (\(field.trueWords.joined(separator: ", "))) nor a false word (\(field.falseWords.joined(separator: ", ")))"))
+            return .failure(
+                failure(
+                    .boolean, raw,
+                    "is neither a true word (\(field.trueWords.joined(separator: ", "))) nor a false word "
+                        + "(\(field.falseWords.joined(separator: ", ")))"
+                ))
         case .date:
             return date(text).map { .success(.date($0)) } ?? .failure(failure(.date, raw, "is not a date \(dateHint)"))
         case .uuid:
             return UUID(uuidString: text).map { .success(.uuid($0)) } ?? .failure(failure(.uuid, raw, "is not a UUID"))
         case .uri:
-            guard let url = URL(string: text), url.scheme != nil else { return .failure(failure(.uri, raw, "is not an absolute URI")) }
+            guard let url = URL(string: text), url.scheme != nil else {
+                return .failure(failure(.uri, raw, "is not an absolute URI"))
+            }
             return .success(.uri(url))
         case .binary:
             switch field.binary ?? .base64 {
-            case .base64: return Data(base64Encoded: text).map { .success(.binary($0)) } ?? .failure(failure(.binary, raw, "is not base64"))
-            case .hex: return Self.hex(text).map { .success(.binary($0)) } ?? .failure(failure(.binary, raw, "is not hexadecimal (pairs of 0-9, a-f)"))
+            case .base64:
+                return Data(base64Encoded: text).map { .success(.binary($0)) }
+                    ?? .failure(failure(.binary, raw, "is not base64"))
+            case .hex:
+                return Self.hex(text).map { .success(.binary($0)) }
+                    ?? .failure(failure(.binary, raw, "is not hexadecimal (pairs of 0-9, a-f)"))
             }
         }
     }
@@ -206,7 +234,9 @@ public final class ValueConverter {
         case .pattern:
             if let datePattern { return datePattern.date(from: text) }
             // Parsed strictly: the text must read back the same (no "2024-02-30" becoming March 1st).
-            guard let formatter = dateFormatter, let date = formatter.date(from: text), formatter.string(from: date) == text else { return nil }
+            guard let formatter = dateFormatter, let date = formatter.date(from: text),
+                formatter.string(from: date) == text
+            else { return nil }
             return date
         }
     }

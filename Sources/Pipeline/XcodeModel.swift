@@ -23,7 +23,11 @@ public enum XcodeModel {
         let file = try contentsFile(path)
         let root: XMLTreeElement
         do { root = try XMLTree.read(path: file) } catch let error as ReaderError {
-            throw ModelFileError(issues: [ModelFileIssue(file: file, line: error.position?.line ?? 0, column: error.position?.column ?? 0, message: error.message)])
+            throw ModelFileError(issues: [
+                ModelFileIssue(
+                    file: file, line: error.position?.line ?? 0, column: error.position?.column ?? 0,
+                    message: error.message)
+            ])
         }
         var loader = Loader(file: file)
         let entities = loader.model(root)
@@ -31,10 +35,14 @@ public enum XcodeModel {
         do {
             return (try ManagedObjectModel(entities: entities, configurations: loader.configurations), loader.warnings)
         } catch let error as ModelValidationError {
-            throw ModelFileError(issues: error.issues.map { issue in
-                ModelFileIssue(file: file, line: loader.lines[[issue.entity, issue.property].compactMap { $0 }.joined(separator: ".")] ?? 0,
-                               column: 0, entity: issue.entity, property: issue.property, message: issue.message)
-            })
+            throw ModelFileError(
+                issues: error.issues.map { issue in
+                    ModelFileIssue(
+                        file: file,
+                        line: loader.lines[[issue.entity, issue.property].compactMap { $0 }.joined(separator: ".")]
+                            ?? 0,
+                        column: 0, entity: issue.entity, property: issue.property, message: issue.message)
+                })
         }
     }
 
@@ -42,13 +50,18 @@ public enum XcodeModel {
     /// version by name), of a model folder, or the path itself.
     static func contentsFile(_ path: String) throws -> String {
         var url = URL(fileURLWithPath: path)
-        func fail(_ message: String) -> ModelFileError { ModelFileError(issues: [ModelFileIssue(file: path, line: 0, column: 0, message: message)]) }
+        func fail(_ message: String) -> ModelFileError {
+            ModelFileError(issues: [ModelFileIssue(file: path, line: 0, column: 0, message: message)])
+        }
         if url.pathExtension.lowercased() == "xcdatamodeld" {
-            let versions = ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).filter { $0.hasSuffix(".xcdatamodel") }.sorted()
+            let versions = ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).filter {
+                $0.hasSuffix(".xcdatamodel")
+            }.sorted()
             var chosen = versions.last
             if let plist = FileManager.default.contents(atPath: url.appendingPathComponent(".xccurrentversion").path),
-               let values = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any],
-               let current = values["_XCCurrentVersionName"] as? String, versions.contains(current) {
+                let values = try? PropertyListSerialization.propertyList(from: plist, format: nil) as? [String: Any],
+                let current = values["_XCCurrentVersionName"] as? String, versions.contains(current)
+            {
                 chosen = current
             }
             guard let chosen else { throw fail("the model bundle holds no .xcdatamodel version") }
@@ -69,8 +82,11 @@ public enum XcodeModel {
 
         init(file: String) { self.file = file }
 
-        mutating func fail(_ element: XMLTreeElement, _ message: String, entity: String? = nil, property: String? = nil) {
-            issues.append(ModelFileIssue(file: file, line: element.line, column: 0, entity: entity, property: property, message: message))
+        mutating func fail(_ element: XMLTreeElement, _ message: String, entity: String? = nil, property: String? = nil)
+        {
+            issues.append(
+                ModelFileIssue(
+                    file: file, line: element.line, column: 0, entity: entity, property: property, message: message))
         }
 
         mutating func warn(_ element: XMLTreeElement, _ message: String) {
@@ -87,10 +103,16 @@ public enum XcodeModel {
                 switch element.name {
                 case "entity": if let entity = entity(element) { entities.append(entity) }
                 case "configuration":
-                    guard let name = element.attributes["name"] else { fail(element, "a configuration without a name"); continue }
+                    guard let name = element.attributes["name"] else {
+                        fail(element, "a configuration without a name")
+                        continue
+                    }
                     configurations[name] = element.children(named: "memberEntity").compactMap { $0.attributes["name"] }
-                case "elements": break        // the diagram's layout
-                case "fetchRequest": warn(element, "stored fetch request \(element.attributes["name"] ?? "") ignored (use predicates in code)")
+                case "elements": break  // the diagram's layout
+                case "fetchRequest":
+                    warn(
+                        element,
+                        "stored fetch request \(element.attributes["name"] ?? "") ignored (use predicates in code)")
                 default: warn(element, "element <\(element.name)> ignored")
                 }
             }
@@ -108,26 +130,40 @@ public enum XcodeModel {
             for child in element.children {
                 switch child.name {
                 case "attribute": if let attribute = attribute(child, entity: name) { attributes.append(attribute) }
-                case "relationship": if let relationship = relationship(child, entity: name) { relationships.append(relationship) }
+                case "relationship":
+                    if let relationship = relationship(child, entity: name) { relationships.append(relationship) }
                 case "uniquenessConstraints":
                     for constraint in child.children(named: "uniquenessConstraint") {
                         unique.append(constraint.children(named: "constraint").compactMap { $0.attributes["value"] })
                     }
                 case "fetchIndex":
                     let properties = child.children(named: "fetchIndexElement").compactMap { $0.attributes["property"] }
-                    if !properties.isEmpty { indexes.append(IndexDescription(name: child.attributes["name"] ?? "", propertyNames: properties)) }
+                    if !properties.isEmpty {
+                        indexes.append(
+                            IndexDescription(name: child.attributes["name"] ?? "", propertyNames: properties))
+                    }
                 case "userInfo": warn(child, "user info of entity \(name) ignored")
-                case "fetchedProperty": warn(child, "fetched property \(name).\(child.attributes["name"] ?? "") ignored (Sluice has no fetched properties)")
+                case "fetchedProperty":
+                    warn(
+                        child,
+                        "fetched property \(name).\(child.attributes["name"] ?? "") ignored (Sluice has no fetched "
+                            + "properties)"
+                    )
                 default: warn(child, "element <\(child.name)> of entity \(name) ignored")
                 }
             }
-            return EntityDescription(name: name, parent: element.attributes["parentEntity"], isAbstract: element.attributes["isAbstract"] == "YES",
-                                     attributes: attributes, relationships: relationships, uniquenessConstraints: unique, indexes: indexes)
+            return EntityDescription(
+                name: name, parent: element.attributes["parentEntity"],
+                isAbstract: element.attributes["isAbstract"] == "YES",
+                attributes: attributes, relationships: relationships, uniquenessConstraints: unique, indexes: indexes)
         }
 
         mutating func attribute(_ element: XMLTreeElement, entity: String) -> AttributeDescription? {
             let a = element.attributes
-            guard let name = a["name"] else { fail(element, "an attribute without a name", entity: entity); return nil }
+            guard let name = a["name"] else {
+                fail(element, "an attribute without a name", entity: entity)
+                return nil
+            }
             lines["\(entity).\(name)"] = element.line
             let isTransient = a["transient"] == "YES"
             let type: AttributeType
@@ -145,18 +181,24 @@ public enum XcodeModel {
             case "UUID": type = .uuid
             case "URI": type = .uri
             case "Transformable":
-                warn(element, "\(entity).\(name) is Transformable: stored as binary (the value transformer does not exist here)")
+                warn(
+                    element,
+                    "\(entity).\(name) is Transformable: stored as binary (the value transformer does not exist here)")
                 type = .binary
             case let other:
                 if isTransient {
                     warn(element, "\(entity).\(name) is a transient of type \(other): kept as an untyped string")
                     type = .string
                 } else {
-                    fail(element, "attribute type \(other.debugDescription) is not supported", entity: entity, property: name)
+                    fail(
+                        element, "attribute type \(other.debugDescription) is not supported", entity: entity,
+                        property: name)
                     return nil
                 }
             }
-            if a["userInfo"] != nil || !element.children(named: "userInfo").isEmpty { warn(element, "user info of \(entity).\(name) ignored") }
+            if a["userInfo"] != nil || !element.children(named: "userInfo").isEmpty {
+                warn(element, "user info of \(entity).\(name) ignored")
+            }
             func value(_ text: String?) -> AttributeValue? {
                 guard let text else { return nil }
                 switch type {
@@ -176,20 +218,30 @@ public enum XcodeModel {
                 minLength = a["minValueString"].flatMap { Int($0) }
                 maxLength = a["maxValueString"].flatMap { Int($0) }
             } else if type == .date {
-                minValue = a["minDateTimeInterval"].flatMap(Double.init).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
-                maxValue = a["maxDateTimeInterval"].flatMap(Double.init).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
+                minValue = a["minDateTimeInterval"].flatMap(Double.init).map {
+                    .date(Date(timeIntervalSinceReferenceDate: $0))
+                }
+                maxValue = a["maxDateTimeInterval"].flatMap(Double.init).map {
+                    .date(Date(timeIntervalSinceReferenceDate: $0))
+                }
             } else {
                 minValue = value(a["minValueString"])
                 maxValue = value(a["maxValueString"])
             }
             var defaultValue = value(a["defaultValueString"]) ?? .null
-            if type == .date, let seconds = a["defaultDateTimeInterval"].flatMap(Double.init) { defaultValue = .date(Date(timeIntervalSinceReferenceDate: seconds)) }
-            if a["defaultValueString"] != nil, defaultValue == .null {
-                fail(element, "default value \(a["defaultValueString"]!.debugDescription) is not a \(type)", entity: entity, property: name)
+            if type == .date, let seconds = a["defaultDateTimeInterval"].flatMap(Double.init) {
+                defaultValue = .date(Date(timeIntervalSinceReferenceDate: seconds))
             }
-            return AttributeDescription(name: name, type: type, isOptional: a["optional"] == "YES", isTransient: isTransient, defaultValue: defaultValue,
-                                        minValue: minValue, maxValue: maxValue, minLength: minLength, maxLength: maxLength,
-                                        regularExpression: a["regularExpressionString"])
+            if a["defaultValueString"] != nil, defaultValue == .null {
+                fail(
+                    element, "default value \(a["defaultValueString"]!.debugDescription) is not a \(type)",
+                    entity: entity, property: name)
+            }
+            return AttributeDescription(
+                name: name, type: type, isOptional: a["optional"] == "YES", isTransient: isTransient,
+                defaultValue: defaultValue,
+                minValue: minValue, maxValue: maxValue, minLength: minLength, maxLength: maxLength,
+                regularExpression: a["regularExpressionString"])
         }
 
         mutating func relationship(_ element: XMLTreeElement, entity: String) -> RelationshipDescription? {
@@ -211,10 +263,11 @@ public enum XcodeModel {
             }
             let toMany = a["toMany"] == "YES"
             // Xcode writes maxCount="1" for to-one relationships: only a to-many has counts.
-            return RelationshipDescription(name: name, destination: destination, inverse: a["inverseName"], isToMany: toMany,
-                                           isOrdered: a["ordered"] == "YES", isOptional: a["optional"] == "YES", deleteRule: rule,
-                                           minCount: toMany ? a["minCount"].flatMap { Int($0) } : nil,
-                                           maxCount: toMany ? a["maxCount"].flatMap { Int($0) } : nil)
+            return RelationshipDescription(
+                name: name, destination: destination, inverse: a["inverseName"], isToMany: toMany,
+                isOrdered: a["ordered"] == "YES", isOptional: a["optional"] == "YES", deleteRule: rule,
+                minCount: toMany ? a["minCount"].flatMap { Int($0) } : nil,
+                maxCount: toMany ? a["maxCount"].flatMap { Int($0) } : nil)
         }
     }
 }

@@ -11,7 +11,10 @@ protocol YAMLFileReader {
 extension YAMLFileReader {
     mutating func fail(_ node: Node?, _ message: String, entity: String? = nil, property: String? = nil) {
         let mark = node?.mark
-        issues.append(ModelFileIssue(file: file, line: mark?.line ?? 0, column: mark?.column ?? 0, entity: entity, property: property, message: message))
+        issues.append(
+            ModelFileIssue(
+                file: file, line: mark?.line ?? 0, column: mark?.column ?? 0, entity: entity, property: property,
+                message: message))
     }
 
     func issue(for error: any Error) -> ModelFileIssue {
@@ -20,7 +23,9 @@ extension YAMLFileReader {
     }
 
     /// The pairs of a mapping, reporting keys that are not in `allowed` and keys given twice.
-    mutating func pairs(_ node: Node, allowed: Set<String>?, what: String, entity: String? = nil, property: String? = nil) -> [(key: String, keyNode: Node, value: Node)] {
+    mutating func pairs(
+        _ node: Node, allowed: Set<String>?, what: String, entity: String? = nil, property: String? = nil
+    ) -> [(key: String, keyNode: Node, value: Node)] {
         guard let mapping = node.mapping else {
             fail(node, "\(what) must be a mapping", entity: entity, property: property)
             return []
@@ -33,11 +38,17 @@ extension YAMLFileReader {
                 continue
             }
             if !seen.insert(key).inserted {
-                fail(keyNode, "\(key.debugDescription) is given twice in \(what)", entity: entity, property: property ?? (allowed == nil ? key : nil))
+                fail(
+                    keyNode, "\(key.debugDescription) is given twice in \(what)", entity: entity,
+                    property: property ?? (allowed == nil ? key : nil))
                 continue
             }
             if let allowed, !allowed.contains(key) {
-                fail(keyNode, "unknown key \(key.debugDescription) in \(what) (expected one of: \(allowed.sorted().joined(separator: ", ")))", entity: entity, property: property)
+                fail(
+                    keyNode,
+                    "unknown key \(key.debugDescription) in \(what) (expected one of: "
+                        + "\(allowed.sorted().joined(separator: ", ")))",
+                    entity: entity, property: property)
                 continue
             }
             result.append((key, keyNode, value))
@@ -91,12 +102,15 @@ struct YAMLErrorLocation {
     init(_ error: any Error) {
         switch error {
         case YamlError.scanner(let context, let problem, let mark, _),
-             YamlError.parser(let context, let problem, let mark, _),
-             YamlError.composer(let context, let problem, let mark, _):
+            YamlError.parser(let context, let problem, let mark, _),
+            YamlError.composer(let context, let problem, let mark, _):
             let text = [context?.text, problem].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ": ")
             (line, column, message) = (mark.line, mark.column, "YAML syntax error: \(text)")
         case YamlError.duplicatedKeysInMapping(let duplicates, let context):
-            (line, column, message) = (context.mark.line, context.mark.column, "duplicate keys \(duplicates.joined(separator: ", ")) in one mapping")
+            (line, column, message) = (
+                context.mark.line, context.mark.column,
+                "duplicate keys \(duplicates.joined(separator: ", ")) in one mapping"
+            )
         default:
             message = "cannot parse the file: \(error)"
         }

@@ -132,20 +132,32 @@ public final class GzipByteSource: ByteSource {
                 if inputEnd == 0 { baseAtEnd = true }
             }
             if inputStart == inputEnd, baseAtEnd {
-                if betweenMembers { finished = true; return 0 }
-                throw ReaderError(.compression, "\(name): the gzip data is truncated (the input ends inside a compressed member, after \(compressedOffset) compressed bytes)")
+                if betweenMembers {
+                    finished = true
+                    return 0
+                }
+                throw ReaderError(
+                    .compression,
+                    "\(name): the gzip data is truncated (the input ends inside a compressed member, after "
+                        + "\(compressedOffset) compressed bytes)"
+                )
             }
             if betweenMembers {
                 // Another member must follow: its magic bytes, or nothing.
                 guard input.load(fromByteOffset: inputStart, as: UInt8.self) == 0x1f else {
-                    throw ReaderError(.compression, "\(name): unexpected bytes after gzip member at compressed byte \(compressedOffset) (not another gzip member)")
+                    throw ReaderError(
+                        .compression,
+                        "\(name): unexpected bytes after gzip member at compressed byte \(compressedOffset) (not "
+                            + "another gzip member)"
+                    )
                 }
                 inflater.startNextMember()
                 betweenMembers = false
             }
             let step: GzipInflater.Step
             do {
-                step = try inflater.inflate(input: UnsafeRawBufferPointer(rebasing: input[inputStart..<inputEnd]), output: buffer)
+                step = try inflater.inflate(
+                    input: UnsafeRawBufferPointer(rebasing: input[inputStart..<inputEnd]), output: buffer)
             } catch {
                 throw ReaderError(.compression, "\(name): \(error), near compressed byte \(compressedOffset)")
             }
@@ -154,7 +166,8 @@ public final class GzipByteSource: ByteSource {
             if step.endOfMember { betweenMembers = true }
             if step.produced > 0 { return step.produced }
             if step.consumed == 0, !step.endOfMember, inputStart < inputEnd {
-                throw ReaderError(.compression, "\(name): the gzip data is corrupt near compressed byte \(compressedOffset)")
+                throw ReaderError(
+                    .compression, "\(name): the gzip data is corrupt near compressed byte \(compressedOffset)")
             }
         }
         return 0

@@ -46,15 +46,23 @@ public struct CSVDialect: Sendable, Hashable {
     public func validate() throws {
         func fail(_ message: String) -> ReaderError { ReaderError(.invalidOption, "CSV dialect: \(message)") }
         let newline: Set<UInt8> = [10, 13]
-        guard delimiter < 0x80, !newline.contains(delimiter) else { throw fail("the delimiter must be one ASCII character other than a line break") }
+        guard delimiter < 0x80, !newline.contains(delimiter) else {
+            throw fail("the delimiter must be one ASCII character other than a line break")
+        }
         if let quote {
-            guard quote < 0x80, !newline.contains(quote), quote != delimiter else { throw fail("the quote must be an ASCII character other than the delimiter and line breaks") }
+            guard quote < 0x80, !newline.contains(quote), quote != delimiter else {
+                throw fail("the quote must be an ASCII character other than the delimiter and line breaks")
+            }
         }
         if let escape {
-            guard escape < 0x80, !newline.contains(escape), escape != delimiter else { throw fail("the escape must be an ASCII character other than the delimiter and line breaks") }
+            guard escape < 0x80, !newline.contains(escape), escape != delimiter else {
+                throw fail("the escape must be an ASCII character other than the delimiter and line breaks")
+            }
         }
         if let comment {
-            guard comment < 0x80, !newline.contains(comment), comment != delimiter, comment != quote else { throw fail("the comment character must differ from the delimiter, the quote and line breaks") }
+            guard comment < 0x80, !newline.contains(comment), comment != delimiter, comment != quote else {
+                throw fail("the comment character must differ from the delimiter, the quote and line breaks")
+            }
         }
         guard maxRecordBytes > 0 else { throw fail("maxRecordBytes must be positive") }
     }

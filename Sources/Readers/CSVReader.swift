@@ -36,8 +36,9 @@ public final class CSVReader: RecordReader {
         try dialect.validate()
         self.dialect = dialect
         name = source.name
-        tokenizer = CSVTokenizer(source: try Input.decodingText(source, encoding: dialect.encoding, lossy: dialect.lossyEncoding),
-                                 dialect: dialect)
+        tokenizer = CSVTokenizer(
+            source: try Input.decodingText(source, encoding: dialect.encoding, lossy: dialect.lossyEncoding),
+            dialect: dialect)
         if dialect.hasHeader, let header = try tokenizer.readRecord(countingRecord: false) {
             let names = header.strings.enumerated().map { $1 ?? "column \($0 + 1)" }
             tokenizer.schema = RecordSchema(names: names)
@@ -86,7 +87,9 @@ private struct CSVTokenizer {
         buffer = .allocate(capacity: capacity)
         special = .allocate(capacity: 256)
         special.initialize(repeating: false, count: 256)
-        for byte in [dialect.delimiter, 10, 13] + [dialect.quote, dialect.escape].compactMap({ $0 }) { special[Int(byte)] = true }
+        for byte in [dialect.delimiter, 10, 13] + [dialect.quote, dialect.escape].compactMap({ $0 }) {
+            special[Int(byte)] = true
+        }
         nullMarkers = dialect.nullMarkers.map { Array($0.utf8) }
         hasNullMarkers = !nullMarkers.isEmpty
         fileName = source.name
@@ -122,8 +125,9 @@ private struct CSVTokenizer {
         let count = pos - start
         guard count > 0 else { return }
         if builder.length + count > dialect.maxRecordBytes {
-            throw ReaderError(.recordTooLarge, "the record is larger than \(dialect.maxRecordBytes) bytes (is a quote never closed?)",
-                              at: position(line: recordLine, column: 1))
+            throw ReaderError(
+                .recordTooLarge, "the record is larger than \(dialect.maxRecordBytes) bytes (is a quote never closed?)",
+                at: position(line: recordLine, column: 1))
         }
         builder.append(buffer + start, count)
     }
@@ -145,7 +149,7 @@ private struct CSVTokenizer {
             }
             pendingCR = false
             // A blank line is skipped, except where it is a record: a one-field record whose field is empty.
-            if (c == 10 || c == 13), expectedFields != 1 {
+            if c == 10 || c == 13, expectedFields != 1 {
                 pos += 1
                 newLine()
                 if c == 13 { pendingCR = true }
@@ -165,8 +169,15 @@ private struct CSVTokenizer {
         while try fill() {
             let c = buffer[pos]
             pos += 1
-            if c == 10 { newLine(); return }
-            if c == 13 { newLine(); pendingCR = true; return }
+            if c == 10 {
+                newLine()
+                return
+            }
+            if c == 13 {
+                newLine()
+                pendingCR = true
+                return
+            }
         }
     }
 
@@ -181,7 +192,9 @@ private struct CSVTokenizer {
             builder.begin()
             try slowRecord(firstLine: firstLine)
         }
-        var record = Record(context: context, line: recordLine, column: 1, number: countingRecord ? recordNumber : nil, storage: builder.finish())
+        var record = Record(
+            context: context, line: recordLine, column: 1, number: countingRecord ? recordNumber : nil,
+            storage: builder.finish())
         try checkText(&record, wholeSpan: fast)
         try checkFieldCount(record)
         return record
@@ -224,14 +237,18 @@ private struct CSVTokenizer {
                     // Only a field that starts with the quote, and holds no quote or line break, stays
                     // on this path; its closing quote must be followed by a delimiter or a line break.
                     guard j == fieldStart,
-                          let close = memchr(buffer + j + 1, Int32(quote), end - j - 1) else { return false }
+                        let close = memchr(buffer + j + 1, Int32(quote), end - j - 1)
+                    else { return false }
                     let closing = close.assumingMemoryBound(to: UInt8.self) - buffer
                     guard closing + 1 < end else { return false }
                     let after = buffer[closing + 1]
                     guard after == delimiter || after == 10 || after == 13,
-                          memchr(buffer + j + 1, 10, closing - j - 1) == nil, memchr(buffer + j + 1, 13, closing - j - 1) == nil else { return false }
-                    builder.addField(start: j + 1 - recordStart, end: closing - recordStart,
-                                     column: columnBase + fieldStart - recordStart, lineDelta: 0, isNull: false)
+                        memchr(buffer + j + 1, 10, closing - j - 1) == nil,
+                        memchr(buffer + j + 1, 13, closing - j - 1) == nil
+                    else { return false }
+                    builder.addField(
+                        start: j + 1 - recordStart, end: closing - recordStart,
+                        column: columnBase + fieldStart - recordStart, lineDelta: 0, isNull: false)
                     if after == delimiter {
                         fieldStart = closing + 2
                         i = fieldStart
@@ -247,7 +264,7 @@ private struct CSVTokenizer {
             }
             i += 8
         }
-        return false    // near the end of the buffer: the byte-by-byte path handles refills
+        return false  // near the end of the buffer: the byte-by-byte path handles refills
     }
 
     /// An unquoted field of the fast path: `buffer[start..<end]`, null when it equals a null marker.
@@ -255,10 +272,15 @@ private struct CSVTokenizer {
         var isNull = false
         if hasNullMarkers {
             for marker in nullMarkers where marker.count == end - start {
-                if marker.isEmpty || memcmp(marker, buffer + start, marker.count) == 0 { isNull = true; break }
+                if marker.isEmpty || memcmp(marker, buffer + start, marker.count) == 0 {
+                    isNull = true
+                    break
+                }
             }
         }
-        builder.addField(start: start - recordStart, end: end - recordStart, column: columnBase + start - recordStart, lineDelta: 0, isNull: isNull)
+        builder.addField(
+            start: start - recordStart, end: end - recordStart, column: columnBase + start - recordStart, lineDelta: 0,
+            isNull: isNull)
     }
 
     /// Any record: byte by byte through quotes, escapes, line breaks inside quotes and buffer refills.
@@ -282,19 +304,26 @@ private struct CSVTokenizer {
                     if c != delimiter && c != 10 && c != 13 {
                         let at = position(line: line, column: offset - lineStart + 1)
                         try skipLine()
-                        throw ReaderError(.misplacedQuote, "text after the closing quote of a field (a quote inside a quoted field must be doubled)", at: at)
+                        throw ReaderError(
+                            .misplacedQuote,
+                            "text after the closing quote of a field (a quote inside a quoted field must be doubled)",
+                            at: at)
                     }
                 }
             } else {
                 try readUnquoted(delimiter: delimiter, quote: hasQuote ? quote : nil, escape: hasEscape ? escape : nil)
                 if trims {
-                    while builder.length > start, builder[builder.length - 1] == 32 || builder[builder.length - 1] == 9 { builder.truncate(to: builder.length - 1) }
+                    while builder.length > start, builder[builder.length - 1] == 32 || builder[builder.length - 1] == 9
+                    { builder.truncate(to: builder.length - 1) }
                 }
             }
             var isNull = false
             if !quoted, hasNullMarkers {
                 if escapedAt.isEmpty {
-                    for marker in nullMarkers where builder.currentField(from: start, equals: marker) { isNull = true; break }
+                    for marker in nullMarkers where builder.currentField(from: start, equals: marker) {
+                        isNull = true
+                        break
+                    }
                 } else {
                     // Null markers are compared with the field as written (MySQL's `\N`), escapes included.
                     var raw: [UInt8] = []
@@ -343,7 +372,11 @@ private struct CSVTokenizer {
             guard dialect.lenientQuotes else {
                 let at = position(line: line, column: offset - lineStart + 1)
                 try skipLine()
-                throw ReaderError(.misplacedQuote, "a quote inside an unquoted field (quote the whole field and double the quote, or read with lenient quotes)", at: at)
+                throw ReaderError(
+                    .misplacedQuote,
+                    "a quote inside an unquoted field (quote the whole field and double the quote, or read with "
+                        + "lenient quotes)",
+                    at: at)
             }
             let literal = pos
             pos += 1
@@ -355,14 +388,18 @@ private struct CSVTokenizer {
     mutating func readQuoted(quote: UInt8, escape: UInt8?, column: Int, fieldLine: Int) throws {
         while true {
             guard try fill() else {
-                throw ReaderError(.unterminatedQuote, "the quoted field that starts here is never closed (the input ends inside it)",
-                                  at: position(line: fieldLine, column: column))
+                throw ReaderError(
+                    .unterminatedQuote, "the quoted field that starts here is never closed (the input ends inside it)",
+                    at: position(line: fieldLine, column: column))
             }
             var i = pos
             while i < end {
                 let c = buffer[i]
                 if c == quote || c == escape { break }
-                if c == 10 { line += 1; lineStart = base + i + 1 }
+                if c == 10 {
+                    line += 1
+                    lineStart = base + i + 1
+                }
                 i += 1
             }
             let start = pos
@@ -409,7 +446,12 @@ private struct CSVTokenizer {
                 continue
             }
             let byte = record.bytes(index)[bad]
-            throw ReaderError(.encoding, "invalid UTF-8: byte 0x\(String(byte, radix: 16, uppercase: true)) at byte \(bad + 1) of field \(index + 1); the file is not \(dialect.encoding.rawValue) — set the encoding, or read lossy to replace bad bytes", at: record.position(ofField: index))
+            throw ReaderError(
+                .encoding,
+                "invalid UTF-8: byte 0x\(String(byte, radix: 16, uppercase: true)) at byte \(bad + 1) of field "
+                    + "\(index + 1); the file is not \(dialect.encoding.rawValue) — set the encoding, or read lossy "
+                    + "to replace bad bytes",
+                at: record.position(ofField: index))
         }
     }
 
@@ -421,7 +463,9 @@ private struct CSVTokenizer {
         guard record.count != expected else { return }
         let what = schema != nil ? "the header has \(expected)" : "the first record has \(expected)"
         if record.count > expected {
-            throw ReaderError(.raggedRow, "the record has \(record.count) fields, \(what) (field \(expected + 1) starts here)", at: record.position(ofField: expected))
+            throw ReaderError(
+                .raggedRow, "the record has \(record.count) fields, \(what) (field \(expected + 1) starts here)",
+                at: record.position(ofField: expected))
         }
         var at = record.position(ofField: record.count - 1)
         at.column += record.byteCount(record.count - 1)

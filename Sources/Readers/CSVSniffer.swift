@@ -17,7 +17,9 @@ public enum CSVSniffer {
         var sample = [UInt8](repeating: 0, count: 1 << 16)
         var filled = 0
         while filled < sample.count {
-            let n = try sample.withUnsafeMutableBytes { try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
+            let n = try sample.withUnsafeMutableBytes {
+                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...]))
+            }
             if n == 0 { break }
             filled += n
         }
@@ -30,7 +32,7 @@ public enum CSVSniffer {
         var dialect = CSVDialect()
         if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
             dialect.encoding = .utf16
-            return dialect      // the delimiter search below works on UTF-8 bytes; keep the defaults
+            return dialect  // the delimiter search below works on UTF-8 bytes; keep the defaults
         }
         if !isComplete, let lastBreak = bytes.lastIndex(of: 10) { bytes = Array(bytes[...lastBreak]) }
         if bytes.withUnsafeBytes({ UTF8Validation.firstInvalidByte($0) }) != nil { dialect.encoding = .windows1252 }
@@ -47,10 +49,14 @@ public enum CSVSniffer {
                 guard rows.count > 0 else { continue }
                 var counts: [Int: Int] = [:]
                 for row in rows { counts[row.count, default: 0] += 1 }
-                let (width, frequency) = counts.max { $0.value < $1.value || ($0.value == $1.value && $0.key < $1.key) }!
+                let (width, frequency) = counts.max {
+                    $0.value < $1.value || ($0.value == $1.value && $0.key < $1.key)
+                }!
                 guard width > 1 else { continue }
                 // Consistency first; among equals, more fields; the double quote is preferred.
-                let score = Double(frequency) / Double(rows.count) + Double(width) * 1e-4 + (quote == UInt8(ascii: "\"") ? 1e-6 : 0)
+                let score =
+                    Double(frequency) / Double(rows.count) + Double(width) * 1e-4
+                    + (quote == UInt8(ascii: "\"") ? 1e-6 : 0)
                 if best == nil || score > best!.score { best = (score, candidate, rows) }
             }
         }
@@ -71,7 +77,7 @@ public enum CSVSniffer {
                 guard let record = try reader.next() else { break }
                 rows.append(record.strings)
             } catch let error as ReaderError where error.isRecoverable {
-                rows.append([])     // an inconsistent row counts against this dialect
+                rows.append([])  // an inconsistent row counts against this dialect
             } catch {
                 break
             }

@@ -16,7 +16,9 @@ public final class FileByteSink: ByteSink {
         if path == "-" {
             handle = .standardOutput
         } else {
-            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            guard FileManager.default.createFile(atPath: path, contents: nil),
+                let handle = FileHandle(forWritingAtPath: path)
+            else {
                 throw ReaderError(.io, "cannot create \(path)")
             }
             self.handle = handle
@@ -24,7 +26,9 @@ public final class FileByteSink: ByteSink {
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
-        do { try handle.write(contentsOf: Data(bytes)) } catch { throw ReaderError(.io, "cannot write \(path): \(error)") }
+        do { try handle.write(contentsOf: Data(bytes)) } catch {
+            throw ReaderError(.io, "cannot write \(path): \(error)")
+        }
     }
 }
 
@@ -98,18 +102,28 @@ public final class CSVWriter {
 
     private func append(_ field: String, first: Bool, only: Bool) throws {
         let bytes = Array(field.utf8)
-        var needsQuotes = bytes.contains { $0 == dialect.delimiter || $0 == 10 || $0 == 13 || $0 == dialect.quote || $0 == dialect.escape }
-        if dialect.trimsWhitespace, let head = bytes.first, let tail = bytes.last, [32, 9].contains(head) || [32, 9].contains(tail) { needsQuotes = true }
+        var needsQuotes = bytes.contains {
+            $0 == dialect.delimiter || $0 == 10 || $0 == 13 || $0 == dialect.quote || $0 == dialect.escape
+        }
+        if dialect.trimsWhitespace, let head = bytes.first, let tail = bytes.last,
+            [32, 9].contains(head) || [32, 9].contains(tail)
+        {
+            needsQuotes = true
+        }
         if first, let comment = dialect.comment, bytes.first == comment { needsQuotes = true }
         if nullMarkers.contains(field) { needsQuotes = true }
-        if only, bytes.isEmpty { needsQuotes = true }     // an empty line would be skipped as blank
+        if only, bytes.isEmpty { needsQuotes = true }  // an empty line would be skipped as blank
         guard needsQuotes else {
             pending += bytes
             return
         }
         guard let quote = dialect.quote else {
             guard let escape = dialect.escape, !nullMarkers.contains(field), !bytes.isEmpty else {
-                throw ReaderError(.invalidOption, "the field \(field.debugDescription) cannot be written in a dialect without a quote or escape character")
+                throw ReaderError(
+                    .invalidOption,
+                    "the field \(field.debugDescription) cannot be written in a dialect without a quote or escape "
+                        + "character"
+                )
             }
             for byte in bytes {
                 if byte == dialect.delimiter || byte == 10 || byte == 13 || byte == escape { pending.append(escape) }
@@ -119,7 +133,11 @@ public final class CSVWriter {
         }
         pending.append(quote)
         for byte in bytes {
-            if byte == quote { pending.append(dialect.escape ?? quote) } else if let escape = dialect.escape, byte == escape { pending.append(escape) }
+            if byte == quote {
+                pending.append(dialect.escape ?? quote)
+            } else if let escape = dialect.escape, byte == escape {
+                pending.append(escape)
+            }
             pending.append(byte)
         }
         pending.append(quote)

@@ -58,7 +58,9 @@ public struct Record: Sendable {
     public var parentRecord: Int?
 
     /// Where the record starts.
-    public var position: SourcePosition { SourcePosition(file: context.file, line: line, column: column, record: number) }
+    public var position: SourcePosition {
+        SourcePosition(file: context.file, line: line, column: column, record: number)
+    }
     /// Field names, when the input has them.
     public var schema: RecordSchema? { context.schema }
     public var kind: String? { context.kind }
@@ -131,14 +133,19 @@ public struct Record: Sendable {
     @inlinable public func withBytes<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let slot = slot(index)
         return try withExtendedLifetime(storage.buffer) {
-            try body(UnsafeRawBufferPointer(start: storage.buffer.bytes + Int(storage.byteStart) + Int(slot.start), count: Int(slot.end - slot.start)))
+            try body(
+                UnsafeRawBufferPointer(
+                    start: storage.buffer.bytes + Int(storage.byteStart) + Int(slot.start),
+                    count: Int(slot.end - slot.start)))
         }
     }
 
     /// Calls `body` with all the record's bytes (its fields' bytes, in the order they were read).
     func withAllBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withExtendedLifetime(storage.buffer) {
-            try body(UnsafeRawBufferPointer(start: storage.buffer.bytes + Int(storage.byteStart), count: Int(storage.byteCount)))
+            try body(
+                UnsafeRawBufferPointer(
+                    start: storage.buffer.bytes + Int(storage.byteStart), count: Int(storage.byteCount)))
         }
     }
 
@@ -147,9 +154,14 @@ public struct Record: Sendable {
     public func compacted() -> Record {
         var copy = self
         let buffer = RecordBuffer(byteCapacity: max(Int(storage.byteCount), 1), slotCapacity: max(count, 1))
-        withAllBytes { if $0.count > 0 { buffer.bytes.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: $0.count) } }
+        withAllBytes {
+            if $0.count > 0 {
+                buffer.bytes.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: $0.count)
+            }
+        }
         buffer.slots.initialize(from: storage.buffer.slots + Int(storage.slotStart), count: count)
-        copy.storage = Storage(buffer: buffer, byteStart: 0, byteCount: storage.byteCount, slotStart: 0, count: storage.count)
+        copy.storage = Storage(
+            buffer: buffer, byteStart: 0, byteCount: storage.byteCount, slotStart: 0, count: storage.count)
         return copy
     }
 
@@ -195,9 +207,12 @@ public struct Record: Sendable {
             if i == index {
                 bytes.withUnsafeBufferPointer { if $0.count > 0 { builder.append($0.baseAddress!, $0.count) } }
             } else {
-                withBytes(i) { if $0.count > 0 { builder.append($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count) } }
+                withBytes(i) {
+                    if $0.count > 0 { builder.append($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count) }
+                }
             }
-            builder.endField(start: start, column: Int(slot.column), lineDelta: Int(slot.lineDelta), isNull: slot.isNull)
+            builder.endField(
+                start: start, column: Int(slot.column), lineDelta: Int(slot.lineDelta), isNull: slot.isNull)
         }
         storage = builder.finish()
     }
@@ -282,7 +297,9 @@ struct RecordBuilder {
                 slotStart += count
                 holdsRecords = true
                 // Little room left: the next record starts a new buffer rather than moving later.
-                if buffer.byteCapacity - byteStart < bufferBytes / 8 || buffer.slotCapacity - slotStart < bufferSlots / 8 {
+                if buffer.byteCapacity - byteStart < bufferBytes / 8
+                    || buffer.slotCapacity - slotStart < bufferSlots / 8
+                {
                     buffer = RecordBuffer(byteCapacity: bufferBytes, slotCapacity: bufferSlots)
                     byteStart = 0
                     slotStart = 0
@@ -367,16 +384,20 @@ struct RecordBuilder {
     /// Adds a field whose bytes are `start..<end` of the record's bytes.
     @inline(__always) mutating func addField(start: Int, end: Int, column: Int, lineDelta: Int, isNull: Bool) {
         if count == slotCapacity { grow(bytes: length, slots: count + 1) }
-        (slots + count).initialize(to: Record.Slot(start: Int32(truncatingIfNeeded: start), end: Int32(truncatingIfNeeded: end),
-                                                   column: Int32(truncatingIfNeeded: column), lineDelta: Int32(truncatingIfNeeded: lineDelta),
-                                                   isNull: isNull))
+        (slots + count).initialize(
+            to: Record.Slot(
+                start: Int32(truncatingIfNeeded: start), end: Int32(truncatingIfNeeded: end),
+                column: Int32(truncatingIfNeeded: column), lineDelta: Int32(truncatingIfNeeded: lineDelta),
+                isNull: isNull))
         count += 1
     }
 
     /// Publishes the record's bytes and fields.
     mutating func finish() -> Record.Storage {
         published = true
-        return Record.Storage(buffer: buffer, byteStart: Int32(truncatingIfNeeded: byteStart), byteCount: Int32(truncatingIfNeeded: length),
-                              slotStart: Int32(truncatingIfNeeded: slotStart), count: Int32(truncatingIfNeeded: count))
+        return Record.Storage(
+            buffer: buffer, byteStart: Int32(truncatingIfNeeded: byteStart),
+            byteCount: Int32(truncatingIfNeeded: length),
+            slotStart: Int32(truncatingIfNeeded: slotStart), count: Int32(truncatingIfNeeded: count))
     }
 }

@@ -57,8 +57,9 @@ public final class SQLDumpReader: RecordReader {
 
     private func syntaxError(_ message: String, _ parser: SQLParser) -> ReaderError {
         let (line, column) = splitter.lineAndColumn(at: parser.pos)
-        return ReaderError(.sqlSyntax, "statement \(splitter.statementNumber): \(message)",
-                           at: SourcePosition(file: splitter.name, line: line, column: column))
+        return ReaderError(
+            .sqlSyntax, "statement \(splitter.statementNumber): \(message)",
+            at: SourcePosition(file: splitter.name, line: line, column: column))
     }
 
     private func handleStatement() throws {
@@ -84,15 +85,22 @@ public final class SQLDumpReader: RecordReader {
     }
 
     private func createTable(_ parser: inout SQLParser) throws {
-        if parser.keywordIf("IF") { _ = parser.keyword(); _ = parser.keyword() }    // IF NOT EXISTS
+        if parser.keywordIf("IF") {
+            _ = parser.keyword()
+            _ = parser.keyword()
+        }  // IF NOT EXISTS
         var name = try parser.identifier()
-        if parser.consume(UInt8(ascii: ".")) { name = try parser.identifier() }    // schema.table
+        if parser.consume(UInt8(ascii: ".")) { name = try parser.identifier() }  // schema.table
         try parser.expect(UInt8(ascii: "("))
-        var columns: [TableSchema.Column] = [], primaryKey: [String] = [], foreign: [TableSchema.ForeignKey] = [], unique: [[String]] = []
+        var columns: [TableSchema.Column] = [], primaryKey: [String] = [], foreign: [TableSchema.ForeignKey] = [],
+            unique: [[String]] = []
         repeat {
             let word = parser.peekKeyword()
             if ["CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "CHECK"].contains(word) {
-                if word == "CONSTRAINT" { _ = parser.keyword(); _ = try parser.identifier() }
+                if word == "CONSTRAINT" {
+                    _ = parser.keyword()
+                    _ = try parser.identifier()
+                }
                 switch parser.keyword() {
                 case "PRIMARY":
                     _ = parser.keyword()
@@ -102,7 +110,9 @@ public final class SQLDumpReader: RecordReader {
                 case "FOREIGN":
                     _ = parser.keyword()
                     let columns = try parser.identifierList()
-                    guard parser.keyword() == "REFERENCES" else { throw SQLParser.Failure("expected REFERENCES in a foreign key") }
+                    guard parser.keyword() == "REFERENCES" else {
+                        throw SQLParser.Failure("expected REFERENCES in a foreign key")
+                    }
                     let table = try parser.identifier()
                     let referenced = parser.peek() == UInt8(ascii: "(") ? try parser.identifierList() : []
                     foreign.append(.init(columns: columns, table: table, referencedColumns: referenced))
@@ -119,10 +129,12 @@ public final class SQLDumpReader: RecordReader {
                 let word = parser.peekKeyword()
                 switch word {
                 case "PRIMARY":
-                    _ = parser.keyword(); _ = parser.keyword()
+                    _ = parser.keyword()
+                    _ = parser.keyword()
                     primaryKey = [column]
                 case "NOT":
-                    _ = parser.keyword(); _ = parser.keyword()
+                    _ = parser.keyword()
+                    _ = parser.keyword()
                     notNull = true
                 case "UNIQUE":
                     _ = parser.keyword()
@@ -132,7 +144,8 @@ public final class SQLDumpReader: RecordReader {
                     let table = try parser.identifier()
                     let referenced = parser.peek() == UInt8(ascii: "(") ? try parser.identifierList() : []
                     foreign.append(.init(columns: [column], table: table, referencedColumns: referenced))
-                case "CONSTRAINT", "NULL", "CHECK", "DEFAULT", "COLLATE", "GENERATED", "AS", "ASC", "DESC", "AUTOINCREMENT", "ON", "CONFLICT":
+                case "CONSTRAINT", "NULL", "CHECK", "DEFAULT", "COLLATE", "GENERATED", "AS", "ASC", "DESC",
+                    "AUTOINCREMENT", "ON", "CONFLICT":
                     try parser.skipColumnConstraintToken()
                 default:
                     if type.isEmpty || !type.last!.hasSuffix(")") {
@@ -145,10 +158,12 @@ public final class SQLDumpReader: RecordReader {
             columns.append(.init(name: column, declaredType: type.joined(separator: " "), isNotNull: notNull))
         } while parser.consume(UInt8(ascii: ","))
         try parser.expect(UInt8(ascii: ")"))
-        let schema = TableSchema(name: name, columns: columns, primaryKey: primaryKey, foreignKeys: foreign, uniqueKeys: unique)
+        let schema = TableSchema(
+            name: name, columns: columns, primaryKey: primaryKey, foreignKeys: foreign, uniqueKeys: unique)
         tables.removeAll { $0.name == name }
         tables.append(schema)
-        contexts[name] = Record.Context(file: splitter.name, schema: RecordSchema(names: columns.map(\.name)), kind: name)
+        contexts[name] = Record.Context(
+            file: splitter.name, schema: RecordSchema(names: columns.map(\.name)), kind: name)
         lastTableInfo = nil
     }
 
@@ -158,7 +173,7 @@ public final class SQLDumpReader: RecordReader {
         let previous = lastTable
         var table = try parser.identifier(reusing: previous)
         if parser.consume(UInt8(ascii: ".")) { table = try parser.identifier() }
-        let sameTable = table == previous      // the same string object when reused: a cheap comparison
+        let sameTable = table == previous  // the same string object when reused: a cheap comparison
         if !sameTable || lastTableInfo == nil {
             lastTable = table
             lastTableInfo = (contexts[table], only.map { $0.contains(table) } ?? !table.hasPrefix("sqlite_"))
@@ -168,7 +183,9 @@ public final class SQLDumpReader: RecordReader {
             let columns = try parser.identifierList()
             context = Record.Context(file: splitter.name, schema: RecordSchema(names: columns), kind: table)
         }
-        guard parser.isKeyword("VALUES") else { throw SQLParser.Failure("expected VALUES (only INSERT … VALUES is supported)") }
+        guard parser.isKeyword("VALUES") else {
+            throw SQLParser.Failure("expected VALUES (only INSERT … VALUES is supported)")
+        }
         // Rows of tables not asked for are passed over unread (their syntax is checked by whoever reads them).
         guard lastTableInfo!.wanted else { return }
         let expected = context?.schema?.names.count
@@ -183,11 +200,13 @@ public final class SQLDumpReader: RecordReader {
             } while parser.consume(UInt8(ascii: ","))
             try parser.expect(UInt8(ascii: ")"))
             if let expected, builder.count != expected {
-                throw SQLParser.Failure("a row of \(table) has \(builder.count) values, the table has \(expected) columns")
+                throw SQLParser.Failure(
+                    "a row of \(table) has \(builder.count) values, the table has \(expected) columns")
             }
             let rowContext = context ?? Record.Context(file: splitter.name, schema: nil, kind: table)
             recordNumber += 1
-            pending.append(Record(context: rowContext, line: line, column: 1, number: recordNumber, storage: builder.finish()))
+            pending.append(
+                Record(context: rowContext, line: line, column: 1, number: recordNumber, storage: builder.finish()))
         } while parser.consume(UInt8(ascii: ","))
         parser.skipSpace()
         guard parser.atEnd else { throw SQLParser.Failure("unexpected text after the VALUES list") }
@@ -263,10 +282,23 @@ struct StatementSplitter {
         // Skip blanks and comments between statements.
         while try fill() {
             let c = buffer[pos]
-            if c == 10 { line += 1; pos += 1; continue }
-            if c == 32 || c == 9 || c == 13 { pos += 1; continue }
-            if c == UInt8(ascii: "-"), try peekNext() == UInt8(ascii: "-") { try skipLineComment(); continue }
-            if c == UInt8(ascii: "/"), try peekNext() == UInt8(ascii: "*") { try skipBlockComment(keep: false); continue }
+            if c == 10 {
+                line += 1
+                pos += 1
+                continue
+            }
+            if c == 32 || c == 9 || c == 13 {
+                pos += 1
+                continue
+            }
+            if c == UInt8(ascii: "-"), try peekNext() == UInt8(ascii: "-") {
+                try skipLineComment()
+                continue
+            }
+            if c == UInt8(ascii: "/"), try peekNext() == UInt8(ascii: "*") {
+                try skipBlockComment(keep: false)
+                continue
+            }
             break
         }
         guard try fill() else { return false }
@@ -282,7 +314,7 @@ struct StatementSplitter {
         while true {
             guard try fill() else {
                 if statement.allSatisfy({ $0 == 32 || $0 == 10 || $0 == 9 || $0 == 13 }) { return !statement.isEmpty }
-                return true     // a last statement without `;`
+                return true  // a last statement without `;`
             }
             let c = buffer[pos]
             switch c {
@@ -310,14 +342,13 @@ struct StatementSplitter {
                 try skipBlockComment(keep: true)
             default:
                 // Copy a run of ordinary bytes at once.
-                var i = pos + 1     // the first byte is ordinary, or a lone `-` or `/`
+                var i = pos + 1  // the first byte is ordinary, or a lone `-` or `/`
                 while i < end, !special[Int(buffer[i])] { i += 1 }
                 statement.append(contentsOf: UnsafeBufferPointer(start: buffer + pos, count: i - pos))
                 pos = i
             }
         }
     }
-
 
     /// The length of the statement at `pos` when it ends with a `;` inside the buffer, on the same
     /// line, with no comment or `[identifier]` and not a CREATE (a trigger runs past its first `;`):
@@ -327,7 +358,10 @@ struct StatementSplitter {
         var i = pos
         while i < end {
             let c = buffer[i]
-            guard special[Int(c)] else { i += 1; continue }
+            guard special[Int(c)] else {
+                i += 1
+                continue
+            }
             switch c {
             case UInt8(ascii: ";"):
                 return i - pos
@@ -347,7 +381,7 @@ struct StatementSplitter {
                 guard i + 1 < end, buffer[i + 1] != (c == UInt8(ascii: "-") ? c : UInt8(ascii: "*")) else { return nil }
                 i += 1
             default:
-                return nil      // a line break or `[`
+                return nil  // a line break or `[`
             }
         }
         return nil
@@ -386,14 +420,21 @@ struct StatementSplitter {
                 continue
             }
             append(close)
-            if close != UInt8(ascii: "]"), try fill(), buffer[pos] == close { append(close); continue }
+            if close != UInt8(ascii: "]"), try fill(), buffer[pos] == close {
+                append(close)
+                continue
+            }
             return
         }
     }
 
     private mutating func skipLineComment() throws {
         while try fill() {
-            if buffer[pos] == 10 { pos += 1; line += 1; return }
+            if buffer[pos] == 10 {
+                pos += 1
+                line += 1
+                return
+            }
             pos += 1
         }
     }
@@ -406,9 +447,15 @@ struct StatementSplitter {
             pos += 1
             if c == 10 {
                 line += 1
-                if keep { statement.append(10); lineStarts.append(statement.count) }
+                if keep {
+                    statement.append(10)
+                    lineStarts.append(statement.count)
+                }
             }
-            if previous == UInt8(ascii: "*"), c == UInt8(ascii: "/") { if keep { statement.append(32) }; return }
+            if previous == UInt8(ascii: "*"), c == UInt8(ascii: "/") {
+                if keep { statement.append(32) }
+                return
+            }
             previous = c
         }
     }
@@ -437,7 +484,10 @@ struct StatementSplitter {
 
 /// A small recursive-descent parser over one statement's bytes.
 struct SQLParser {
-    struct Failure: Error { let message: String; init(_ message: String) { self.message = message } }
+    struct Failure: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
 
     let bytes: UnsafeBufferPointer<UInt8>
     var pos = 0
@@ -469,7 +519,8 @@ struct SQLParser {
 
     mutating func expect(_ c: UInt8) throws {
         guard consume(c) else {
-            throw Failure("expected \"\(Character(Unicode.Scalar(c)))\"" + (atEnd ? " before the end of the statement" : ""))
+            throw Failure(
+                "expected \"\(Character(Unicode.Scalar(c)))\"" + (atEnd ? " before the end of the statement" : ""))
         }
     }
 
@@ -520,7 +571,9 @@ struct SQLParser {
                 guard memcmp(bytes.baseAddress! + start + open, name.baseAddress!, name.count) == 0 else { continue }
                 let after = start + open + name.count
                 if open == 1 {
-                    guard bytes[after] == UInt8(ascii: "\""), after + 1 >= bytes.count || bytes[after + 1] != UInt8(ascii: "\"") else { continue }
+                    guard bytes[after] == UInt8(ascii: "\""),
+                        after + 1 >= bytes.count || bytes[after + 1] != UInt8(ascii: "\"")
+                    else { continue }
                     pos = after + 1
                 } else {
                     guard after >= bytes.count || !StatementSplitter.isWordByte(bytes[after]) else { continue }
@@ -538,11 +591,12 @@ struct SQLParser {
         skipSpace()
         guard pos < bytes.count else { throw Failure("expected a name before the end of the statement") }
         let open = bytes[pos]
-        let close: UInt8? = switch open {
-        case UInt8(ascii: "\""), UInt8(ascii: "`"), UInt8(ascii: "'"): open
-        case UInt8(ascii: "["): UInt8(ascii: "]")
-        default: nil
-        }
+        let close: UInt8? =
+            switch open {
+            case UInt8(ascii: "\""), UInt8(ascii: "`"), UInt8(ascii: "'"): open
+            case UInt8(ascii: "["): UInt8(ascii: "]")
+            default: nil
+            }
         guard let close else {
             let start = pos
             while pos < bytes.count, StatementSplitter.isWordByte(bytes[pos]) { pos += 1 }
@@ -555,7 +609,11 @@ struct SQLParser {
             let c = bytes[pos]
             pos += 1
             if c == close {
-                if close != UInt8(ascii: "]"), pos < bytes.count, bytes[pos] == close { name.append(c); pos += 1; continue }
+                if close != UInt8(ascii: "]"), pos < bytes.count, bytes[pos] == close {
+                    name.append(c)
+                    pos += 1
+                    continue
+                }
                 return String(decoding: name, as: UTF8.self)
             }
             name.append(c)
@@ -582,7 +640,9 @@ struct SQLParser {
         if pos < bytes.count, bytes[pos] == UInt8(ascii: "(") {
             let start = pos
             try skipBalanced()
-            word += String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<pos]), as: UTF8.self).filter { $0 != " " }
+            word += String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<pos]), as: UTF8.self).filter {
+                $0 != " "
+            }
         }
         return word
     }
@@ -594,7 +654,10 @@ struct SQLParser {
         var depth = 1
         while pos < bytes.count, depth > 0 {
             let c = bytes[pos]
-            if c == UInt8(ascii: "'") || c == UInt8(ascii: "\"") { _ = try identifier(); continue }
+            if c == UInt8(ascii: "'") || c == UInt8(ascii: "\"") {
+                _ = try identifier()
+                continue
+            }
             if c == UInt8(ascii: "(") { depth += 1 }
             if c == UInt8(ascii: ")") { depth -= 1 }
             pos += 1
@@ -607,10 +670,22 @@ struct SQLParser {
         skipSpace()
         guard pos < bytes.count else { return }
         let c = bytes[pos]
-        if c == UInt8(ascii: "(") { try skipBalanced(); return }
-        if c == UInt8(ascii: "'") || c == UInt8(ascii: "\"") || c == UInt8(ascii: "[") || c == UInt8(ascii: "`") { _ = try identifier(); return }
-        if (c >= 48 && c <= 57) || c == UInt8(ascii: ".") || c == UInt8(ascii: "-") || c == UInt8(ascii: "+") { _ = try number(); return }
-        if StatementSplitter.isWordByte(c) { _ = keyword(); return }
+        if c == UInt8(ascii: "(") {
+            try skipBalanced()
+            return
+        }
+        if c == UInt8(ascii: "'") || c == UInt8(ascii: "\"") || c == UInt8(ascii: "[") || c == UInt8(ascii: "`") {
+            _ = try identifier()
+            return
+        }
+        if (c >= 48 && c <= 57) || c == UInt8(ascii: ".") || c == UInt8(ascii: "-") || c == UInt8(ascii: "+") {
+            _ = try number()
+            return
+        }
+        if StatementSplitter.isWordByte(c) {
+            _ = keyword()
+            return
+        }
         throw Failure("unexpected \"\(Character(Unicode.Scalar(c)))\" in a column definition")
     }
 
@@ -654,23 +729,31 @@ struct SQLParser {
         guard pos < bytes.count else { throw Failure("expected a value before the end of the statement") }
         let c = bytes[pos]
         if c == UInt8(ascii: "'") { return try string() }
-        if c == UInt8(ascii: "-") || c == UInt8(ascii: "+") || c == UInt8(ascii: ".") || (c >= 48 && c <= 57) { return try number() }
-        if (c == UInt8(ascii: "X") || c == UInt8(ascii: "x")), pos + 1 < bytes.count, bytes[pos + 1] == UInt8(ascii: "'") {
+        if c == UInt8(ascii: "-") || c == UInt8(ascii: "+") || c == UInt8(ascii: ".") || (c >= 48 && c <= 57) {
+            return try number()
+        }
+        if c == UInt8(ascii: "X") || c == UInt8(ascii: "x"), pos + 1 < bytes.count, bytes[pos + 1] == UInt8(ascii: "'")
+        {
             pos += 1
             let hex = try string()
-            guard hex.count % 2 == 0, hex.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 | 0x20 >= 97 && $0 | 0x20 <= 102) }) else {
+            guard hex.count % 2 == 0,
+                hex.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 | 0x20 >= 97 && $0 | 0x20 <= 102) })
+            else {
                 throw Failure("a blob literal X'…' must hold an even number of hexadecimal digits")
             }
             return hex.map { $0 >= 65 && $0 <= 70 ? $0 | 0x20 : $0 }
         }
-        guard let word = keyword() else { throw Failure("unexpected \"\(Character(Unicode.Scalar(c)))\" where a value was expected") }
+        guard let word = keyword() else {
+            throw Failure("unexpected \"\(Character(Unicode.Scalar(c)))\" where a value was expected")
+        }
         switch word {
         case "NULL": return nil
         case "TRUE": return Array("1".utf8)
         case "FALSE": return Array("0".utf8)
         case "REPLACE":
             try expect(UInt8(ascii: "("))
-            let text = try value(), pattern = try (expectComma(), value()).1, replacement = try (expectComma(), value()).1
+            let text = try value(), pattern = try (expectComma(), value()).1,
+                replacement = try (expectComma(), value()).1
             try expect(UInt8(ascii: ")"))
             guard let text else { return nil }
             guard let pattern, let replacement, !pattern.isEmpty else { return text }
@@ -679,7 +762,9 @@ struct SQLParser {
             try expect(UInt8(ascii: "("))
             var out: [UInt8] = []
             repeat {
-                guard let digits = try value(), let code = UInt32(String(decoding: digits, as: UTF8.self)), let scalar = Unicode.Scalar(code) else {
+                guard let digits = try value(), let code = UInt32(String(decoding: digits, as: UTF8.self)),
+                    let scalar = Unicode.Scalar(code)
+                else {
                     throw Failure("char() takes code points")
                 }
                 out += Array(String(Character(scalar)).utf8)
@@ -688,7 +773,10 @@ struct SQLParser {
             return out
         case "UNISTR":
             try expect(UInt8(ascii: "("))
-            guard let text = try value() else { try expect(UInt8(ascii: ")")); return nil }
+            guard let text = try value() else {
+                try expect(UInt8(ascii: ")"))
+                return nil
+            }
             try expect(UInt8(ascii: ")"))
             return try Self.unistr(text)
         default:
@@ -708,7 +796,11 @@ struct SQLParser {
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<pos]))
             guard pos < bytes.count else { break }
             pos += 1
-            if pos < bytes.count, bytes[pos] == UInt8(ascii: "'") { out.append(bytes[pos]); pos += 1; continue }
+            if pos < bytes.count, bytes[pos] == UInt8(ascii: "'") {
+                out.append(bytes[pos])
+                pos += 1
+                continue
+            }
             return out
         }
         throw Failure("a string is not closed before the end of the statement")
@@ -747,7 +839,10 @@ struct SQLParser {
                 if i < n, p[i] == UInt8(ascii: "-") || p[i] == UInt8(ascii: "+") { i += 1 }
                 let exponentStart = i
                 while i < n, isDigit(p[i]) { i += 1 }
-                if i == exponentStart { pos = i; throw Failure("a number's exponent has no digits") }
+                if i == exponentStart {
+                    pos = i
+                    throw Failure("a number's exponent has no digits")
+                }
             }
         }
         pos = i
@@ -760,7 +855,9 @@ struct SQLParser {
         out.reserveCapacity(text.count)
         var i = 0
         while i < text.count {
-            if text[i] == pattern[0], i + pattern.count <= text.count, text[i..<i + pattern.count].elementsEqual(pattern) {
+            if text[i] == pattern[0], i + pattern.count <= text.count,
+                text[i..<i + pattern.count].elementsEqual(pattern)
+            {
                 out += replacement
                 i += pattern.count
             } else {
@@ -776,19 +873,31 @@ struct SQLParser {
         var out: [UInt8] = []
         var i = 0
         while i < text.count {
-            guard text[i] == UInt8(ascii: "\\") else { out.append(text[i]); i += 1; continue }
+            guard text[i] == UInt8(ascii: "\\") else {
+                out.append(text[i])
+                i += 1
+                continue
+            }
             guard i + 1 < text.count else { throw Failure("unistr() ends with a lone backslash") }
             var length = 4, skip = 1
             switch text[i + 1] {
-            case UInt8(ascii: "\\"): out.append(text[i + 1]); i += 2; continue
+            case UInt8(ascii: "\\"):
+                out.append(text[i + 1])
+                i += 2
+                continue
             case UInt8(ascii: "u"): skip = 2
-            case UInt8(ascii: "+"): skip = 2; length = 6
-            case UInt8(ascii: "U"): skip = 2; length = 8
+            case UInt8(ascii: "+"):
+                skip = 2
+                length = 6
+            case UInt8(ascii: "U"):
+                skip = 2
+                length = 8
             default: break
             }
             guard i + skip + length <= text.count,
-                  let code = UInt32(String(decoding: text[i + skip..<i + skip + length], as: UTF8.self), radix: 16),
-                  let scalar = Unicode.Scalar(code) else {
+                let code = UInt32(String(decoding: text[i + skip..<i + skip + length], as: UTF8.self), radix: 16),
+                let scalar = Unicode.Scalar(code)
+            else {
                 throw Failure("unistr() has an invalid escape")
             }
             out += Array(String(Character(scalar)).utf8)

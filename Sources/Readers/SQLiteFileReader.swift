@@ -29,13 +29,17 @@ public final class SQLiteFileReader: RecordReader {
     public init(path: String, tables names: [String]? = nil) throws {
         self.path = path
         do {
-            guard FileManager.default.fileExists(atPath: path) else { throw ReaderError(.io, "cannot open \(path): no such file") }
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw ReaderError(.io, "cannot open \(path): no such file")
+            }
             connection = try SQLiteConnection(path: path, mode: .readOnly)
-            let list = try connection.makeStatement("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")
+            let list = try connection.makeStatement(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")
             var all: [String] = []
             while try list.step() { all.append(list.string(0) ?? "") }
             for name in names ?? [] where !all.contains(name) {
-                throw ReaderError(.sqlite, "\(path) has no table \(name.debugDescription) (it has \(all.joined(separator: ", ")))")
+                throw ReaderError(
+                    .sqlite, "\(path) has no table \(name.debugDescription) (it has \(all.joined(separator: ", ")))")
             }
             let open = connection
             tables = try (names ?? all).map { try SQLiteFileReader.schema(of: $0, in: open) }
@@ -44,7 +48,9 @@ public final class SQLiteFileReader: RecordReader {
         }
     }
 
-    private static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    private static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
 
     private static func schema(of table: String, in connection: SQLiteConnection) throws -> TableSchema {
         let info = try connection.makeStatement("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)")
@@ -55,16 +61,21 @@ public final class SQLiteFileReader: RecordReader {
             columns.append(.init(name: name, declaredType: info.string(1) ?? "", isNotNull: info.int64(2) != 0))
             if info.int64(3) > 0 { keyed.append((info.int64(3), name)) }
         }
-        let keys = try connection.makeStatement("SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq")
+        let keys = try connection.makeStatement(
+            "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq")
         keys.bind(table, at: 1)
         var foreign: [Int64: TableSchema.ForeignKey] = [:], order: [Int64] = []
         while try keys.step() {
             let id = keys.int64(0)
-            if foreign[id] == nil { order.append(id); foreign[id] = .init(columns: [], table: keys.string(1) ?? "", referencedColumns: []) }
+            if foreign[id] == nil {
+                order.append(id)
+                foreign[id] = .init(columns: [], table: keys.string(1) ?? "", referencedColumns: [])
+            }
             foreign[id]!.columns.append(keys.string(2) ?? "")
             if let to = keys.string(3) { foreign[id]!.referencedColumns.append(to) }
         }
-        let indexes = try connection.makeStatement("SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1 AND origin = 'u'")
+        let indexes = try connection.makeStatement(
+            "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1 AND origin = 'u'")
         indexes.bind(table, at: 1)
         var unique: [[String]] = []
         while try indexes.step() {
@@ -74,8 +85,9 @@ public final class SQLiteFileReader: RecordReader {
             while try columnsOf.step() { group.append(columnsOf.string(0) ?? "") }
             unique.append(group)
         }
-        return TableSchema(name: table, columns: columns, primaryKey: keyed.sorted { $0.0 < $1.0 }.map(\.1),
-                           foreignKeys: order.map { foreign[$0]! }, uniqueKeys: unique)
+        return TableSchema(
+            name: table, columns: columns, primaryKey: keyed.sorted { $0.0 < $1.0 }.map(\.1),
+            foreignKeys: order.map { foreign[$0]! }, uniqueKeys: unique)
     }
 
     public func next() throws -> Record? {
@@ -84,7 +96,8 @@ public final class SQLiteFileReader: RecordReader {
                 let table = tables[tableIndex]
                 if statement == nil {
                     statement = try connection.makeStatement("SELECT * FROM \(Self.quoted(table.name))")
-                    context = Record.Context(file: path, schema: RecordSchema(names: table.columns.map(\.name)), kind: table.name)
+                    context = Record.Context(
+                        file: path, schema: RecordSchema(names: table.columns.map(\.name)), kind: table.name)
                     rowNumber = 0
                 }
                 guard let statement, let context else { break }
@@ -101,15 +114,17 @@ public final class SQLiteFileReader: RecordReader {
                         case .blob(let v): fields.append(SQLValueText.hex(v))
                         }
                     }
-                    return Record(byteFields: fields, context: context, line: rowNumber, column: 1, number: recordNumber)
+                    return Record(
+                        byteFields: fields, context: context, line: rowNumber, column: 1, number: recordNumber)
                 }
                 self.statement = nil
                 tableIndex += 1
             }
             return nil
         } catch let error as SQLiteError {
-            throw ReaderError(.sqlite, "reading table \(tables[tableIndex].name) of \(path): \(error)",
-                              at: SourcePosition(file: path, line: rowNumber, column: 1, record: recordNumber))
+            throw ReaderError(
+                .sqlite, "reading table \(tables[tableIndex].name) of \(path): \(error)",
+                at: SourcePosition(file: path, line: rowNumber, column: 1, record: recordNumber))
         }
     }
 }

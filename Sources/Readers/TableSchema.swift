@@ -31,7 +31,10 @@ public struct TableSchema: Sendable, Hashable {
     /// Columns with a UNIQUE constraint of their own, or unique groups declared on the table.
     public var uniqueKeys: [[String]]
 
-    public init(name: String, columns: [Column], primaryKey: [String] = [], foreignKeys: [ForeignKey] = [], uniqueKeys: [[String]] = []) {
+    public init(
+        name: String, columns: [Column], primaryKey: [String] = [], foreignKeys: [ForeignKey] = [],
+        uniqueKeys: [[String]] = []
+    ) {
         self.name = name
         self.columns = columns
         self.primaryKey = primaryKey

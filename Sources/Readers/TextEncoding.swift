@@ -28,7 +28,9 @@ extension Input {
     /// Wraps `source` so it yields UTF-8: skips a UTF-8 byte order mark, and converts UTF-16 (chosen, or
     /// announced by its byte order mark), ISO-8859-1 and Windows-1252 as the bytes stream.
     /// - Parameter lossy: replace bytes invalid in the encoding with U+FFFD instead of failing.
-    public static func decodingText(_ source: ByteSource, encoding: TextEncoding, lossy: Bool = false) throws -> ByteSource {
+    public static func decodingText(
+        _ source: ByteSource, encoding: TextEncoding, lossy: Bool = false
+    ) throws -> ByteSource {
         let peek = source as? PeekingByteSource ?? PeekingByteSource(source)
         let head = try peek.peek(3)
         switch encoding {
@@ -60,7 +62,7 @@ final class TranscodingByteSource: ByteSource {
     private let lossy: Bool
     private var raw: [UInt8]
     private var rawCount = 0
-    private var offset = 0          // bytes of the original input converted so far
+    private var offset = 0  // bytes of the original input converted so far
     private var pendingHighSurrogate: UInt16?
     private var atEnd = false
     /// The error that stopped the conversion; every later read throws it again.
@@ -77,7 +79,8 @@ final class TranscodingByteSource: ByteSource {
     /// Windows-1252 0x80...0x9F; 0 marks the five undefined bytes.
     private static let windows1252High: [UInt16] = [
         0x20AC, 0, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0, 0x017D, 0,
-        0, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0, 0x017E, 0x0178,
+        0, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0, 0x017E,
+        0x0178,
     ]
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -100,7 +103,8 @@ final class TranscodingByteSource: ByteSource {
             if atEnd {
                 if rawCount > 0 || pendingHighSurrogate != nil {
                     guard lossy else {
-                        throw ReaderError(.encoding, "\(name): the input ends inside a UTF-16 character (byte \(offset))")
+                        throw ReaderError(
+                            .encoding, "\(name): the input ends inside a UTF-16 character (byte \(offset))")
                     }
                     rawCount = 0
                     pendingHighSurrogate = nil
@@ -111,7 +115,9 @@ final class TranscodingByteSource: ByteSource {
             // Read as much raw input as the output can hold after expansion (at most 3 bytes per unit).
             let wanted = min(raw.count - rawCount, max(2, out.count / 3))
             if wanted > 0 {
-                let n = try raw.withUnsafeMutableBytes { try base.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[rawCount..<rawCount + wanted])) }
+                let n = try raw.withUnsafeMutableBytes {
+                    try base.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[rawCount..<rawCount + wanted]))
+                }
                 if n == 0 { atEnd = true }
                 rawCount += n
             }
@@ -129,7 +135,11 @@ final class TranscodingByteSource: ByteSource {
                             let mapped = Self.windows1252High[Int(byte - 0x80)]
                             if mapped == 0 {
                                 guard lossy else {
-                                    throw ReaderError(.encoding, "\(name): byte 0x\(String(byte, radix: 16, uppercase: true)) at byte \(offset + used) is not a Windows-1252 character")
+                                    throw ReaderError(
+                                        .encoding,
+                                        "\(name): byte 0x\(String(byte, radix: 16, uppercase: true)) at byte "
+                                            + "\(offset + used) is not a Windows-1252 character"
+                                    )
                                 }
                                 scalar = 0xFFFD
                             } else {
@@ -143,7 +153,10 @@ final class TranscodingByteSource: ByteSource {
             default:
                 let bigEndian = encoding == .utf16BE
                 while used + 1 < rawCount, produced + 4 <= out.count {
-                    let unit = bigEndian ? UInt16(raw[used]) << 8 | UInt16(raw[used + 1]) : UInt16(raw[used + 1]) << 8 | UInt16(raw[used])
+                    let unit =
+                        bigEndian
+                        ? UInt16(raw[used]) << 8 | UInt16(raw[used + 1])
+                        : UInt16(raw[used + 1]) << 8 | UInt16(raw[used])
                     used += 2
                     if let high = pendingHighSurrogate {
                         pendingHighSurrogate = nil
@@ -166,7 +179,9 @@ final class TranscodingByteSource: ByteSource {
             }
             offset += used
             if used > 0 {
-                raw.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: $0.baseAddress! + used, byteCount: rawCount - used) }
+                raw.withUnsafeMutableBytes {
+                    $0.baseAddress!.copyMemory(from: $0.baseAddress! + used, byteCount: rawCount - used)
+                }
                 rawCount -= used
             }
         }

@@ -23,7 +23,10 @@ enum UTF8Validation {
         let n = b.count
         while i < n {
             let c = b[i]
-            if c < 0x80 { i += 1; continue }
+            if c < 0x80 {
+                i += 1
+                continue
+            }
             func continuation(_ k: Int) -> Bool { i + k < n && b[i + k] & 0xC0 == 0x80 }
             switch c {
             case 0xC2...0xDF:
@@ -32,14 +35,14 @@ enum UTF8Validation {
             case 0xE0...0xEF:
                 guard continuation(1), continuation(2) else { return i }
                 let second = b[i + 1]
-                if c == 0xE0 && second < 0xA0 { return i }        // overlong
-                if c == 0xED && second >= 0xA0 { return i }       // surrogate
+                if c == 0xE0 && second < 0xA0 { return i }  // overlong
+                if c == 0xED && second >= 0xA0 { return i }  // surrogate
                 i += 3
             case 0xF0...0xF4:
                 guard continuation(1), continuation(2), continuation(3) else { return i }
                 let second = b[i + 1]
-                if c == 0xF0 && second < 0x90 { return i }        // overlong
-                if c == 0xF4 && second >= 0x90 { return i }       // above U+10FFFF
+                if c == 0xF0 && second < 0x90 { return i }  // overlong
+                if c == 0xF4 && second >= 0x90 { return i }  // above U+10FFFF
                 i += 4
             default:
                 return i

@@ -22,7 +22,9 @@ public struct XMLRecordSpec: Sendable {
     /// Repeated elements inside each record, yielded as records of their own after it.
     public var children: [XMLRecordSpec]
 
-    public init(path: String, kind: String? = nil, fields: [(name: String, path: String)], children: [XMLRecordSpec] = []) {
+    public init(
+        path: String, kind: String? = nil, fields: [(name: String, path: String)], children: [XMLRecordSpec] = []
+    ) {
         self.path = path
         self.kind = kind
         self.fields = fields
@@ -119,8 +121,10 @@ public final class XMLReader: XMLEventHandler, RecordReader {
 
     // MARK: Events
 
-    override public func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
-                             attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {
+    override public func startElement(
+        localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
+        attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int
+    ) {
         let from = levels.last, to = entries.count
         levels.push(to)
         var line = 0, column = 0
@@ -130,7 +134,9 @@ public final class XMLReader: XMLEventHandler, RecordReader {
                 let target = program.edges[edge]
                 guard target.name == localName, target.uri == namespaceURI else { continue }
                 if line == 0 { (line, column) = (parser.line, parser.column) }
-                enter(target.node, frame: entry.frame, attributes: attributes, attributeCount: attributeCount, line: line, column: column)
+                enter(
+                    target.node, frame: entry.frame, attributes: attributes, attributeCount: attributeCount, line: line,
+                    column: column)
                 break
             }
         }
@@ -151,20 +157,33 @@ public final class XMLReader: XMLEventHandler, RecordReader {
     }
 
     /// The element reached `node` of `frame`'s trie: fill the node's fields, start its records.
-    private func enter(_ node: Int, frame: Int, attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int, line: Int, column: Int) {
+    private func enter(
+        _ node: Int, frame: Int, attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int, line: Int,
+        column: Int
+    ) {
         entries.push(Entry(frame: frame, node: node, isRecord: false))
-        if frame >= 0 { fill(program.nodes[node], frame: frame, attributes: attributes, attributeCount: attributeCount, line: line, column: column) }
+        if frame >= 0 {
+            fill(
+                program.nodes[node], frame: frame, attributes: attributes, attributeCount: attributeCount, line: line,
+                column: column)
+        }
         for index in program.nodes[node].records {
             let spec = program.recordStarts[index]
-            let record = frames.open(spec: spec, fieldCount: program.specs[spec].fieldCount, parent: frame, line: line, column: column)
+            let record = frames.open(
+                spec: spec, fieldCount: program.specs[spec].fieldCount, parent: frame, line: line, column: column)
             let root = program.specs[spec].root
             entries.push(Entry(frame: record, node: root, isRecord: true))
-            fill(program.nodes[root], frame: record, attributes: attributes, attributeCount: attributeCount, line: line, column: column)
+            fill(
+                program.nodes[root], frame: record, attributes: attributes, attributeCount: attributeCount, line: line,
+                column: column)
         }
     }
 
     /// Takes the node's attribute values, and opens its text fields (the first element of a field counts).
-    private func fill(_ node: Program.Node, frame: Int, attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int, line: Int, column: Int) {
+    private func fill(
+        _ node: Program.Node, frame: Int, attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int,
+        line: Int, column: Int
+    ) {
         let fields = frames[frame].fields
         if let attributes {
             for index in node.attributes {
@@ -172,7 +191,9 @@ public final class XMLReader: XMLEventHandler, RecordReader {
                 guard fields[wanted.field].start == FieldState.absent else { continue }
                 for a in 0..<attributeCount {
                     let base = attributes + 5 * a
-                    guard base[0] == wanted.name, base[2] == wanted.uri, let start = base[3], let end = base[4] else { continue }
+                    guard base[0] == wanted.name, base[2] == wanted.uri, let start = base[3], let end = base[4] else {
+                        continue
+                    }
                     let value = UnsafeBufferPointer(start: start, count: end - start)
                     if let decoded = XMLEventHandler.decodedAttributeValue(value) {
                         decoded.withUnsafeBufferPointer {
@@ -188,7 +209,8 @@ public final class XMLReader: XMLEventHandler, RecordReader {
         for index in node.texts {
             let field = program.texts[index]
             guard fields[field].start == FieldState.absent else { continue }
-            fields[field] = FieldState(start: frames[frame].builder.length, end: FieldState.open, line: line, column: column)
+            fields[field] = FieldState(
+                start: frames[frame].builder.length, end: FieldState.open, line: line, column: column)
             frames[frame].openTexts += 1
             if frames[frame].openTexts == 1 { capturers.push(frame) }
         }
@@ -214,12 +236,22 @@ public final class XMLReader: XMLEventHandler, RecordReader {
         let parent = frames[frame].parent
         if parent < 0 {
             recordNumber += 1
-            ready.append(Record(context: program.contexts[spec], line: frames[frame].line, column: frames[frame].column, number: recordNumber, storage: storage))
+            ready.append(
+                Record(
+                    context: program.contexts[spec], line: frames[frame].line, column: frames[frame].column,
+                    number: recordNumber, storage: storage))
             queueChildren(from: frames[frame].firstChild, parent: recordNumber)
         } else {
-            pending.append(Pending(storage: storage, spec: spec, line: frames[frame].line, column: frames[frame].column, firstChild: frames[frame].firstChild))
+            pending.append(
+                Pending(
+                    storage: storage, spec: spec, line: frames[frame].line, column: frames[frame].column,
+                    firstChild: frames[frame].firstChild))
             let index = pending.count - 1
-            if frames[parent].lastChild >= 0 { pending[frames[parent].lastChild].next = index } else { frames[parent].firstChild = index }
+            if frames[parent].lastChild >= 0 {
+                pending[frames[parent].lastChild].next = index
+            } else {
+                frames[parent].firstChild = index
+            }
             frames[parent].lastChild = index
         }
         frames.close(frame)
@@ -232,7 +264,9 @@ public final class XMLReader: XMLEventHandler, RecordReader {
         while index >= 0 {
             recordNumber += 1
             let number = recordNumber, child = pending[index]
-            var record = Record(context: program.contexts[child.spec], line: child.line, column: child.column, number: number, storage: child.storage)
+            var record = Record(
+                context: program.contexts[child.spec], line: child.line, column: child.column, number: number,
+                storage: child.storage)
             record.parentRecord = parent
             ready.append(record)
             queueChildren(from: child.firstChild, parent: number)
@@ -288,7 +322,8 @@ public final class XMLReader: XMLEventHandler, RecordReader {
         mutating func takeAttribute(field: Int, value: UnsafeBufferPointer<UInt8>, line: Int, column: Int) {
             if openTexts > 0 {
                 deferred.append((field, Array(value)))
-                fields[field] = FieldState(start: FieldState.deferred, end: FieldState.deferred, line: line, column: column)
+                fields[field] = FieldState(
+                    start: FieldState.deferred, end: FieldState.deferred, line: line, column: column)
                 return
             }
             let start = builder.length
@@ -309,8 +344,9 @@ public final class XMLReader: XMLEventHandler, RecordReader {
                 if field.start < 0 {
                     builder.addField(start: 0, end: 0, column: column, lineDelta: 0, isNull: true)
                 } else {
-                    builder.addField(start: field.start, end: field.end < 0 ? builder.length : field.end, column: field.column,
-                                     lineDelta: field.line - line, isNull: false)
+                    builder.addField(
+                        start: field.start, end: field.end < 0 ? builder.length : field.end, column: field.column,
+                        lineDelta: field.line - line, isNull: false)
                 }
             }
             return builder.finish()
@@ -357,7 +393,9 @@ public final class XMLReader: XMLEventHandler, RecordReader {
             base[index].openTexts = 0
             base[index].firstChild = -1
             base[index].lastChild = -1
-            base[index].fields.update(repeating: FieldState(start: FieldState.absent, end: FieldState.absent, line: 0, column: 0), count: fieldCount)
+            base[index].fields.update(
+                repeating: FieldState(start: FieldState.absent, end: FieldState.absent, line: 0, column: 0),
+                count: fieldCount)
             openCount += 1
             return index
         }
@@ -426,7 +464,11 @@ public final class XMLReader: XMLEventHandler, RecordReader {
                 var uri: UnsafePointer<UInt8>?
                 if parts.count == 2 {
                     guard let bound = namespaces[String(parts[0])] else {
-                        throw ReaderError(.invalidOption, "the path \(path.debugDescription) uses the namespace prefix \(parts[0]), which is not bound; bind it in the namespaces")
+                        throw ReaderError(
+                            .invalidOption,
+                            "the path \(path.debugDescription) uses the namespace prefix \(parts[0]), which is not "
+                                + "bound; bind it in the namespaces"
+                        )
                     }
                     guard let interned = parser.intern(bound) else {
                         throw ReaderError(.invalidOption, "the namespace prefix \(parts[0]) is bound to an empty URI")
@@ -460,7 +502,8 @@ public final class XMLReader: XMLEventHandler, RecordReader {
                 let root = drafts.count - 1
                 drafts[node].records.append(number)
                 specs.append(Spec(root: root, fieldCount: spec.fields.count))
-                contexts.append(Record.Context(file: file, schema: RecordSchema(names: spec.fields.map(\.name)), kind: spec.kind))
+                contexts.append(
+                    Record.Context(file: file, schema: RecordSchema(names: spec.fields.map(\.name)), kind: spec.kind))
                 for (index, field) in spec.fields.enumerated() {
                     var steps = field.path.split(separator: "/")
                     var attribute: Substring?
@@ -480,7 +523,11 @@ public final class XMLReader: XMLEventHandler, RecordReader {
                 for child in spec.children {
                     let steps = child.path.split(separator: "/")
                     guard !child.path.hasPrefix("/"), !steps.isEmpty else {
-                        throw ReaderError(.invalidOption, "the child record path \(child.path.debugDescription) must name elements below its parent record's element")
+                        throw ReaderError(
+                            .invalidOption,
+                            "the child record path \(child.path.debugDescription) must name elements below its parent "
+                                + "record's element"
+                        )
                     }
                     try compile(child, at: try descend(from: root, steps, of: child.path))
                 }
@@ -489,13 +536,17 @@ public final class XMLReader: XMLEventHandler, RecordReader {
             for spec in roots {
                 let steps = spec.path.split(separator: "/")
                 guard spec.path.hasPrefix("/") else {
-                    throw ReaderError(.invalidOption, "the record path \(spec.path.debugDescription) must be absolute (start with /)")
+                    throw ReaderError(
+                        .invalidOption, "the record path \(spec.path.debugDescription) must be absolute (start with /)")
                 }
-                guard !steps.isEmpty else { throw ReaderError(.invalidOption, "the record path \(spec.path.debugDescription) names no element") }
+                guard !steps.isEmpty else {
+                    throw ReaderError(.invalidOption, "the record path \(spec.path.debugDescription) names no element")
+                }
                 try compile(spec, at: try descend(from: 0, steps, of: spec.path))
             }
 
-            var nodes: [Node] = [], edges: [Edge] = [], attributes: [AttributeField] = [], texts: [Int] = [], recordStarts: [Int] = []
+            var nodes: [Node] = [], edges: [Edge] = [], attributes: [AttributeField] = [], texts: [Int] = [],
+                recordStarts: [Int] = []
             for draft in drafts {
                 var node = Node()
                 node.edges = edges.count..<(edges.count + draft.edges.count)
@@ -508,7 +559,9 @@ public final class XMLReader: XMLEventHandler, RecordReader {
                 recordStarts += draft.records
                 nodes.append(node)
             }
-            (self.nodes, self.edges, self.attributes, self.texts, self.recordStarts) = (nodes, edges, attributes, texts, recordStarts)
+            (self.nodes, self.edges, self.attributes, self.texts, self.recordStarts) = (
+                nodes, edges, attributes, texts, recordStarts
+            )
             (self.specs, self.contexts) = (specs, contexts)
         }
     }
@@ -574,7 +627,9 @@ extension XMLPushParser {
             try buffer.withUnsafeBytes { try feed(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
             return true
         } catch let error as XMLParseError {
-            throw ReaderError(.malformedXML, error.message, at: SourcePosition(file: source.name, line: error.line, column: error.column))
+            throw ReaderError(
+                .malformedXML, error.message,
+                at: SourcePosition(file: source.name, line: error.line, column: error.column))
         }
     }
 }

@@ -6,11 +6,14 @@ extension XMLReader {
     /// their children), and child elements that repeat inside a record as child records.
     /// Elements are matched by local name (namespace prefixes are ignored here).
     /// - Throws: `ReaderError` for unreadable or malformed input, or when no element matches.
-    public static func discoverSpec(path: String, recordPath: String, sampleRecords: Int = 1000) throws -> XMLRecordSpec {
+    public static func discoverSpec(path: String, recordPath: String, sampleRecords: Int = 1000) throws -> XMLRecordSpec
+    {
         let source = try Input.open(path)
         let discovery = Discovery(recordPath: recordPath.split(separator: "/").map(String.init), limit: sampleRecords)
         let parser: XMLPushParser
-        do { parser = try XMLPushParser(handler: discovery, fileName: source.name) } catch { throw ReaderError(.malformedXML, "\(error)") }
+        do { parser = try XMLPushParser(handler: discovery, fileName: source.name) } catch {
+            throw ReaderError(.malformedXML, "\(error)")
+        }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while !discovery.isDone, try parser.feedNextChunk(from: source, buffer: &chunk) {}
         guard discovery.records > 0 else {
@@ -22,10 +25,12 @@ extension XMLReader {
         }.map { (fieldName($0), $0) }
         fields.sort { $0.path < $1.path }
         let children = repeated.sorted().map { child in
-            XMLRecordSpec(path: child, kind: child, fields: discovery.fields.filter { $0.hasPrefix(child + "/") }.sorted().map { field in
-                let relative = String(field.dropFirst(child.count + 1))
-                return (fieldName(relative), relative)
-            })
+            XMLRecordSpec(
+                path: child, kind: child,
+                fields: discovery.fields.filter { $0.hasPrefix(child + "/") }.sorted().map { field in
+                    let relative = String(field.dropFirst(child.count + 1))
+                    return (fieldName(relative), relative)
+                })
         }
         return XMLRecordSpec(path: recordPath, fields: fields, children: children)
     }
@@ -53,14 +58,18 @@ extension XMLReader {
         }
 
         private var relative: [String]? {
-            guard stack.count >= recordPath.count, Array(stack.prefix(recordPath.count)) == recordPath else { return nil }
+            guard stack.count >= recordPath.count, Array(stack.prefix(recordPath.count)) == recordPath else {
+                return nil
+            }
             return Array(stack.dropFirst(recordPath.count))
         }
 
         private func note(_ field: String) { if !fields.contains(field) { fields.append(field) } }
 
-        override func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
-                          attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {
+        override func startElement(
+            localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
+            attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int
+        ) {
             stack.append(String(cString: localName))
             hasText.append(false)
             guard let relative, relative.count <= 2 else { return }
@@ -78,14 +87,18 @@ extension XMLReader {
         }
 
         override func endElement() {
-            if let relative, !relative.isEmpty, relative.count <= 2, hasText.last == true { note(relative.joined(separator: "/")) }
+            if let relative, !relative.isEmpty, relative.count <= 2, hasText.last == true {
+                note(relative.joined(separator: "/"))
+            }
             if relative?.isEmpty == true, records >= limit { isDone = true }
             stack.removeLast()
             hasText.removeLast()
         }
 
         override func characters(_ text: UnsafeBufferPointer<UInt8>) {
-            if !hasText.isEmpty, text.contains(where: { $0 != 32 && $0 != 10 && $0 != 9 && $0 != 13 }) { hasText[hasText.count - 1] = true }
+            if !hasText.isEmpty, text.contains(where: { $0 != 32 && $0 != 10 && $0 != 9 && $0 != 13 }) {
+                hasText[hasText.count - 1] = true
+            }
         }
     }
 }

@@ -1,3 +1,4 @@
+import Drivers
 import Foundation
 import Readers
 
@@ -16,7 +17,10 @@ let csvFiles = ["customers.csv", "products.csv", "orders.csv", "order_lines.csv"
 
 func uncompressedBytes(_ names: [String]) throws -> Double {
     try names.reduce(0.0) { total, name in
-        total + Double((try FileManager.default.attributesOfItem(atPath: benchData.appendingPathComponent(name).path)[.size] as? Int) ?? 0)
+        total
+            + Double(
+                (try FileManager.default.attributesOfItem(atPath: benchData.appendingPathComponent(name).path)[.size]
+                    as? Int) ?? 0)
     }
 }
 
@@ -40,7 +44,9 @@ func runReaderCase(_ name: String) throws {
                 var reader = try CSVReader(path: benchData.appendingPathComponent(file + suffix).path)
                 let result = try drain(&reader)
                 records += result.records
-                if ProcessInfo.processInfo.environment["BENCH_CHECKSUM"] != nil { print(file, result.records, result.checksum) }
+                if ProcessInfo.processInfo.environment["BENCH_CHECKSUM"] != nil {
+                    print(file, result.records, result.checksum)
+                }
             }
         }
         report(name, records: records, seconds: seconds, bytes: try uncompressedBytes(csvFiles))
@@ -51,7 +57,9 @@ func runReaderCase(_ name: String) throws {
             var reader = try XMLReader(path: benchData.appendingPathComponent(file).path, specs: orderDocumentSpecs)
             let result = try drain(&reader)
             records = result.records
-            if ProcessInfo.processInfo.environment["BENCH_CHECKSUM"] != nil { print(file, result.records, result.checksum) }
+            if ProcessInfo.processInfo.environment["BENCH_CHECKSUM"] != nil {
+                print(file, result.records, result.checksum)
+            }
         }
         report(name, records: records, seconds: seconds, bytes: try uncompressedBytes(["orders.xml"]))
     case "read_sqldump", "read_sqldump_gz":
@@ -61,7 +69,9 @@ func runReaderCase(_ name: String) throws {
             var reader = try SQLDumpReader(path: benchData.appendingPathComponent(file).path)
             let result = try drain(&reader)
             records = result.records
-            if ProcessInfo.processInfo.environment["BENCH_CHECKSUM"] != nil { print(file, result.records, result.checksum) }
+            if ProcessInfo.processInfo.environment["BENCH_CHECKSUM"] != nil {
+                print(file, result.records, result.checksum)
+            }
         }
         report(name, records: records, seconds: seconds, bytes: try uncompressedBytes(["dump.sql"]))
     case "zcat_sqldump_gz":
@@ -96,24 +106,37 @@ func zcat(_ path: String) throws {
 
 /// Every field of the kit's orders.xml: customers, products, orders with their lines as child records.
 let orderDocumentSpecs = [
-    XMLRecordSpec(path: "/dataset/customers/customer", fields: [
-        ("id", "@id"), ("country", "@country"), ("name", "name"), ("email", "email"), ("signup_date", "signup-date"), ("balance", "balance"),
-    ]),
-    XMLRecordSpec(path: "/dataset/products/product", fields: [
-        ("id", "@id"), ("sku", "@sku"), ("category", "@category"), ("name", "name"), ("price", "price"),
-    ]),
-    XMLRecordSpec(path: "/dataset/orders/order", fields: [
-        ("id", "@id"), ("customer_id", "@customer"), ("ordered_at", "@ordered-at"), ("note", "note"),
-    ], children: [
-        XMLRecordSpec(path: "line", kind: "line", fields: [("line_no", "@no"), ("product_id", "@product"), ("quantity", "@quantity"), ("price", "@price")]),
-    ]),
+    XMLRecordSpec(
+        path: "/dataset/customers/customer",
+        fields: [
+            ("id", "@id"), ("country", "@country"), ("name", "name"), ("email", "email"),
+            ("signup_date", "signup-date"), ("balance", "balance"),
+        ]),
+    XMLRecordSpec(
+        path: "/dataset/products/product",
+        fields: [
+            ("id", "@id"), ("sku", "@sku"), ("category", "@category"), ("name", "name"), ("price", "price"),
+        ]),
+    XMLRecordSpec(
+        path: "/dataset/orders/order",
+        fields: [
+            ("id", "@id"), ("customer_id", "@customer"), ("ordered_at", "@ordered-at"), ("note", "note"),
+        ],
+        children: [
+            XMLRecordSpec(
+                path: "line", kind: "line",
+                fields: [
+                    ("line_no", "@no"), ("product_id", "@product"), ("quantity", "@quantity"), ("price", "@price"),
+                ])
+        ]),
 ]
-
-import Drivers
 
 final class NoHandler: XMLEventHandler {
     var events = 0
-    override func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?, attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) { events += 1 }
+    override func startElement(
+        localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
+        attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int
+    ) { events += 1 }
     override func endElement() {}
     override func characters(_ text: UnsafeBufferPointer<UInt8>) {}
 }

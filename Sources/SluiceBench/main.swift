@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import ObjectGraph
 import Stores
+import Synchronization
 
 // `make bench`: one BENCH line per case, each case in its own process so peak RSS is its own.
 // Release build only; never part of `swift test`.
@@ -34,12 +34,14 @@ import Stores
 func peakRSSMegabytes() -> Double {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_maxrss) / 1024   // Linux reports kilobytes
+    return Double(usage.ru_maxrss) / 1024  // Linux reports kilobytes
 }
 
 func report(_ name: String, records: Int, seconds: Double, bytes: Double = 0) {
-    print(String(format: "BENCH case=%@ records=%d seconds=%.3f records_per_s=%.0f mb_per_s=%.1f peak_rss_mb=%.1f",
-                 name, records, seconds, Double(records) / seconds, bytes / 1_048_576 / seconds, peakRSSMegabytes()))
+    print(
+        String(
+            format: "BENCH case=%@ records=%d seconds=%.3f records_per_s=%.0f mb_per_s=%.1f peak_rss_mb=%.1f",
+            name, records, seconds, Double(records) / seconds, bytes / 1_048_576 / seconds, peakRSSMegabytes()))
 }
 
 func time(_ body: () throws -> Void) rethrows -> Double {
@@ -53,17 +55,25 @@ let parentCount = 1_000
 
 func makeModel(keyed: Bool) throws -> ManagedObjectModel {
     try ManagedObjectModel(entities: [
-        EntityDescription(name: "Customer", attributes: [AttributeDescription(name: "code", type: .integer64, isOptional: false)],
-                          relationships: [RelationshipDescription(name: "orders", destination: "Order", inverse: "customer", isToMany: true)]),
-        EntityDescription(name: "Order", attributes: [
-            AttributeDescription(name: "number", type: .integer64, isOptional: false),
-            AttributeDescription(name: "placedAt", type: .date),
-            AttributeDescription(name: "quantity", type: .integer32, minValue: .integer(0)),
-            AttributeDescription(name: "price", type: .decimal),
-            AttributeDescription(name: "note", type: .string, maxLength: 200),
-            AttributeDescription(name: "weight", type: .double),
-        ], relationships: [RelationshipDescription(name: "customer", destination: "Customer", inverse: "orders", isOptional: false)],
-           uniquenessConstraints: keyed ? [["number"]] : []),
+        EntityDescription(
+            name: "Customer", attributes: [AttributeDescription(name: "code", type: .integer64, isOptional: false)],
+            relationships: [
+                RelationshipDescription(name: "orders", destination: "Order", inverse: "customer", isToMany: true)
+            ]),
+        EntityDescription(
+            name: "Order",
+            attributes: [
+                AttributeDescription(name: "number", type: .integer64, isOptional: false),
+                AttributeDescription(name: "placedAt", type: .date),
+                AttributeDescription(name: "quantity", type: .integer32, minValue: .integer(0)),
+                AttributeDescription(name: "price", type: .decimal),
+                AttributeDescription(name: "note", type: .string, maxLength: 200),
+                AttributeDescription(name: "weight", type: .double),
+            ],
+            relationships: [
+                RelationshipDescription(name: "customer", destination: "Customer", inverse: "orders", isOptional: false)
+            ],
+            uniquenessConstraints: keyed ? [["number"]] : []),
     ])
 }
 
@@ -72,14 +82,17 @@ func insertCustomers(into coordinator: PersistentStoreCoordinator) throws -> [Ma
     let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
     for code in 0..<parentCount { context.insertNewObject(forEntityName: "Customer")["code"] = .integer(Int64(code)) }
     try context.save()
-    return try context.fetchObjectIDs(FetchRequest(entityName: "Customer", sortDescriptors: [FetchSortDescriptor("code")]))
+    return try context.fetchObjectIDs(
+        FetchRequest(entityName: "Customer", sortDescriptors: [FetchSortDescriptor("code")]))
 }
 
 /// Inserts orders numbered `numbers` through `context`, saving and resetting every `batchSize`
 /// objects; `revision` changes every attribute but the number (a re-import of changed data), and
 /// with `movesCustomers` the customer too.
-func insertOrders(_ numbers: Range<Int>, customers customerIDs: [ManagedObjectID], revision: Int = 0, movesCustomers: Bool = false,
-                  through context: ManagedObjectContext) throws {
+func insertOrders(
+    _ numbers: Range<Int>, customers customerIDs: [ManagedObjectID], revision: Int = 0, movesCustomers: Bool = false,
+    through context: ManagedObjectContext
+) throws {
     let order = context.managedObjectModel["Order"]!
     let number = order.attributeIndex(named: "number")!, placedAt = order.attributeIndex(named: "placedAt")!
     let quantity = order.attributeIndex(named: "quantity")!, price = order.attributeIndex(named: "price")!
@@ -87,7 +100,7 @@ func insertOrders(_ numbers: Range<Int>, customers customerIDs: [ManagedObjectID
     let customer = order.relationshipIndex(named: "customer")!
     var pending = 0
     for n in numbers {
-        let object = ManagedObject(entity: order, insertInto: context)   // no entity lookup by name per record
+        let object = ManagedObject(entity: order, insertInto: context)  // no entity lookup by name per record
         let v = n + revision
         object[attributeAt: number] = .integer(Int64(n))
         object[attributeAt: placedAt] = .date(Date(timeIntervalSinceReferenceDate: Double(v)))
@@ -95,7 +108,8 @@ func insertOrders(_ numbers: Range<Int>, customers customerIDs: [ManagedObjectID
         object[attributeAt: price] = .decimal(Decimal(sign: .plus, exponent: -2, significand: Decimal(v % 10_000)))
         object[attributeAt: note] = v % 3 == 0 ? .string("note \(v)") : .null
         object[attributeAt: weight] = .double(Double(v) * 0.5)
-        object.setRelatedObject(context.object(with: customerIDs[((movesCustomers ? v : n) * 7919) % parentCount]), at: customer)
+        object.setRelatedObject(
+            context.object(with: customerIDs[((movesCustomers ? v : n) * 7919) % parentCount]), at: customer)
         pending += 1
         if pending == batchSize {
             try context.save()
@@ -110,17 +124,26 @@ func insertOrders(_ numbers: Range<Int>, customers customerIDs: [ManagedObjectID
 /// Inserts `count` orders (and 1,000 customers first) through one context.
 func insertOrders(_ count: Int, into coordinator: PersistentStoreCoordinator) throws {
     let customers = try insertCustomers(into: coordinator)
-    try insertOrders(0..<count, customers: customers, through: ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator))
+    try insertOrders(
+        0..<count, customers: customers,
+        through: ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator))
 }
 
-let predicate = try FetchPredicate(format: "quantity BETWEEN {2, 4} AND customer.code < 500 AND note BEGINSWITH[c] 'NOTE 1'")
+let predicate = try FetchPredicate(
+    format: "quantity BETWEEN {2, 4} AND customer.code < 500 AND note BEGINSWITH[c] 'NOTE 1'")
 
 /// A new SQLite store in a temporary directory, removed by `cleanUp`.
-func newSQLiteStore(_ coordinator: PersistentStoreCoordinator) throws -> (store: SQLiteStore, url: URL, cleanUp: () -> Void) {
+func newSQLiteStore(
+    _ coordinator: PersistentStoreCoordinator
+) throws -> (store: SQLiteStore, url: URL, cleanUp: () -> Void) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-bench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let url = directory.appendingPathComponent("bench.sqlite")
-    let store = try coordinator.addPersistentStore(type: SQLiteStore.storeType, at: url, options: ProcessInfo.processInfo.environment["BENCH_CACHE"].map { ["cache_size": $0] } ?? [:]) as! SQLiteStore
+    let store =
+        try coordinator.addPersistentStore(
+            type: SQLiteStore.storeType, at: url,
+            options: ProcessInfo.processInfo.environment["BENCH_CACHE"].map { ["cache_size": $0] } ?? [:])
+        as! SQLiteStore
     return (store, url, { try? FileManager.default.removeItem(at: directory) })
 }
 
@@ -130,7 +153,9 @@ func checkStoredOrders(_ coordinator: PersistentStoreCoordinator, _ count: Int) 
     precondition(stored == count, "the store holds \(stored) orders, not \(count)")
 }
 
-func fileSize(_ url: URL) -> Double { Double((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0) }
+func fileSize(_ url: URL) -> Double {
+    Double((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0)
+}
 
 func runCase(_ name: String, _ count: Int) throws {
     SQLiteStore.register()
@@ -143,7 +168,9 @@ func runCase(_ name: String, _ count: Int) throws {
         if name == "insert_inmemory" { return report(name, records: count, seconds: seconds) }
         let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
         var matched = 0
-        let filterSeconds = try time { matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate)) }
+        let filterSeconds = try time {
+            matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate))
+        }
         precondition(matched > 0, "the predicate matched nothing")
         report(name, records: count, seconds: filterSeconds)
     case "insert_sqlite", "fetch_sqlite", "insert_sqlite_keyed":
@@ -152,15 +179,21 @@ func runCase(_ name: String, _ count: Int) throws {
         var indexSeconds = 0.0
         let seconds = try time {
             try insertOrders(count, into: coordinator)
-            if ProcessInfo.processInfo.environment["BENCH_PHASES"] != nil { print("before index build rss \(peakRSSMegabytes())") }
+            if ProcessInfo.processInfo.environment["BENCH_PHASES"] != nil {
+                print("before index build rss \(peakRSSMegabytes())")
+            }
             indexSeconds = try time { try store.buildPendingIndexes() }
         }
-        if ProcessInfo.processInfo.environment["BENCH_PHASES"] != nil { print("index build \(indexSeconds)s, rss \(peakRSSMegabytes())") }
+        if ProcessInfo.processInfo.environment["BENCH_PHASES"] != nil {
+            print("index build \(indexSeconds)s, rss \(peakRSSMegabytes())")
+        }
         try checkStoredOrders(coordinator, count)
         if name != "fetch_sqlite" { return report(name, records: count, seconds: seconds, bytes: fileSize(url)) }
         let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
         var matched = 0
-        let fetchSeconds = try time { matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate)) }
+        let fetchSeconds = try time {
+            matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate))
+        }
         precondition(matched > 0, "the predicate matched nothing")
         report(name, records: count, seconds: fetchSeconds)
     case "insert_sqlite_2ctx":
@@ -173,7 +206,9 @@ func runCase(_ name: String, _ count: Int) throws {
             DispatchQueue.concurrentPerform(iterations: 2) { worker in
                 let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
                 do {
-                    try context.performAndWait { try insertOrders(halves[worker], customers: customers, through: context) }
+                    try context.performAndWait {
+                        try insertOrders(halves[worker], customers: customers, through: context)
+                    }
                 } catch {
                     failures.withLock { $0.append("\(error)") }
                 }
@@ -187,18 +222,25 @@ func runCase(_ name: String, _ count: Int) throws {
         let (store, url, cleanUp) = try newSQLiteStore(coordinator)
         defer { cleanUp() }
         let customers = try insertCustomers(into: coordinator)
-        try insertOrders(0..<count, customers: customers, through: ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator))
+        try insertOrders(
+            0..<count, customers: customers,
+            through: ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator))
         try store.buildPendingIndexes()
         let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
         context.mergePolicy = .objectTrumps
         let seconds = try time {
-            try insertOrders(0..<count, customers: customers, revision: 1, movesCustomers: name == "upsert_sqlite_moved", through: context)
+            try insertOrders(
+                0..<count, customers: customers, revision: 1, movesCustomers: name == "upsert_sqlite_moved",
+                through: context)
             try store.buildPendingIndexes()
         }
         try checkStoredOrders(coordinator, count)
         let check = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
-        let last = try check.fetch(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "number == %@", Int64(count - 1))))
-        precondition(last.count == 1 && last[0].double(forKey: "weight") == Double(count) * 0.5, "the re-import did not update the rows")
+        let last = try check.fetch(
+            FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "number == %@", Int64(count - 1))))
+        precondition(
+            last.count == 1 && last[0].double(forKey: "weight") == Double(count) * 0.5,
+            "the re-import did not update the rows")
         report(name, records: count, seconds: seconds, bytes: fileSize(url))
     case "save_xml", "save_binary", "save_sqlite_once", "load_xml", "load_binary", "load_sqlite":
         try atomicStoreCase(name, count)
@@ -217,7 +259,8 @@ func atomicStoreCase(_ name: String, _ count: Int) throws {
     BinaryStore.register()
     let kind = name.split(separator: "_", maxSplits: 1)[1]
     let type = kind == "xml" ? XMLStore.storeType : kind == "binary" ? BinaryStore.storeType : SQLiteStore.storeType
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-bench-\(type.lowercased())-\(count).store")
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "sluice-bench-\(type.lowercased())-\(count).store")
     let model = try makeModel(keyed: false)
     if name.hasPrefix("save") {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
@@ -226,7 +269,10 @@ func atomicStoreCase(_ name: String, _ count: Int) throws {
         let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
         var customers: [ManagedObject] = []
         let seconds = try time {
-            for code in 0..<parentCount { customers.append(context.insertNewObject(forEntityName: "Customer")); customers[code]["code"] = .integer(Int64(code)) }
+            for code in 0..<parentCount {
+                customers.append(context.insertNewObject(forEntityName: "Customer"))
+                customers[code]["code"] = .integer(Int64(code))
+            }
             for n in 0..<count {
                 let order = context.insertNewObject(forEntityName: "Order")
                 order["number"] = .integer(Int64(n))
@@ -255,7 +301,8 @@ func atomicStoreCase(_ name: String, _ count: Int) throws {
     var stored = 0
     let seconds = try time {
         try coordinator.addPersistentStore(type: type, at: url)
-        stored = try ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator).count(for: FetchRequest(entityName: "Order"))
+        stored = try ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator).count(
+            for: FetchRequest(entityName: "Order"))
     }
     precondition(stored == count, "the store holds \(stored) orders, not \(count)")
     report(name, records: count, seconds: seconds, bytes: fileSize(url))
@@ -275,7 +322,8 @@ if arguments.count == 3, let count = Int(arguments[2]) {
         ("upsert_sqlite_moved", 1_000_000),
         ("save_sqlite_once", 100_000), ("load_sqlite", 100_000), ("save_xml", 100_000), ("load_xml", 100_000),
         ("save_binary", 100_000), ("load_binary", 100_000),
-        ("read_csv", 0), ("read_csv_gz", 0), ("zcat_csv_gz", 0), ("read_xml", 0), ("read_xml_gz", 0), ("zcat_xml_gz", 0), ("parse_xml_only", 0),
+        ("read_csv", 0), ("read_csv_gz", 0), ("zcat_csv_gz", 0), ("read_xml", 0), ("read_xml_gz", 0),
+        ("zcat_xml_gz", 0), ("parse_xml_only", 0),
         ("read_sqldump", 0), ("read_sqldump_gz", 0), ("zcat_sqldump_gz", 0),
     ]
     for (name, count) in plan {

@@ -44,7 +44,9 @@ struct Convert: ParsableCommand {
     func run() throws {
         let type = to.map { ["sqlite": "SQLite", "xml": "XML", "binary": "Binary"][$0.lowercased()]! }
         do {
-            let count = try TargetStore.convert(URL(fileURLWithPath: source), to: URL(fileURLWithPath: destination), type: type, model: loadModel(model))
+            let count = try TargetStore.convert(
+                URL(fileURLWithPath: source), to: URL(fileURLWithPath: destination), type: type, model: loadModel(model)
+            )
             print("Copied \(count) object\(count == 1 ? "" : "s") from \(source) to \(destination).")
         } catch {
             throw report(error)

@@ -24,7 +24,8 @@ struct Import: ParsableCommand {
             Examples:
               sluice import SampleData/customers.csv --to out/customers.sqlite
               sluice import export.csv --to out/x.sqlite --delimiter ';' --no-header --null NULL --encoding latin1
-              sluice import feed.xml --record /orders/order --field number=@id --field placed=placed/date --to out/feed.sqlite
+              sluice import feed.xml --record /orders/order --field number=@id \\
+                --field placed=placed/date --to out/feed.sqlite
               sluice import legacy.sql.gz --to app.db --save-pipeline legacy.yaml
 
             Exit status: as `sluice run` (0 success; 1 rejected records or an invalid graph; 2 usage,
@@ -49,7 +50,9 @@ struct Import: ParsableCommand {
     @Option(name: .customLong("field"), help: "XML: a field as NAME=PATH (@attr, child, child/grandchild); repeatable.")
     var fields: [String] = []
 
-    @Option(name: .customLong("key"), help: "An attribute identifying objects (upserts); repeatable. Default: the input's primary key or unique id.")
+    @Option(
+        name: .customLong("key"),
+        help: "An attribute identifying objects (upserts); repeatable. Default: the input's primary key or unique id.")
     var keys: [String] = []
 
     @Option(help: "A model file (YAML or JSON) instead of an inferred one.")
@@ -94,7 +97,9 @@ struct Import: ParsableCommand {
         guard format == "auto" || InputFormat(rawValue: format) != nil else {
             throw ValidationError("--format must be auto, csv, xml, sqldump or sqlite, not \(format.debugDescription)")
         }
-        for field in fields where !field.contains("=") { throw ValidationError("--field takes NAME=PATH, not \(field.debugDescription)") }
+        for field in fields where !field.contains("=") {
+            throw ValidationError("--field takes NAME=PATH, not \(field.debugDescription)")
+        }
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
         guard maxErrors >= 0 else { throw ValidationError("--max-errors cannot be negative") }
     }
@@ -116,11 +121,16 @@ struct Import: ParsableCommand {
         let plan: ImportPlan
         do {
             options.csv = try dialect()
-            let directory = savePipeline.map { URL(fileURLWithPath: $0).deletingLastPathComponent() } ?? FileManager.default.temporaryDirectory
-            let stem = savePipeline.map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent } ?? "sluice-import-\(getpid())"
+            let directory =
+                savePipeline.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
+                ?? FileManager.default.temporaryDirectory
+            let stem =
+                savePipeline.map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent }
+                ?? "sluice-import-\(getpid())"
             let modelFile = directory.appendingPathComponent(stem + ".model.yaml")
             plan = try ImportPlan(options, modelFile: modelFile.path)
-            let pipelineFile = savePipeline.map { URL(fileURLWithPath: $0) } ?? directory.appendingPathComponent(stem + ".yaml")
+            let pipelineFile =
+                savePipeline.map { URL(fileURLWithPath: $0) } ?? directory.appendingPathComponent(stem + ".yaml")
             if let modelText = plan.modelText { try modelText.write(to: modelFile, atomically: true, encoding: .utf8) }
             try plan.pipelineText.write(to: pipelineFile, atomically: true, encoding: .utf8)
             defer {
@@ -141,7 +151,10 @@ struct Import: ParsableCommand {
     /// The CSV dialect from the flags (over what sniffing the first CSV input finds), or `nil` to
     /// sniff every CSV input.
     private func dialect() throws -> CSVDialect? {
-        guard delimiter != nil || quote != nil || escape != nil || noHeader || encoding != nil || !null.isEmpty || comment != nil else { return nil }
+        guard
+            delimiter != nil || quote != nil || escape != nil || noHeader || encoding != nil || !null.isEmpty
+                || comment != nil
+        else { return nil }
         let firstCSV = inputs.first { (try? InputFormat(rawValue: format) ?? InputFormat.detect(path: $0)) == .csv }
         var dialect = try firstCSV.map { try CSVSniffer.sniff(path: $0) } ?? CSVDialect()
         func byte(_ text: String, _ flag: String) throws -> UInt8 {
@@ -157,7 +170,11 @@ struct Import: ParsableCommand {
         if noHeader { dialect.hasHeader = false }
         if let encoding {
             guard let known = TextEncoding(name: encoding) else {
-                throw ReaderError(.invalidOption, "unknown encoding \(encoding.debugDescription) (known: \(TextEncoding.allCases.map(\.rawValue).joined(separator: ", ")))")
+                throw ReaderError(
+                    .invalidOption,
+                    "unknown encoding \(encoding.debugDescription) (known: "
+                        + "\(TextEncoding.allCases.map(\.rawValue).joined(separator: ", ")))"
+                )
             }
             dialect.encoding = known
         }

@@ -46,7 +46,8 @@ struct Infer: ParsableCommand {
                 try inference.add(inputAt: input, format: InputFormat(rawValue: format), recordPath: record)
             } catch let error as ReaderError {
                 FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
-                throw error.kind == .invalidOption ? ExitStatus.configError : (error.kind == .io ? ExitStatus.ioError : ExitStatus.dataErrors)
+                throw error.kind == .invalidOption
+                    ? ExitStatus.configError : (error.kind == .io ? ExitStatus.ioError : ExitStatus.dataErrors)
             }
         }
         print(inference.modelFile(), terminator: "")

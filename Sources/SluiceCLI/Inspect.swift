@@ -43,9 +43,14 @@ struct Inspect: ParsableCommand {
             print(String(decoding: try encoder.encode(summary), as: UTF8.self))
             return
         }
-        var lines = ["\(summary.path): \(summary.type) store \(summary.identifier)",
-                     "  model version hash \(summary.modelVersionHash ?? "(none)")" + (summary.model == "none" ? "" : " (model \(summary.model))")]
-        if summary.interruptedRun { lines.append("  holds the checkpoint of an interrupted run (sluice run --resume goes on from it)") }
+        var lines = [
+            "\(summary.path): \(summary.type) store \(summary.identifier)",
+            "  model version hash \(summary.modelVersionHash ?? "(none)")"
+                + (summary.model == "none" ? "" : " (model \(summary.model))"),
+        ]
+        if summary.interruptedRun {
+            lines.append("  holds the checkpoint of an interrupted run (sluice run --resume goes on from it)")
+        }
         for (key, value) in summary.userInfo.sorted(by: { $0.key < $1.key }) { lines.append("  \(key) = \(value)") }
         if let entities = summary.entities {
             let width = entities.keys.map(\.count).max() ?? 0

@@ -61,7 +61,8 @@ func execute(_ config: PipelineConfig, _ output: RunOutput, resume: Bool) throws
     let (dryRun, quiet, report) = (output.dryRun, output.quiet, output.report)
     let result: RunReport
     do {
-        result = try PipelineRunner(config: config).run(dryRun: dryRun, showsProgress: !quiet && isatty(STDERR_FILENO) != 0, resume: resume)
+        result = try PipelineRunner(config: config).run(
+            dryRun: dryRun, showsProgress: !quiet && isatty(STDERR_FILENO) != 0, resume: resume)
     } catch let error as RunError {
         fail("\(error)")
         switch error {
@@ -94,14 +95,27 @@ func execute(_ config: PipelineConfig, _ output: RunOutput, resume: Bool) throws
 
 private func summary(_ report: RunReport, _ config: PipelineConfig, dryRun: Bool) -> String {
     let target = dryRun || config.store == .inMemory ? "an in-memory store (dry run)" : (config.targetPath ?? "")
-    var lines = [String(format: "Imported into %@ in %.2f s (peak memory %.0f MB).", target, report.seconds, report.peakRSSMegabytes)]
+    var lines = [
+        String(
+            format: "Imported into %@ in %.2f s (peak memory %.0f MB).", target, report.seconds, report.peakRSSMegabytes
+        )
+    ]
     for (entity, counts) in report.entities.sorted(by: { $0.key < $1.key }) {
-        lines.append("  \(entity): \(counts.read) read, \(counts.inserted) inserted, \(counts.updated) updated, \(counts.unchanged) unchanged, \(counts.rejected) rejected")
+        lines.append(
+            "  \(entity): \(counts.read) read, \(counts.inserted) inserted, \(counts.updated) updated, "
+                + "\(counts.unchanged) unchanged, \(counts.rejected) rejected"
+        )
     }
     if !report.stages.isEmpty {
-        lines.append("  Time: " + report.stages.map { String(format: "%@ %.2f s", $0.name, $0.seconds) }.joined(separator: ", "))
+        lines.append(
+            "  Time: " + report.stages.map { String(format: "%@ %.2f s", $0.name, $0.seconds) }.joined(separator: ", "))
     }
-    if report.rejected > 0 { lines.append("  \(report.rejected) rejected record\(report.rejected == 1 ? "" : "s") in \(config.rejectsPath ?? "(no rejects file)")") }
+    if report.rejected > 0 {
+        lines.append(
+            "  \(report.rejected) rejected record\(report.rejected == 1 ? "" : "s") in "
+                + "\(config.rejectsPath ?? "(no rejects file)")"
+        )
+    }
     return lines.joined(separator: "\n")
 }
 

@@ -58,12 +58,14 @@ struct Seed: ParsableCommand {
                 throw ExitStatus.dataErrors
             } catch let error as StoreError {
                 FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
-                throw error.code == .constraintViolation || error.code == .conflict ? ExitStatus.dataErrors : ExitStatus.ioError
+                throw error.code == .constraintViolation || error.code == .conflict
+                    ? ExitStatus.dataErrors : ExitStatus.ioError
             }
             context.reset()
             let total = counts.values.reduce(0, +)
             let target = storeURL.map { "the SQLite store \($0.path)" } ?? "an in-memory store"
-            print("Seeded \(total) objects (\(counts.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))) into \(target).")
+            let perEntity = counts.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+            print("Seeded \(total) objects (\(perEntity)) into \(target).")
             if !quiet { print(try GraphReport.text(for: context)) }
         }
     }

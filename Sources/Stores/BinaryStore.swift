@@ -64,15 +64,25 @@ public final class BinaryStore: AtomicStore {
         }
         var header = BinaryReader(file)
         do {
-            guard try header.bytes(8) == Self.magic else { throw BinaryReader.Failure("it is not a Sluice binary store (no SLUICEBS header)") }
+            guard try header.bytes(8) == Self.magic else {
+                throw BinaryReader.Failure("it is not a Sluice binary store (no SLUICEBS header)")
+            }
             let version = try header.uint16()
-            guard version == Self.version else { throw BinaryReader.Failure("format version \(version) is not known (this Sluice reads version \(Self.version))") }
+            guard version == Self.version else {
+                throw BinaryReader.Failure(
+                    "format version \(version) is not known (this Sluice reads version \(Self.version))")
+            }
             _ = try header.uint16()
             let size = try header.uint64(), checksum = try header.uint32(), compressedSize = try header.uint64()
             guard compressedSize == UInt64(file.count - header.offset) else {
-                throw BinaryReader.Failure("the file holds \(file.count - header.offset) compressed bytes, the header says \(compressedSize): truncated or extended")
+                throw BinaryReader.Failure(
+                    "the file holds \(file.count - header.offset) compressed bytes, the header says "
+                        + "\(compressedSize): truncated or extended"
+                )
             }
-            guard size < 1 << 40 else { throw BinaryReader.Failure("the header's payload size \(size) is not credible") }
+            guard size < 1 << 40 else {
+                throw BinaryReader.Failure("the header's payload size \(size) is not credible")
+            }
             let payload: Data
             do { payload = try Zlib.decompress(file.subdata(in: header.offset..<file.count), size: Int(size)) } catch {
                 throw BinaryReader.Failure("the compressed payload is damaged: \(error)")
@@ -89,8 +99,9 @@ public final class BinaryStore: AtomicStore {
         var hashes: [String: String] = [:], userInfo: [String: String] = [:]
         for _ in 0..<(try reader.count()) { hashes[try reader.string()] = try reader.string() }
         for _ in 0..<(try reader.count()) { userInfo[try reader.string()] = try reader.string() }
-        return StoreMetadata(storeType: storeType, identifier: identifier, modelVersionHash: hash.isEmpty ? nil : hash,
-                             entityVersionHashes: hashes, userInfo: userInfo)
+        return StoreMetadata(
+            storeType: storeType, identifier: identifier, modelVersionHash: hash.isEmpty ? nil : hash,
+            entityVersionHashes: hashes, userInfo: userInfo)
     }
 
     private func read(_ payload: Data) throws {
@@ -99,16 +110,21 @@ public final class BinaryStore: AtomicStore {
         var entities: [EntityDescription] = []
         for _ in 0..<(try reader.count()) {
             let name = try reader.string()
-            guard let entity = model.entity(named: name) else { throw BinaryReader.Failure("it holds objects of entity \(name), which the model does not have") }
+            guard let entity = model.entity(named: name) else {
+                throw BinaryReader.Failure("it holds objects of entity \(name), which the model does not have")
+            }
             entities.append(entity)
         }
-        metadata = loadedMetadata      // object IDs below carry the stored identifier
+        metadata = loadedMetadata  // object IDs below carry the stored identifier
         var nodes: [AtomicStoreCacheNode] = []
         for _ in 0..<(try reader.count()) {
             let entity = try self.entity(&reader, entities)
-            let node = AtomicStoreCacheNode(objectID: objectID(for: entity, referenceObject: try reader.string()), entity: entity)
+            let node = AtomicStoreCacheNode(
+                objectID: objectID(for: entity, referenceObject: try reader.string()), entity: entity)
             node.version = Int64(try reader.varint())
-            for attribute in entity.attributes where !attribute.isTransient { node.attributeValues[attribute.index] = try reader.value() }
+            for attribute in entity.attributes where !attribute.isTransient {
+                node.attributeValues[attribute.index] = try reader.value()
+            }
             for relationship in entity.relationships {
                 if relationship.isToMany {
                     var members: [ManagedObjectID] = []
@@ -119,18 +135,23 @@ public final class BinaryStore: AtomicStore {
                     node.toManyDestinations[relationship.index] = members
                 } else if try reader.uint8() == 1 {
                     let destination = try self.entity(&reader, entities)
-                    node.toOneDestinations[relationship.index] = objectID(for: destination, referenceObject: try reader.string())
+                    node.toOneDestinations[relationship.index] = objectID(
+                        for: destination, referenceObject: try reader.string())
                 }
             }
             nodes.append(node)
         }
-        guard reader.atEnd else { throw BinaryReader.Failure("\(payload.count - reader.offset) bytes follow the last object") }
+        guard reader.atEnd else {
+            throw BinaryReader.Failure("\(payload.count - reader.offset) bytes follow the last object")
+        }
         addCacheNodes(nodes)
     }
 
     private func entity(_ reader: inout BinaryReader, _ entities: [EntityDescription]) throws -> EntityDescription {
         let index = try reader.count()
-        guard index < entities.count else { throw BinaryReader.Failure("an object names entity #\(index) of \(entities.count)") }
+        guard index < entities.count else {
+            throw BinaryReader.Failure("an object names entity #\(index) of \(entities.count)")
+        }
         return entities[index]
     }
 
@@ -140,9 +161,15 @@ public final class BinaryStore: AtomicStore {
         writer.string(metadata.storeType)
         writer.string(metadata.modelVersionHash ?? "")
         writer.varint(UInt64(metadata.entityVersionHashes.count))
-        for (key, value) in metadata.entityVersionHashes.sorted(by: { $0.key < $1.key }) { writer.string(key); writer.string(value) }
+        for (key, value) in metadata.entityVersionHashes.sorted(by: { $0.key < $1.key }) {
+            writer.string(key)
+            writer.string(value)
+        }
         writer.varint(UInt64(metadata.userInfo.count))
-        for (key, value) in metadata.userInfo.sorted(by: { $0.key < $1.key }) { writer.string(key); writer.string(value) }
+        for (key, value) in metadata.userInfo.sorted(by: { $0.key < $1.key }) {
+            writer.string(key)
+            writer.string(value)
+        }
         let entities = model.entities
         writer.varint(UInt64(entities.count))
         for entity in entities { writer.string(entity.name) }
@@ -158,7 +185,9 @@ public final class BinaryStore: AtomicStore {
             writer.varint(UInt64(entityIndex[node.entity.name] ?? 0))
             writer.string(referenceObject(for: node.objectID) ?? "")
             writer.varint(UInt64(max(0, node.version)))
-            for attribute in node.entity.attributes where !attribute.isTransient { writer.value(node.attributeValues[attribute.index]) }
+            for attribute in node.entity.attributes where !attribute.isTransient {
+                writer.value(node.attributeValues[attribute.index])
+            }
             for relationship in node.entity.relationships {
                 if relationship.isToMany {
                     let members = node.toManyDestinations[relationship.index] ?? []
@@ -199,7 +228,10 @@ struct BinaryWriter {
     mutating func uint64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
     mutating func varint(_ value: UInt64) {
         var rest = value
-        while rest >= 0x80 { data.append(UInt8(rest & 0x7f) | 0x80); rest >>= 7 }
+        while rest >= 0x80 {
+            data.append(UInt8(rest & 0x7f) | 0x80)
+            rest >>= 7
+        }
         data.append(UInt8(rest))
     }
     mutating func string(_ text: String) {
@@ -209,23 +241,47 @@ struct BinaryWriter {
     mutating func value(_ value: AttributeValue) {
         switch value {
         case .null: uint8(0)
-        case .integer(let v): uint8(1); uint64(UInt64(bitPattern: v))
-        case .decimal(let v): uint8(2); string(DecimalText.canonical(v))
-        case .double(let v): uint8(3); uint64(v.bitPattern)
-        case .float(let v): uint8(4); uint32(v.bitPattern)
-        case .string(let v): uint8(5); string(v)
-        case .boolean(let v): uint8(6); uint8(v ? 1 : 0)
-        case .date(let v): uint8(7); uint64(v.timeIntervalSinceReferenceDate.bitPattern)
-        case .binary(let v): uint8(8); varint(UInt64(v.count)); data.append(v)
-        case .uuid(let v): uint8(9); withUnsafeBytes(of: v.uuid) { data.append(contentsOf: $0) }
-        case .uri(let v): uint8(10); string(v.absoluteString)
+        case .integer(let v):
+            uint8(1)
+            uint64(UInt64(bitPattern: v))
+        case .decimal(let v):
+            uint8(2)
+            string(DecimalText.canonical(v))
+        case .double(let v):
+            uint8(3)
+            uint64(v.bitPattern)
+        case .float(let v):
+            uint8(4)
+            uint32(v.bitPattern)
+        case .string(let v):
+            uint8(5)
+            string(v)
+        case .boolean(let v):
+            uint8(6)
+            uint8(v ? 1 : 0)
+        case .date(let v):
+            uint8(7)
+            uint64(v.timeIntervalSinceReferenceDate.bitPattern)
+        case .binary(let v):
+            uint8(8)
+            varint(UInt64(v.count))
+            data.append(v)
+        case .uuid(let v):
+            uint8(9)
+            withUnsafeBytes(of: v.uuid) { data.append(contentsOf: $0) }
+        case .uri(let v):
+            uint8(10)
+            string(v.absoluteString)
         }
     }
 }
 
 /// Bounds-checked reading of the binary store's primitives: running past the end is a `Failure`.
 struct BinaryReader {
-    struct Failure: Error { let message: String; init(_ message: String) { self.message = message } }
+    struct Failure: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
 
     private let data: Data
     private(set) var offset: Int
@@ -239,7 +295,10 @@ struct BinaryReader {
 
     private mutating func take(_ count: Int) throws -> Data {
         guard count >= 0, data.endIndex - offset >= count else {
-            throw Failure("it ends \(count - (data.endIndex - offset)) bytes early, at byte \(offset - data.startIndex): truncated")
+            throw Failure(
+                "it ends \(count - (data.endIndex - offset)) bytes early, at byte \(offset - data.startIndex): "
+                    + "truncated"
+            )
         }
         defer { offset += count }
         return data[offset..<offset + count]
@@ -266,12 +325,16 @@ struct BinaryReader {
     /// A count or index, checked against what is left (each item takes at least one byte).
     mutating func count() throws -> Int {
         let value = try varint()
-        guard value <= UInt64(data.endIndex - offset) + 1 << 20 else { throw Failure("a count of \(value) at byte \(offset - data.startIndex) is not credible") }
+        guard value <= UInt64(data.endIndex - offset) + 1 << 20 else {
+            throw Failure("a count of \(value) at byte \(offset - data.startIndex) is not credible")
+        }
         return Int(value)
     }
     mutating func string() throws -> String {
         let bytes = try take(try count())
-        guard let text = String(data: bytes, encoding: .utf8) else { throw Failure("a text at byte \(offset - data.startIndex) is not UTF-8") }
+        guard let text = String(data: bytes, encoding: .utf8) else {
+            throw Failure("a text at byte \(offset - data.startIndex) is not UTF-8")
+        }
         return text
     }
     mutating func value() throws -> AttributeValue {
@@ -281,7 +344,9 @@ struct BinaryReader {
         case 1: return .integer(Int64(bitPattern: try uint64()))
         case 2:
             let text = try string()
-            guard let decimal = DecimalText.parse(text) else { throw Failure("\(text.debugDescription) is not a decimal") }
+            guard let decimal = DecimalText.parse(text) else {
+                throw Failure("\(text.debugDescription) is not a decimal")
+            }
             return .decimal(decimal)
         case 3: return .double(Double(bitPattern: try uint64()))
         case 4: return .float(Float(bitPattern: try uint32()))
@@ -291,7 +356,12 @@ struct BinaryReader {
         case 8: return .binary(try take(try count()))
         case 9:
             let b = try bytes(16)
-            return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
+            return .uuid(
+                UUID(
+                    uuid: (
+                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                        b[15]
+                    )))
         case 10:
             let text = try string()
             guard let url = URL(string: text) else { throw Failure("\(text.debugDescription) is not a URI") }

@@ -33,8 +33,8 @@ public enum DecimalText {
 
     private static let posix = Locale(identifier: "en_US_POSIX")
 
-    /// `[-]digits[.digits]`, at most 38 significant digits (what a `Decimal` holds), read exactly; `nil` for any other text (which
-    /// may still be a decimal: callers go on to `Decimal(string:)` after checking its form).
+    /// `[-]digits[.digits]`, at most 38 significant digits (what a `Decimal` holds), read exactly; `nil` for any other
+    /// text (which may still be a decimal: callers go on to `Decimal(string:)` after checking its form).
     public static func parsePlain(_ text: String) -> Decimal? {
         var text = text
         return text.withUTF8(parsePlain(bytes:))
@@ -49,7 +49,7 @@ public enum DecimalText {
             index = 1
         }
         var mantissa: UInt128 = 0, digits = 0, significant = 0, fraction = 0, seenPoint = false
-        var small: UInt64 = 0       // the mantissa while it has at most 19 digits (64-bit arithmetic)
+        var small: UInt64 = 0  // the mantissa while it has at most 19 digits (64-bit arithmetic)
         guard index < bytes.count else { return nil }
         while index < bytes.count {
             let byte = bytes[index]
@@ -61,7 +61,7 @@ public enum DecimalText {
                 let digit = byte - UInt8(ascii: "0")
                 if significant < 19 {
                     small = small &* 10 &+ UInt64(digit)
-                    if small != 0 { significant += 1 }   // leading zeros take no room
+                    if small != 0 { significant += 1 }  // leading zeros take no room
                 } else {
                     if significant == 19 { mantissa = UInt128(small) }
                     mantissa = mantissa * 10 + UInt128(digit)
@@ -108,26 +108,37 @@ public enum DecimalText {
         var words = mantissa.littleEndian
         var value = Decimal()
         withUnsafeMutableBytes(of: &value) { target in
-            withUnsafeBytes(of: &head) { source in UnsafeMutableRawBufferPointer(rebasing: target[0..<4]).copyMemory(from: source) }
-            withUnsafeBytes(of: &words) { source in UnsafeMutableRawBufferPointer(rebasing: target[4..<20]).copyMemory(from: source) }
+            withUnsafeBytes(of: &head) { source in
+                UnsafeMutableRawBufferPointer(rebasing: target[0..<4]).copyMemory(from: source)
+            }
+            withUnsafeBytes(of: &words) { source in
+                UnsafeMutableRawBufferPointer(rebasing: target[4..<20]).copyMemory(from: source)
+            }
         }
         return value
     }
 
     /// Whether `parseCanonical` agrees with `Decimal(string:)` here (checked once; otherwise unused).
     static let parserIsKnown: Bool = {
-        let samples = ["0", "1", "-1", "1.5", "-0.0001", "1000", "123456789.987654321", "9999999999999999999", "-3.25", "0.1", "65536", "4294967296",
-                       "611.66999999999995905", "-18446744073709551616", "12345678901234567890123456789012345678", "0.00000000000000000000000000000000000001"]
+        let samples = [
+            "0", "1", "-1", "1.5", "-0.0001", "1000", "123456789.987654321", "9999999999999999999", "-3.25", "0.1",
+            "65536", "4294967296",
+            "611.66999999999995905", "-18446744073709551616", "12345678901234567890123456789012345678",
+            "0.00000000000000000000000000000000000001",
+        ]
         return samples.allSatisfy { text in
             guard let slow = Decimal(string: text, locale: posix), let fast = parsePlain(text) else { return false }
-            return fast == slow && fast.description == slow.description && withUnsafeBytes(of: fast, Array.init) == withUnsafeBytes(of: slow, Array.init)
+            return fast == slow && fast.description == slow.description
+                && withUnsafeBytes(of: fast, Array.init) == withUnsafeBytes(of: slow, Array.init)
         }
     }()
 
     static let layoutIsKnown: Bool = {
         guard MemoryLayout<Decimal>.size == 20 else { return false }
-        let samples = ["0", "1", "-1", "1.5", "-0.0001", "1000", "123456789.987654321", "18446744073709551615", "-3e-20",
-                       "611.66999999999995905", "-18446744073709551616", "12345678901234567890123456789012345678", "1e100"]
+        let samples = [
+            "0", "1", "-1", "1.5", "-0.0001", "1000", "123456789.987654321", "18446744073709551615", "-3e-20",
+            "611.66999999999995905", "-18446744073709551616", "12345678901234567890123456789012345678", "1e100",
+        ]
         return samples.allSatisfy { text in
             guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { return false }
             guard let (mantissa, exponent, isNegative) = parts(of: value) else { return true }
@@ -145,15 +156,18 @@ public enum DecimalText {
         let flags = words.0
         let lengthAndSign = (flags >> 8) & 0xFF
         let length = lengthAndSign >> 4, isNegative = lengthAndSign & 0x08 != 0
-        if length == 0 { return isNegative ? nil : (0, 0, false) }   // NaN has length 0 and the sign bit
+        if length == 0 { return isNegative ? nil : (0, 0, false) }  // NaN has length 0 and the sign bit
         guard length <= 8 else { return nil }
-        let (mantissa, zeros) = droppingTrailingZeros(UInt128(words.1) | UInt128(words.2) << 32 | UInt128(words.3) << 64 | UInt128(words.4) << 96)
+        let (mantissa, zeros) = droppingTrailingZeros(
+            UInt128(words.1) | UInt128(words.2) << 32 | UInt128(words.3) << 64 | UInt128(words.4) << 96)
         return (mantissa, Int(Int8(truncatingIfNeeded: flags)) + zeros, isNegative)
     }
 
     /// Writes the text into `buffer` (at least 192 bytes); returns its length.
-    private static func format(_ mantissa: UInt128, _ exponent: Int, _ isNegative: Bool, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        var digits: (UInt128, UInt128, UInt128) = (0, 0, 0)   // 48 bytes: room for 39 digits
+    private static func format(
+        _ mantissa: UInt128, _ exponent: Int, _ isNegative: Bool, into buffer: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int {
+        var digits: (UInt128, UInt128, UInt128) = (0, 0, 0)  // 48 bytes: room for 39 digits
         let count = withUnsafeMutableBytes(of: &digits) { raw -> Int in
             // Nineteen digits at a time in 64-bit arithmetic; between them one 128-by-64-bit division
             // (a 128-bit one when the quotient would not fit in 64 bits).
@@ -166,7 +180,8 @@ public enum DecimalText {
                     let low = UInt64(truncatingIfNeeded: n)
                     (n, chunk) = (UInt128(low / tenToThe19), low % tenToThe19)
                 } else if high < tenToThe19 {
-                    let (quotient, remainder) = tenToThe19.dividingFullWidth((high: high, low: UInt64(truncatingIfNeeded: n)))
+                    let (quotient, remainder) = tenToThe19.dividingFullWidth(
+                        (high: high, low: UInt64(truncatingIfNeeded: n)))
                     (n, chunk) = (UInt128(quotient), remainder)
                 } else {
                     (n, chunk) = (n / UInt128(tenToThe19), UInt64(n % UInt128(tenToThe19)))
@@ -179,14 +194,17 @@ public enum DecimalText {
                 }
             } while n != 0
             let count = 48 - end
-            raw.copyBytes(from: raw[end..<48])   // move to the front
+            raw.copyBytes(from: raw[end..<48])  // move to the front
             return count
         }
         var length = 0
-        func put(_ byte: UInt8) { buffer[length] = byte; length += 1 }
+        func put(_ byte: UInt8) {
+            buffer[length] = byte
+            length += 1
+        }
         if isNegative && mantissa != 0 { put(UInt8(ascii: "-")) }
         withUnsafeBytes(of: &digits) { raw in
-            let point = count + exponent   // digits before the decimal point
+            let point = count + exponent  // digits before the decimal point
             if exponent >= 0 {
                 for i in 0..<count { put(raw[i]) }
                 for _ in 0..<exponent { put(UInt8(ascii: "0")) }

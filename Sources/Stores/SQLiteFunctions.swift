@@ -19,7 +19,8 @@ enum SQLiteFunctions {
         let cache = RegexCache()
         try connection.createFunction("sluice_string", argumentCount: 4) { arguments in
             guard case .text(let opName) = arguments[0], let op = PredicateComparison.Operator(rawValue: opName),
-                  case .integer(let bits) = arguments[1] else { return .integer(0) }
+                case .integer(let bits) = arguments[1]
+            else { return .integer(0) }
             let options = PredicateComparison.Options(rawValue: Int(bits))
             guard case .text(let s) = arguments[2], case .text(let t) = arguments[3] else {
                 if op == .equal, arguments[2] == .null, arguments[3] == .null { return .integer(1) }

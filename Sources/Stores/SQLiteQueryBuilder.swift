@@ -44,7 +44,10 @@ final class SQLiteQueryBuilder {
         let entity: EntityDescription
         var joins: [String: String] = [:]
         var joinClauses: [String] = []
-        init(alias: String, entity: EntityDescription) { self.alias = alias; self.entity = entity }
+        init(alias: String, entity: EntityDescription) {
+            self.alias = alias
+            self.entity = entity
+        }
     }
 
     /// Where a predicate leaf sits: `positive` when an even number of NOTs is above it (so replacing
@@ -73,7 +76,9 @@ final class SQLiteQueryBuilder {
         let root = Scope(alias: makeAlias(), entity: request.entity)
         var conditions: [String] = []
         if request.includesSubentities {
-            if map.sharesTable { conditions.append("\(root.alias)._ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))") }
+            if map.sharesTable {
+                conditions.append("\(root.alias)._ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))")
+            }
         } else if map.sharesTable || map.kindNumbers.count > 1 {
             conditions.append("\(root.alias)._ent = \(map.number)")
         }
@@ -81,7 +86,11 @@ final class SQLiteQueryBuilder {
         var order: [String] = []
         if sorted {
             for descriptor in request.sortDescriptors {
-                guard let term = try sortTerm(descriptor, root) else { isExact = false; order = []; break }
+                guard let term = try sortTerm(descriptor, root) else {
+                    isExact = false
+                    order = []
+                    break
+                }
                 order.append(term)
             }
             order.append("\(root.alias)._pk")
@@ -121,9 +130,11 @@ final class SQLiteQueryBuilder {
         switch predicate {
         case .constant(let value): return value ? "1" : "0"
         case .and(let parts):
-            return parts.isEmpty ? "1" : "(" + (try parts.map { try compile($0, scope, position) }).joined(separator: " AND ") + ")"
+            return parts.isEmpty
+                ? "1" : "(" + (try parts.map { try compile($0, scope, position) }).joined(separator: " AND ") + ")"
         case .or(let parts):
-            return parts.isEmpty ? "0" : "(" + (try parts.map { try compile($0, scope, position) }).joined(separator: " OR ") + ")"
+            return parts.isEmpty
+                ? "0" : "(" + (try parts.map { try compile($0, scope, position) }).joined(separator: " OR ") + ")"
         case .not(let inner):
             return "NOT (" + (try compile(inner, scope, position.negated)) + ")"
         case .comparison(let comparison):
@@ -131,12 +142,14 @@ final class SQLiteQueryBuilder {
         }
     }
 
-    private func isCollection(_ expression: ObjectGraph.PredicateExpression, _ entity: EntityDescription) throws -> Bool {
+    private func isCollection(_ expression: ObjectGraph.PredicateExpression, _ entity: EntityDescription) throws -> Bool
+    {
         switch expression {
         case .keyPath(let path): return try entity.checkKeyPath(path)
         case .aggregate: return true
         case .variable(let name):
-            throw FetchRequestError("variable $\(name) has no value: call substituting(_:) on the predicate before fetching")
+            throw FetchRequestError(
+                "variable $\(name) has no value: call substituting(_:) on the predicate before fetching")
         default: return false
         }
     }
@@ -171,13 +184,16 @@ final class SQLiteQueryBuilder {
 
     /// ANY/ALL/NONE over the elements a to-many key path reaches (nested to-many paths flatten, as in
     /// memory). `elementTest` gets each element as an operand in the innermost subquery.
-    private func quantified(_ modifier: PredicateComparison.Modifier, _ path: [String], _ scope: Scope, _ position: Position,
-                            _ elementTest: @escaping (Operand, Position) throws -> String) throws -> String {
+    private func quantified(
+        _ modifier: PredicateComparison.Modifier, _ path: [String], _ scope: Scope, _ position: Position,
+        _ elementTest: @escaping (Operand, Position) throws -> String
+    ) throws -> String {
         switch modifier {
         case .all:
-            return "NOT " + (try exists(path, scope, position.negated.insideExists) { element, p in
-                "NOT (" + (try elementTest(element, p.negated)) + ")"
-            })
+            return "NOT "
+                + (try exists(path, scope, position.negated.insideExists) { element, p in
+                    "NOT (" + (try elementTest(element, p.negated)) + ")"
+                })
         case .none:
             return "NOT " + (try exists(path, scope, position.negated.insideExists, elementTest))
         case .any, .direct:
@@ -185,8 +201,10 @@ final class SQLiteQueryBuilder {
         }
     }
 
-    private func exists(_ path: [String], _ scope: Scope, _ position: Position,
-                        _ elementTest: @escaping (Operand, Position) throws -> String) throws -> String {
+    private func exists(
+        _ path: [String], _ scope: Scope, _ position: Position,
+        _ elementTest: @escaping (Operand, Position) throws -> String
+    ) throws -> String {
         // Walk to-one relationships to the first to-many one.
         var alias = scope.alias, entity = scope.entity, index = 0
         while index < path.count {
@@ -196,7 +214,9 @@ final class SQLiteQueryBuilder {
             entity = relationship.destinationEntity
             index += 1
         }
-        guard index < path.count, let relationship = entity.relationship(named: path[index]) else { return inexact(position) }
+        guard index < path.count, let relationship = entity.relationship(named: path[index]) else {
+            return inexact(position)
+        }
         let inner = Scope(alias: makeAlias(), entity: relationship.destinationEntity)
         let (from, link) = self.link(relationship, owner: alias, destination: inner.alias)
         let rest = Array(path[(index + 1)...])
@@ -204,8 +224,10 @@ final class SQLiteQueryBuilder {
         if try !rest.isEmpty && inner.entity.checkKeyPath(rest) {
             condition = try exists(rest, inner, position, elementTest)
         } else {
-            let element = rest.isEmpty ? Operand.identity(key: "\(inner.alias)._pk", entityColumn: "\(inner.alias)._ent", entity: inner.entity)
-                                       : try resolve(rest, inner)
+            let element =
+                rest.isEmpty
+                ? Operand.identity(key: "\(inner.alias)._pk", entityColumn: "\(inner.alias)._ent", entity: inner.entity)
+                : try resolve(rest, inner)
             condition = try elementTest(element, position)
         }
         let joins = inner.joinClauses.isEmpty ? "" : " " + inner.joinClauses.joined(separator: " ")
@@ -213,7 +235,9 @@ final class SQLiteQueryBuilder {
     }
 
     /// FROM clause and link condition reaching the destinations of `relationship` from the row `owner`.
-    private func link(_ relationship: RelationshipDescription, owner: String, destination: String) -> (from: String, condition: String) {
+    private func link(
+        _ relationship: RelationshipDescription, owner: String, destination: String
+    ) -> (from: String, condition: String) {
         switch schema.map(for: relationship.entity).toMany[relationship.index]! {
         case .foreignKey(let table, let key, _):
             return (self.table(table.name, as: destination), "\(destination).\(quote(key.column)) = \(owner)._pk")
@@ -221,8 +245,11 @@ final class SQLiteQueryBuilder {
             let side = join.side(isSource: isSource)
             let linkAlias = makeAlias()
             let target = schema.map(for: relationship.destinationEntity).table.name
-            return ("\(table(join.name, as: linkAlias)) JOIN \(table(target, as: destination)) ON \(destination)._pk = \(linkAlias).\(side.far)",
-                    "\(linkAlias).\(side.near) = \(owner)._pk")
+            return (
+                "\(table(join.name, as: linkAlias)) JOIN \(table(target, as: destination)) ON \(destination)._pk = "
+                    + "\(linkAlias).\(side.far)",
+                "\(linkAlias).\(side.near) = \(owner)._pk"
+            )
         }
     }
 
@@ -243,12 +270,14 @@ final class SQLiteQueryBuilder {
     private func operand(_ expression: ObjectGraph.PredicateExpression, _ scope: Scope) throws -> Operand {
         switch expression {
         case .keyPath(let path): return try resolve(path, scope)
-        case .evaluatedObject: return .identity(key: "\(scope.alias)._pk", entityColumn: "\(scope.alias)._ent", entity: scope.entity)
+        case .evaluatedObject:
+            return .identity(key: "\(scope.alias)._pk", entityColumn: "\(scope.alias)._ent", entity: scope.entity)
         case .constant(let value): return .constant(value)
         case .objectID(let id): return .objectID(id)
         case .aggregate(let items): return .list(try items.map { try operand($0, scope) })
         case .variable(let name):
-            throw FetchRequestError("variable $\(name) has no value: call substituting(_:) on the predicate before fetching")
+            throw FetchRequestError(
+                "variable $\(name) has no value: call substituting(_:) on the predicate before fetching")
         }
     }
 
@@ -268,8 +297,10 @@ final class SQLiteQueryBuilder {
             if !relationship.isToMany {
                 let foreignKey = map.foreignKeys[relationship.index]!
                 if isLast {
-                    return .identity(key: "\(alias).\(quote(foreignKey.column))", entityColumn: foreignKey.entityColumn.map { "\(alias).\(quote($0))" },
-                                     entity: relationship.destinationEntity)
+                    return .identity(
+                        key: "\(alias).\(quote(foreignKey.column))",
+                        entityColumn: foreignKey.entityColumn.map { "\(alias).\(quote($0))" },
+                        entity: relationship.destinationEntity)
                 }
                 alias = join(relationship, from: alias, in: scope)
                 entity = relationship.destinationEntity
@@ -284,7 +315,8 @@ final class SQLiteQueryBuilder {
                 return .scalar("(SELECT count(*) FROM \(from) WHERE \(link))", .integer64)
             }
             guard rest.count == 2, let attribute = relationship.destinationEntity.attribute(named: path[index + 2]),
-                  let column = schema.map(for: relationship.destinationEntity).attributeColumns[attribute.index] else { return .unsupported }
+                let column = schema.map(for: relationship.destinationEntity).attributeColumns[attribute.index]
+            else { return .unsupported }
             let value = "\(inner).\(quote(column))"
             let isInteger = [.integer16, .integer32, .integer64, .boolean].contains(attribute.type)
             let isReal = attribute.type == .double || attribute.type == .float
@@ -305,10 +337,14 @@ final class SQLiteQueryBuilder {
 
     // MARK: Tests
 
-    private static let stringOperators: Set<PredicateComparison.Operator> = [.beginsWith, .endsWith, .contains, .like, .matches]
+    private static let stringOperators: Set<PredicateComparison.Operator> = [
+        .beginsWith, .endsWith, .contains, .like, .matches,
+    ]
 
-    private func test(_ lhs: Operand, _ op: PredicateComparison.Operator, _ rhs: Operand,
-                      _ options: PredicateComparison.Options, _ position: Position) throws -> String {
+    private func test(
+        _ lhs: Operand, _ op: PredicateComparison.Operator, _ rhs: Operand,
+        _ options: PredicateComparison.Options, _ position: Position
+    ) throws -> String {
         switch (lhs, rhs) {
         case (.unsupported, _), (_, .unsupported):
             return inexact(position)
@@ -325,16 +361,21 @@ final class SQLiteQueryBuilder {
         }
     }
 
-    private func identityTest(_ key: String, _ entityColumn: String?, _ entity: EntityDescription,
-                              _ op: PredicateComparison.Operator, _ other: Operand, _ position: Position) -> String {
+    private func identityTest(
+        _ key: String, _ entityColumn: String?, _ entity: EntityDescription,
+        _ op: PredicateComparison.Operator, _ other: Operand, _ position: Position
+    ) -> String {
         func matches(_ operand: Operand) -> String? {
             switch operand {
             case .constant(.null): return "\(key) IS NULL"
             case .objectID(let id):
                 guard let primaryKey = store.primaryKey(of: id), let target = schema.model.entity(named: id.entityName),
-                      target.isKind(of: entity) else { return "0" }
+                    target.isKind(of: entity)
+                else { return "0" }
                 if let entityColumn {
-                    return "(\(key) IS \(parameter(.integer(primaryKey))) AND \(entityColumn) IS \(schema.map(for: target).number))"
+                    return
+                        "(\(key) IS \(parameter(.integer(primaryKey))) AND \(entityColumn) IS "
+                        + "\(schema.map(for: target).number))"
                 }
                 return target === entity ? "\(key) IS \(parameter(.integer(primaryKey)))" : "0"
             case .constant: return "0"
@@ -350,8 +391,9 @@ final class SQLiteQueryBuilder {
             let parts = items.map(matches)
             if parts.contains(where: { $0 == nil }) { return inexact(position) }
             return parts.isEmpty ? "0" : "(" + parts.map { $0! }.joined(separator: " OR ") + ")"
-        case (.in, .constant), (.in, .objectID), (.contains, _), (.beginsWith, _), (.endsWith, _), (.like, _), (.matches, _),
-             (.less, _), (.lessOrEqual, _), (.greater, _), (.greaterOrEqual, _), (.between, _):
+        case (.in, .constant), (.in, .objectID), (.contains, _), (.beginsWith, _), (.endsWith, _), (.like, _),
+            (.matches, _),
+            (.less, _), (.lessOrEqual, _), (.greater, _), (.greaterOrEqual, _), (.between, _):
             return "0"
         default:
             return inexact(position)
@@ -359,13 +401,17 @@ final class SQLiteQueryBuilder {
     }
 
     /// `sql` (a value of `type`) compared with `other`; `reversed` when `other` was the left operand.
-    private func scalarTest(_ sql: String, _ type: AttributeType, _ op: PredicateComparison.Operator, _ other: Operand,
-                            _ options: PredicateComparison.Options, _ position: Position, reversed: Bool) -> String {
+    private func scalarTest(
+        _ sql: String, _ type: AttributeType, _ op: PredicateComparison.Operator, _ other: Operand,
+        _ options: PredicateComparison.Options, _ position: Position, reversed: Bool
+    ) -> String {
         let collation = type == .decimal ? " COLLATE SLUICE_DECIMAL" : ""
         func guarded(_ expression: String) -> String { position.nullSafe ? expression : "coalesce(\(expression), 0)" }
         let folds = !options.isEmpty && type == .string
         // String operators (and == / != / IN with [c]/[d]) run through the Swift implementation.
-        if Self.stringOperators.contains(op) || (folds && (op == .equal || op == .notEqual)) || (op == .in && !isList(other)) {
+        if Self.stringOperators.contains(op) || (folds && (op == .equal || op == .notEqual))
+            || (op == .in && !isList(other))
+        {
             let otherSQL: String
             switch other {
             case .constant(.string(let text)): otherSQL = parameter(.text(text))

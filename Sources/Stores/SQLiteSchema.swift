@@ -20,7 +20,8 @@ final class SQLiteSchema {
         var columns: [String]
         var isUnique: Bool
         var sql: String {
-            "CREATE \(isUnique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(quote(name)) ON \(quote(table)) (\(columns.map(quote).joined(separator: ", ")))"
+            "CREATE \(isUnique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(quote(name)) ON \(quote(table)) "
+                + "(\(columns.map(quote).joined(separator: ", ")))"
         }
     }
 
@@ -29,13 +30,21 @@ final class SQLiteSchema {
         let root: EntityDescription
         /// Columns after `_pk`, `_ent`, `_opt`; a row read with `selectList` has column `i` at `3 + i`.
         var columns: [Column] = []
-        init(name: String, root: EntityDescription) { self.name = name; self.root = root }
+        init(name: String, root: EntityDescription) {
+            self.name = name
+            self.root = root
+        }
 
         func add(_ name: String, _ declaration: String, owner: EntityDescription) -> String {
             var unique = name
-            if columns.contains(where: { $0.name == unique }) || unique.hasPrefix("_") { unique = "\(owner.name)_\(name)" }
+            if columns.contains(where: { $0.name == unique }) || unique.hasPrefix("_") {
+                unique = "\(owner.name)_\(name)"
+            }
             var n = 2
-            while columns.contains(where: { $0.name == unique }) { unique = "\(owner.name)_\(name)_\(n)"; n += 1 }
+            while columns.contains(where: { $0.name == unique }) {
+                unique = "\(owner.name)_\(name)_\(n)"
+                n += 1
+            }
             columns.append(Column(name: unique, declaration: declaration))
             return unique
         }
@@ -47,7 +56,8 @@ final class SQLiteSchema {
 
         /// `_pk, _ent, _opt` and every column, qualified with `alias` when given.
         func selectList(alias: String? = nil) -> String {
-            (["_pk", "_ent", "_opt"] + columns.map(\.name)).map { (alias.map { $0 + "." } ?? "") + quote($0) }.joined(separator: ", ")
+            (["_pk", "_ent", "_opt"] + columns.map(\.name)).map { (alias.map { $0 + "." } ?? "") + quote($0) }.joined(
+                separator: ", ")
         }
     }
 
@@ -60,13 +70,17 @@ final class SQLiteSchema {
 
     final class JoinTable {
         let name: String
-        /// The relationship whose destinations are in `destination` (its inverse, if any, reads the table the other way).
+        /// The relationship whose destinations are in `destination` (its inverse, if any, reads the table the other
+        /// way).
         let owner: RelationshipDescription
         var sourceEntityColumn: String?
         var destinationEntityColumn: String?
         var sourceOrderColumn: String?
         var destinationOrderColumn: String?
-        init(name: String, owner: RelationshipDescription) { self.name = name; self.owner = owner }
+        init(name: String, owner: RelationshipDescription) {
+            self.name = name
+            self.owner = owner
+        }
 
         /// The table's columns seen from one relationship: `near` holds the reading object's key,
         /// `far` its destinations'; entity and order columns follow the same sides.
@@ -77,8 +91,13 @@ final class SQLiteSchema {
         }
 
         func side(isSource: Bool) -> Side {
-            isSource ? Side(near: "source", far: "destination", nearEntity: sourceEntityColumn, farEntity: destinationEntityColumn, order: sourceOrderColumn)
-                     : Side(near: "destination", far: "source", nearEntity: destinationEntityColumn, farEntity: sourceEntityColumn, order: destinationOrderColumn)
+            isSource
+                ? Side(
+                    near: "source", far: "destination", nearEntity: sourceEntityColumn,
+                    farEntity: destinationEntityColumn, order: sourceOrderColumn)
+                : Side(
+                    near: "destination", far: "source", nearEntity: destinationEntityColumn,
+                    farEntity: sourceEntityColumn, order: destinationOrderColumn)
         }
     }
 
@@ -105,7 +124,9 @@ final class SQLiteSchema {
         /// Whether other entities share the table (fetches must filter on `_ent`).
         var sharesTable = false
         init(entity: EntityDescription, number: Int64, table: Table) {
-            self.entity = entity; self.number = number; self.table = table
+            self.entity = entity
+            self.number = number
+            self.table = table
         }
     }
 
@@ -126,7 +147,8 @@ final class SQLiteSchema {
         }
         for (position, entity) in model.entities.enumerated() {
             precondition(entity.index == position, "model entities are indexed in order")
-            let map = EntityMap(entity: entity, number: Int64(position + 1), table: tablesByRoot[ObjectIdentifier(entity.rootEntity)]!)
+            let map = EntityMap(
+                entity: entity, number: Int64(position + 1), table: tablesByRoot[ObjectIdentifier(entity.rootEntity)]!)
             maps.append(map)
             entitiesByNumber[map.number] = entity
         }
@@ -140,15 +162,22 @@ final class SQLiteSchema {
             let parent = entity.superentity.map { maps[$0.index] }
             map.attributeColumns = entity.attributes.map { attribute in
                 if attribute.isTransient { return nil }
-                if let parent, attribute.index < parent.attributeColumns.count, attribute.entity !== entity { return parent.attributeColumns[attribute.index] }
+                if let parent, attribute.index < parent.attributeColumns.count, attribute.entity !== entity {
+                    return parent.attributeColumns[attribute.index]
+                }
                 return map.table.add(attribute.name, Self.columnType(attribute.type), owner: entity)
             }
             map.foreignKeys = entity.relationships.map { relationship in
                 guard !relationship.isToMany else { return nil }
-                if let parent, relationship.index < parent.foreignKeys.count, relationship.entity !== entity { return parent.foreignKeys[relationship.index] }
+                if let parent, relationship.index < parent.foreignKeys.count, relationship.entity !== entity {
+                    return parent.foreignKeys[relationship.index]
+                }
                 let destination = relationship.destinationEntity!
-                let column = map.table.add(relationship.name, "INTEGER REFERENCES \(quote(destination.rootEntity.name))(_pk)", owner: entity)
-                let entityColumn = destination.subentities.isEmpty ? nil : map.table.add(relationship.name + "_ent", "INTEGER", owner: entity)
+                let column = map.table.add(
+                    relationship.name, "INTEGER REFERENCES \(quote(destination.rootEntity.name))(_pk)", owner: entity)
+                let entityColumn =
+                    destination.subentities.isEmpty
+                    ? nil : map.table.add(relationship.name + "_ent", "INTEGER", owner: entity)
                 return ForeignKey(column: column, entityColumn: entityColumn)
             }
         }
@@ -163,22 +192,27 @@ final class SQLiteSchema {
                     var orderColumn: String?
                     if relationship.isOrdered {
                         let name = key.column + "_order"
-                        orderColumn = destination.table.columns.first { $0.name == name }?.name
+                        orderColumn =
+                            destination.table.columns.first { $0.name == name }?.name
                             ?? destination.table.add(name, "INTEGER", owner: relationship.destinationEntity)
                     }
                     return .foreignKey(table: destination.table, key: key, orderColumn: orderColumn)
                 }
                 let owner = Self.joinTableOwner(relationship)
-                let table = joinTablesByOwner[ObjectIdentifier(owner)] ?? {
-                    let table = JoinTable(name: "\(owner.entity.rootEntity.name)_\(owner.name)", owner: owner)
-                    if !owner.entity.rootEntity.subentities.isEmpty { table.sourceEntityColumn = "source_ent" }
-                    if !owner.destinationEntity.subentities.isEmpty { table.destinationEntityColumn = "destination_ent" }
-                    if owner.isOrdered { table.sourceOrderColumn = "source_order" }
-                    if owner.inverse?.isOrdered == true { table.destinationOrderColumn = "destination_order" }
-                    joinTablesByOwner[ObjectIdentifier(owner)] = table
-                    joinTables.append(table)
-                    return table
-                }()
+                let table =
+                    joinTablesByOwner[ObjectIdentifier(owner)]
+                    ?? {
+                        let table = JoinTable(name: "\(owner.entity.rootEntity.name)_\(owner.name)", owner: owner)
+                        if !owner.entity.rootEntity.subentities.isEmpty { table.sourceEntityColumn = "source_ent" }
+                        if !owner.destinationEntity.subentities.isEmpty {
+                            table.destinationEntityColumn = "destination_ent"
+                        }
+                        if owner.isOrdered { table.sourceOrderColumn = "source_order" }
+                        if owner.inverse?.isOrdered == true { table.destinationOrderColumn = "destination_order" }
+                        joinTablesByOwner[ObjectIdentifier(owner)] = table
+                        joinTables.append(table)
+                        return table
+                    }()
                 return .joinTable(table, isSource: owner === relationship)
             }
         }
@@ -187,7 +221,10 @@ final class SQLiteSchema {
 
     private func depth(_ entity: EntityDescription) -> Int {
         var depth = 0, current = entity
-        while let parent = current.superentity { depth += 1; current = parent }
+        while let parent = current.superentity {
+            depth += 1
+            current = parent
+        }
         return depth
     }
 
@@ -210,25 +247,41 @@ final class SQLiteSchema {
             }
             for constraint in entity.uniquenessConstraints {
                 let cols = columns(constraint)
-                addIndex(Index(name: "\(map.table.name)_unique_\(cols.joined(separator: "_"))", table: map.table.name, columns: cols, isUnique: true))
+                addIndex(
+                    Index(
+                        name: "\(map.table.name)_unique_\(cols.joined(separator: "_"))", table: map.table.name,
+                        columns: cols, isUnique: true))
             }
             for index in entity.indexes {
                 let cols = columns(index.propertyNames)
-                addIndex(Index(name: "\(map.table.name)_\(index.name)", table: map.table.name, columns: cols, isUnique: false))
+                addIndex(
+                    Index(
+                        name: "\(map.table.name)_\(index.name)", table: map.table.name, columns: cols, isUnique: false))
             }
             // A foreign key gets its own index unless an index already starts with its column.
-            for case let key? in map.foreignKeys where !indexes.contains(where: { $0.table == map.table.name && $0.columns.first == key.column }) {
-                addIndex(Index(name: "\(map.table.name)_\(key.column)", table: map.table.name, columns: [key.column], isUnique: false))
+            for case let key? in map.foreignKeys
+            where !indexes.contains(where: { $0.table == map.table.name && $0.columns.first == key.column }) {
+                addIndex(
+                    Index(
+                        name: "\(map.table.name)_\(key.column)", table: map.table.name, columns: [key.column],
+                        isUnique: false))
             }
         }
         for table in joinTables {
-            addIndex(Index(name: "\(table.name)_link", table: table.name, columns: ["source", "destination"], isUnique: true))
-            addIndex(Index(name: "\(table.name)_destination", table: table.name, columns: ["destination"], isUnique: false))
+            addIndex(
+                Index(
+                    name: "\(table.name)_link", table: table.name, columns: ["source", "destination"], isUnique: true))
+            addIndex(
+                Index(name: "\(table.name)_destination", table: table.name, columns: ["destination"], isUnique: false))
         }
     }
 
     private func addIndex(_ index: Index) {
-        guard !index.columns.isEmpty, !indexes.contains(where: { $0.table == index.table && $0.columns == index.columns && $0.isUnique == index.isUnique }) else { return }
+        guard !index.columns.isEmpty,
+            !indexes.contains(where: {
+                $0.table == index.table && $0.columns == index.columns && $0.isUnique == index.isUnique
+            })
+        else { return }
         indexes.append(index)
     }
 
@@ -241,17 +294,25 @@ final class SQLiteSchema {
     /// The DDL creating every table (not the indexes).
     var tableStatements: [String] {
         tables.map { table in
-            let columns = ["\"_pk\" INTEGER PRIMARY KEY", "\"_ent\" INTEGER NOT NULL", "\"_opt\" INTEGER NOT NULL"]
+            let columns =
+                ["\"_pk\" INTEGER PRIMARY KEY", "\"_ent\" INTEGER NOT NULL", "\"_opt\" INTEGER NOT NULL"]
                 + table.columns.map { "\(quote($0.name)) \($0.declaration)" }
             return "CREATE TABLE IF NOT EXISTS \(quote(table.name)) (\(columns.joined(separator: ", ")))"
-        } + joinTables.map { table in
-            var columns = ["\"source\" INTEGER NOT NULL REFERENCES \(quote(table.owner.entity.rootEntity.name))(_pk)",
-                           "\"destination\" INTEGER NOT NULL REFERENCES \(quote(table.owner.destinationEntity.rootEntity.name))(_pk)"]
-            for name in [table.sourceEntityColumn, table.destinationEntityColumn, table.sourceOrderColumn, table.destinationOrderColumn].compactMap({ $0 }) {
-                columns.append("\(quote(name)) INTEGER")
-            }
-            return "CREATE TABLE IF NOT EXISTS \(quote(table.name)) (\(columns.joined(separator: ", ")))"
         }
+            + joinTables.map { table in
+                var columns = [
+                    "\"source\" INTEGER NOT NULL REFERENCES \(quote(table.owner.entity.rootEntity.name))(_pk)",
+                    "\"destination\" INTEGER NOT NULL REFERENCES "
+                        + "\(quote(table.owner.destinationEntity.rootEntity.name))(_pk)",
+                ]
+                for name in [
+                    table.sourceEntityColumn, table.destinationEntityColumn, table.sourceOrderColumn,
+                    table.destinationOrderColumn,
+                ].compactMap({ $0 }) {
+                    columns.append("\(quote(name)) INTEGER")
+                }
+                return "CREATE TABLE IF NOT EXISTS \(quote(table.name)) (\(columns.joined(separator: ", ")))"
+            }
     }
 
     /// The declared column type of an attribute type: the SQLite affinity that keeps values exact.

@@ -34,7 +34,9 @@ extension SQLiteStore {
         }
     }
 
-    private func columnsOf(_ map: SQLiteSchema.EntityMap) -> (names: [String], attributes: [Int], foreignKeys: [(index: Int, hasEntityColumn: Bool)]) {
+    private func columnsOf(
+        _ map: SQLiteSchema.EntityMap
+    ) -> (names: [String], attributes: [Int], foreignKeys: [(index: Int, hasEntityColumn: Bool)]) {
         var names: [String] = [], attributes: [Int] = [], foreignKeys: [(index: Int, hasEntityColumn: Bool)] = []
         for attribute in map.entity.attributes {
             guard let column = map.attributeColumns[attribute.index] else { continue }
@@ -55,7 +57,9 @@ extension SQLiteStore {
         let (names, attributes, foreignKeys) = columnsOf(map)
         let columns = (["_pk", "_ent", "_opt"] + names).map(quote).joined(separator: ", ")
         // Entity number and first version are constants of the statement, not parameters.
-        let values = "(" + (["?", String(map.number), "1"] + Array(repeating: "?", count: names.count)).joined(separator: ", ") + ")"
+        let values =
+            "(" + (["?", String(map.number), "1"] + Array(repeating: "?", count: names.count)).joined(separator: ", ")
+            + ")"
         let head = "INSERT INTO \(quote(map.table.name)) (\(columns)) VALUES "
         let plan = WritePlan(sql: head + values, attributes: attributes, foreignKeys: foreignKeys)
         plan.batchRows = max(1, min(64, 32_000 / (names.count + 1)))
@@ -84,19 +88,26 @@ extension SQLiteStore {
             names = kept
         }
         let assignments = (["\"_opt\" = \"_opt\" + 1"] + names.map { "\(quote($0)) = ?" }).joined(separator: ", ")
-        return WritePlan(sql: "UPDATE \(quote(map.table.name)) SET \(assignments) WHERE _pk = ? AND _opt = ?",
-                         attributes: attributes, foreignKeys: foreignKeys)
+        return WritePlan(
+            sql: "UPDATE \(quote(map.table.name)) SET \(assignments) WHERE _pk = ? AND _opt = ?",
+            attributes: attributes, foreignKeys: foreignKeys)
     }
 
     /// Binds a row's values from parameter `start` on; returns the next free parameter.
-    private func bindValues(of row: StoreRow, _ plan: WritePlan, to statement: SQLiteStatement, from start: Int32) throws -> Int32 {
-        try bindValues(row.attributeValues[...], row.toOneDestinations[...], of: row.objectID, plan, to: statement, from: start)
+    private func bindValues(
+        of row: StoreRow, _ plan: WritePlan, to statement: SQLiteStatement, from start: Int32
+    ) throws -> Int32 {
+        try bindValues(
+            row.attributeValues[...], row.toOneDestinations[...], of: row.objectID, plan, to: statement, from: start)
     }
 
     /// Binds one object's attribute values and to-one destinations (its slices of the entity's flat
     /// order) from parameter `start` on; returns the next free parameter.
-    private func bindValues(_ values: ArraySlice<AttributeValue>, _ destinations: ArraySlice<ManagedObjectID?>, of objectID: ManagedObjectID,
-                            _ plan: WritePlan, to statement: SQLiteStatement, from start: Int32) throws -> Int32 {
+    private func bindValues(
+        _ values: ArraySlice<AttributeValue>, _ destinations: ArraySlice<ManagedObjectID?>,
+        of objectID: ManagedObjectID,
+        _ plan: WritePlan, to statement: SQLiteStatement, from start: Int32
+    ) throws -> Int32 {
         var parameter = start
         let valueBase = values.startIndex, destinationBase = destinations.startIndex
         for index in plan.attributes {
@@ -108,7 +119,11 @@ extension SQLiteStore {
             if let destination {
                 guard let key = primaryKey(of: destination) else {
                     let entity = model.entity(named: objectID.entityName)
-                    throw StoreError(.noStoreForEntity, "\(objectID.entityName).\(entity?.relationships[index].name ?? "?") points to \(destination), which is not in this store (relationships across stores are not supported)", url: url, objectID: objectID)
+                    throw StoreError(
+                        .noStoreForEntity,
+                        "\(objectID.entityName).\(entity?.relationships[index].name ?? "?") points to \(destination), "
+                            + "which is not in this store (relationships across stores are not supported)",
+                        url: url, objectID: objectID)
                 }
                 statement.bind(key, at: parameter)
             } else {
@@ -116,7 +131,11 @@ extension SQLiteStore {
             }
             parameter += 1
             if hasEntityColumn {
-                if let destination { statement.bind(try entityNumber(of: destination), at: parameter) } else { statement.bindNull(at: parameter) }
+                if let destination {
+                    statement.bind(try entityNumber(of: destination), at: parameter)
+                } else {
+                    statement.bindNull(at: parameter)
+                }
                 parameter += 1
             }
         }
@@ -125,7 +144,9 @@ extension SQLiteStore {
 
     func entityNumber(of objectID: ManagedObjectID) throws -> Int64 {
         guard let entity = model.entity(named: objectID.entityName) else {
-            throw StoreError(.corrupt, "\(objectID) names entity \(objectID.entityName), which the model does not have", url: url, objectID: objectID)
+            throw StoreError(
+                .corrupt, "\(objectID) names entity \(objectID.entityName), which the model does not have", url: url,
+                objectID: objectID)
         }
         return schema.map(for: entity).number
     }
@@ -158,7 +179,11 @@ extension SQLiteStore {
             writtenKeys = nextKeys
         } catch let error as SQLiteError {
             if error.code & 0xff == 19, let current {
-                throw StoreError(.constraintViolation, "Saving \(current.entityName) \(current) breaks a uniqueness constraint of the model (\(error.message)); nothing was written", url: url, objectID: current)
+                throw StoreError(
+                    .constraintViolation,
+                    "Saving \(current.entityName) \(current) breaks a uniqueness constraint of the model "
+                        + "(\(error.message)); nothing was written",
+                    url: url, objectID: current)
             }
             throw storeError(error, "The save failed and was rolled back", objectID: current)
         }
@@ -176,23 +201,27 @@ extension SQLiteStore {
         let entity = request.entity, count = request.count
         guard count > 0 else { return [] }
         let plan = plan(forInserting: entity)
-        let first = try newReferences(for: entity, count: count).first.flatMap { reference -> Int64? in
-            if case .integer(let key) = reference { return key }
-            return nil
-        } ?? 0
+        let first =
+            try newReferences(for: entity, count: count).first.flatMap { reference -> Int64? in
+                if case .integer(let key) = reference { return key }
+                return nil
+            } ?? 0
         var ids = (0..<Int64(count)).map { Optional(objectID(of: entity, primaryKey: first + $0)) }
         let width = entity.attributes.count, slots = entity.relationships.count
         /// Binds object `object` from parameter `start`; returns the next free parameter.
         func bind(_ object: Int, to statement: SQLiteStatement, from start: Int32) throws -> Int32 {
             statement.bind(first + Int64(object), at: start)
-            return try bindValues(request.attributeValues[object * width ..< (object + 1) * width],
-                                  request.toOneDestinations[object * slots ..< (object + 1) * slots],
-                                  of: ids[object]!, plan, to: statement, from: start + 1)
+            return try bindValues(
+                request.attributeValues[object * width..<(object + 1) * width],
+                request.toOneDestinations[object * slots..<(object + 1) * slots],
+                of: ids[object]!, plan, to: statement, from: start + 1)
         }
         func insertOne(_ object: Int) throws {
             let statement = try plan.prepared(on: connection)
             _ = try bind(object, to: statement, from: 1)
-            do { try statement.stepToEnd() } catch let error as SQLiteError where error.code & 0xff == 19 { ids[object] = nil }
+            do { try statement.stepToEnd() } catch let error as SQLiteError where error.code & 0xff == 19 {
+                ids[object] = nil
+            }
         }
         do {
             try transaction {
@@ -205,7 +234,10 @@ extension SQLiteStore {
                         continue
                     }
                     let statement: SQLiteStatement
-                    if let prepared = plan.batchStatement { statement = prepared; try statement.reset() } else {
+                    if let prepared = plan.batchStatement {
+                        statement = prepared
+                        try statement.reset()
+                    } else {
                         statement = try connection.makeStatement(plan.batchSQL!)
                         plan.batchStatement = statement
                     }
@@ -246,7 +278,10 @@ extension SQLiteStore {
                 current = rows[index].objectID
                 do {
                     let statement: SQLiteStatement
-                    if let prepared = plan.batchStatement { statement = prepared; try statement.reset() } else {
+                    if let prepared = plan.batchStatement {
+                        statement = prepared
+                        try statement.reset()
+                    } else {
                         statement = try connection.makeStatement(plan.batchSQL!)
                         plan.batchStatement = statement
                     }
@@ -273,9 +308,13 @@ extension SQLiteStore {
     }
 
     /// Binds one row of an INSERT (key, then values) from `start`; returns the next free parameter.
-    private func bind(_ row: StoreRow, _ plan: WritePlan, to statement: SQLiteStatement, from start: Int32) throws -> Int32 {
+    private func bind(
+        _ row: StoreRow, _ plan: WritePlan, to statement: SQLiteStatement, from start: Int32
+    ) throws -> Int32 {
         guard let key = primaryKey(of: row.objectID) else {
-            throw StoreError(.corrupt, "\(row.objectID) does not have a primary key from this store", url: url, objectID: row.objectID)
+            throw StoreError(
+                .corrupt, "\(row.objectID) does not have a primary key from this store", url: url,
+                objectID: row.objectID)
         }
         statement.bind(key, at: start)
         return try bindValues(of: row, plan, to: statement, from: start + 1)
@@ -284,11 +323,13 @@ extension SQLiteStore {
     private func update(_ row: StoreRow) throws {
         let key = try existingKey(row.objectID)
         let planKey = UpdatePlanKey(entity: ObjectIdentifier(row.entity), changes: row.changes)
-        let plan = updatePlans[planKey] ?? {
-            let plan = updatePlan(for: row.entity, changes: row.changes)
-            updatePlans[planKey] = plan
-            return plan
-        }()
+        let plan =
+            updatePlans[planKey]
+            ?? {
+                let plan = updatePlan(for: row.entity, changes: row.changes)
+                updatePlans[planKey] = plan
+                return plan
+            }()
         let statement = try plan.prepared(on: connection)
         let next = try bindValues(of: row, plan, to: statement, from: 1)
         statement.bind(key, at: next)
@@ -321,7 +362,8 @@ extension SQLiteStore {
 
     private func existingKey(_ objectID: ManagedObjectID) throws -> Int64 {
         guard let key = primaryKey(of: objectID) else {
-            throw StoreError(.objectNotFound, "\(objectID) is not an object of this store", url: url, objectID: objectID)
+            throw StoreError(
+                .objectNotFound, "\(objectID) is not an object of this store", url: url, objectID: objectID)
         }
         return key
     }
@@ -329,12 +371,19 @@ extension SQLiteStore {
     /// The conflict error for a row whose version check failed: it changed or was deleted.
     private func conflict(_ objectID: ManagedObjectID, key: Int64, readVersion: Int64) throws -> StoreError {
         let entity = model.entity(named: objectID.entityName)!
-        let statement = try connection.cachedStatement("SELECT _opt FROM \(quote(schema.map(for: entity).table.name)) WHERE _pk = ?")
+        let statement = try connection.cachedStatement(
+            "SELECT _opt FROM \(quote(schema.map(for: entity).table.name)) WHERE _pk = ?")
         statement.bind(key, at: 1)
         guard let current = try statement.firstInt64() else {
-            return StoreError(.conflict, "\(objectID.entityName) \(objectID) was deleted from the store after it was read", url: url, objectID: objectID)
+            return StoreError(
+                .conflict, "\(objectID.entityName) \(objectID) was deleted from the store after it was read", url: url,
+                objectID: objectID)
         }
-        return StoreError(.conflict, "\(objectID.entityName) \(objectID) changed in the store since it was read (read version \(readVersion), store version \(current))", url: url, objectID: objectID)
+        return StoreError(
+            .conflict,
+            "\(objectID.entityName) \(objectID) changed in the store since it was read (read version \(readVersion), "
+                + "store version \(current))",
+            url: url, objectID: objectID)
     }
 
     private func apply(_ change: ToManyChange) throws {
@@ -343,7 +392,8 @@ extension SQLiteStore {
         case .foreignKey(let table, _, let orderColumn)?:
             // The destinations' foreign keys already say who belongs; only an order needs writing.
             guard let orderColumn, let ordered = change.orderedMembers else { return }
-            let statement = try connection.cachedStatement("UPDATE \(quote(table.name)) SET \(quote(orderColumn)) = ? WHERE _pk = ?")
+            let statement = try connection.cachedStatement(
+                "UPDATE \(quote(table.name)) SET \(quote(orderColumn)) = ? WHERE _pk = ?")
             for (position, member) in ordered.enumerated() {
                 try statement.reset()
                 statement.bind(Int64(position), at: 1)
@@ -354,7 +404,8 @@ extension SQLiteStore {
             let side = join.side(isSource: isSource)
             let (near, far, nearEntity, farEntity) = (side.near, side.far, side.nearEntity, side.farEntity)
             if !change.removed.isEmpty {
-                let statement = try connection.cachedStatement("DELETE FROM \(quote(join.name)) WHERE \(near) = ? AND \(far) = ?")
+                let statement = try connection.cachedStatement(
+                    "DELETE FROM \(quote(join.name)) WHERE \(near) = ? AND \(far) = ?")
                 for member in change.removed {
                     try statement.reset()
                     statement.bind(owner, at: 1)
@@ -365,19 +416,25 @@ extension SQLiteStore {
             if !change.added.isEmpty {
                 let columns = [near, far] + [nearEntity, farEntity].compactMap { $0 }
                 let statement = try connection.cachedStatement(
-                    "INSERT OR IGNORE INTO \(quote(join.name)) (\(columns.map(quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))")
+                    "INSERT OR IGNORE INTO \(quote(join.name)) (\(columns.map(quote).joined(separator: ", "))) VALUES "
+                        + "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+                )
                 for member in change.added {
                     try statement.reset()
                     statement.bind(owner, at: 1)
                     statement.bind(try existingKey(member), at: 2)
                     var parameter: Int32 = 3
-                    if nearEntity != nil { statement.bind(try entityNumber(of: change.objectID), at: parameter); parameter += 1 }
+                    if nearEntity != nil {
+                        statement.bind(try entityNumber(of: change.objectID), at: parameter)
+                        parameter += 1
+                    }
                     if farEntity != nil { statement.bind(try entityNumber(of: member), at: parameter) }
                     try statement.stepToEnd()
                 }
             }
             if let ordered = change.orderedMembers, let order = side.order {
-                let statement = try connection.cachedStatement("UPDATE \(quote(join.name)) SET \(quote(order)) = ? WHERE \(near) = ? AND \(far) = ?")
+                let statement = try connection.cachedStatement(
+                    "UPDATE \(quote(join.name)) SET \(quote(order)) = ? WHERE \(near) = ? AND \(far) = ?")
                 for (position, member) in ordered.enumerated() {
                     try statement.reset()
                     statement.bind(Int64(position), at: 1)

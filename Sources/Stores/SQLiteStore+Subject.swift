@@ -18,7 +18,8 @@ extension SQLiteStore {
                 let ids = (try? store.destinations(of: relationship, for: row.objectID)) ?? []
                 let rows = (try? store.rows(for: ids)) ?? []
                 let byID = Dictionary(rows.map { ($0.objectID, $0) }, uniquingKeysWith: { a, _ in a })
-                return .collection(ids.map { id in byID[id].map { .subject(RowSubject(store: store, row: $0)) } ?? .objectID(id) })
+                return .collection(
+                    ids.map { id in byID[id].map { .subject(RowSubject(store: store, row: $0)) } ?? .objectID(id) })
             }
             guard let id = row.toOneDestinations[index] else { return .value(.null) }
             if let target = try? store.row(for: id) { return .subject(RowSubject(store: store, row: target)) }

@@ -74,23 +74,34 @@ public final class SQLiteStore: PersistentStore {
 
         init(_ values: [String: String], url: URL?) throws {
             func invalid(_ key: String, _ allowed: String) -> StoreError {
-                StoreError(.invalidOption, "SQLite store option \(key)=\(values[key]!.debugDescription) is not valid; use \(allowed)", url: url)
+                StoreError(
+                    .invalidOption,
+                    "SQLite store option \(key)=\(values[key]!.debugDescription) is not valid; use \(allowed)", url: url
+                )
             }
             for (key, value) in values {
                 switch key {
                 case "journal_mode":
                     let allowed = ["DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF"]
-                    guard allowed.contains(value.uppercased()) else { throw invalid(key, allowed.joined(separator: ", ")) }
+                    guard allowed.contains(value.uppercased()) else {
+                        throw invalid(key, allowed.joined(separator: ", "))
+                    }
                     journalMode = value.uppercased()
                 case "synchronous":
                     let allowed = ["OFF", "NORMAL", "FULL", "EXTRA"]
-                    guard allowed.contains(value.uppercased()) else { throw invalid(key, allowed.joined(separator: ", ")) }
+                    guard allowed.contains(value.uppercased()) else {
+                        throw invalid(key, allowed.joined(separator: ", "))
+                    }
                     synchronous = value.uppercased()
                 case "cache_size":
-                    guard let size = Int64(value) else { throw invalid(key, "a whole number (pages, or KiB when negative)") }
+                    guard let size = Int64(value) else {
+                        throw invalid(key, "a whole number (pages, or KiB when negative)")
+                    }
                     cacheSize = size
                 case "index_build":
-                    guard value == "after_load" || value == "during_load" else { throw invalid(key, "after_load or during_load") }
+                    guard value == "after_load" || value == "during_load" else {
+                        throw invalid(key, "after_load or during_load")
+                    }
                     buildIndexesAfterLoad = value == "after_load"
                 case "read_only":
                     guard let flag = Bool(value) else { throw invalid(key, "true or false") }
@@ -99,13 +110,19 @@ public final class SQLiteStore: PersistentStore {
                     guard let flag = Bool(value) else { throw invalid(key, "true or false") }
                     sharesFile = flag
                 default:
-                    throw StoreError(.invalidOption, "SQLite store option \(key.debugDescription) is unknown; known options: cache_size, index_build, journal_mode, read_only, shares_file, synchronous", url: url)
+                    throw StoreError(
+                        .invalidOption,
+                        "SQLite store option \(key.debugDescription) is unknown; known options: cache_size, "
+                            + "index_build, journal_mode, read_only, shares_file, synchronous",
+                        url: url)
                 }
             }
         }
     }
 
-    public required init(coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]) throws {
+    public required init(
+        coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]
+    ) throws {
         self.url = url
         self.configurationName = configurationName
         self.model = coordinator.managedObjectModel
@@ -136,15 +153,31 @@ public final class SQLiteStore: PersistentStore {
                 if metadata.modelVersionHash == model.versionHash { try prepareExistingSchema() }
                 // Otherwise the coordinator refuses the store, naming what differs; nothing is touched.
             } else {
-                let existing = try Set(connection.makeStatement("SELECT name FROM sqlite_master WHERE type IN ('table', 'index', 'view', 'trigger')").allStrings())
+                let existing = try Set(
+                    connection.makeStatement(
+                        "SELECT name FROM sqlite_master WHERE type IN ('table', 'index', 'view', 'trigger')"
+                    ).allStrings())
                 if !existing.isEmpty {
                     guard options.sharesFile else {
-                        throw StoreError(.incompatibleModel, "The file is a SQLite database but not a Sluice store (it has no _sluice_metadata table); import it with the SQLite reader instead of opening it as a store, or share the file (option shares_file)", url: url)
+                        throw StoreError(
+                            .incompatibleModel,
+                            "The file is a SQLite database but not a Sluice store (it has no _sluice_metadata table); "
+                                + "import it with the SQLite reader instead of opening it as a store, or share the "
+                                + "file (option shares_file)",
+                            url: url)
                     }
-                    let ours = ["_sluice_metadata", "_sluice_keys"] + schema.tables.map(\.name) + schema.joinTables.map(\.name) + schema.indexes.map(\.name)
-                    let clashes = ours.filter { name in existing.contains { $0.caseInsensitiveCompare(name) == .orderedSame } }
+                    let ours =
+                        ["_sluice_metadata", "_sluice_keys"] + schema.tables.map(\.name) + schema.joinTables.map(\.name)
+                        + schema.indexes.map(\.name)
+                    let clashes = ours.filter { name in
+                        existing.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
+                    }
                     guard clashes.isEmpty else {
-                        throw StoreError(.incompatibleModel, "The database already has \(clashes.joined(separator: ", ")), which the store would create; nothing was changed (rename the entities, or use another file)", url: url)
+                        throw StoreError(
+                            .incompatibleModel,
+                            "The database already has \(clashes.joined(separator: ", ")), which the store would "
+                                + "create; nothing was changed (rename the entities, or use another file)",
+                            url: url)
                     }
                 }
                 guard !options.readOnly else {
@@ -175,7 +208,9 @@ public final class SQLiteStore: PersistentStore {
                 insert.bind(table.name, at: 1)
                 try insert.stepToEnd()
             }
-            for index in schema.indexes where index.isUnique || !options.buildIndexesAfterLoad { try connection.execute(index.sql) }
+            for index in schema.indexes where index.isUnique || !options.buildIndexesAfterLoad {
+                try connection.execute(index.sql)
+            }
             try writeMetadata()
         }
         try loadKeys()
@@ -185,13 +220,15 @@ public final class SQLiteStore: PersistentStore {
     /// A store written with this model: makes sure tables and indexes exist (a crash during a bulk
     /// load can leave indexes unbuilt) and that key allocation is ahead of every stored key.
     private func prepareExistingSchema() throws {
-        let existing = try Set(connection.makeStatement("SELECT name FROM sqlite_master WHERE type = 'index'").allStrings())
+        let existing = try Set(
+            connection.makeStatement("SELECT name FROM sqlite_master WHERE type = 'index'").allStrings())
         let missing = schema.indexes.filter { !existing.contains($0.name) }
         guard !options.readOnly else { return try loadKeys() }
         try transaction {
             for sql in schema.tableStatements { try connection.execute(sql) }
             for table in schema.tables {
-                let sync = try connection.makeStatement("""
+                let sync = try connection.makeStatement(
+                    """
                     INSERT INTO _sluice_keys VALUES (?1, (SELECT coalesce(max(_pk), 0) + 1 FROM \(quote(table.name))))
                     ON CONFLICT("table") DO UPDATE SET next = max(next, excluded.next)
                     """)
@@ -247,8 +284,9 @@ public final class SQLiteStore: PersistentStore {
         }
         var userInfo: [String: String] = [:]
         for (key, value) in values where key.hasPrefix("user.") { userInfo[String(key.dropFirst(5))] = value }
-        return StoreMetadata(storeType: values["storeType"] ?? Self.storeType, identifier: identifier,
-                             modelVersionHash: values["modelVersionHash"], entityVersionHashes: hashes, userInfo: userInfo)
+        return StoreMetadata(
+            storeType: values["storeType"] ?? Self.storeType, identifier: identifier,
+            modelVersionHash: values["modelVersionHash"], entityVersionHashes: hashes, userInfo: userInfo)
     }
 
     /// The metadata of the store at `url`, read without a model and without opening it as a store
@@ -262,9 +300,12 @@ public final class SQLiteStore: PersistentStore {
         do {
             let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
             try connection.execute("PRAGMA busy_timeout = 5000")
-            let exists = try connection.makeStatement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sluice_metadata'")
+            let exists = try connection.makeStatement(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sluice_metadata'")
             guard try exists.step() else {
-                throw StoreError(.incompatibleModel, "The file is a SQLite database but not a Sluice store (it has no _sluice_metadata table)", url: url)
+                throw StoreError(
+                    .incompatibleModel,
+                    "The file is a SQLite database but not a Sluice store (it has no _sluice_metadata table)", url: url)
             }
             return try readMetadata(connection, url: url)
         } catch let error as SQLiteError {
@@ -278,8 +319,10 @@ public final class SQLiteStore: PersistentStore {
         let hashes = String(decoding: try JSONEncoder.sorted.encode(metadata.entityVersionHashes), as: UTF8.self)
         try connection.execute("DELETE FROM _sluice_metadata")
         let insert = try connection.cachedStatement("INSERT INTO _sluice_metadata VALUES (?, ?)")
-        var rows = [("storeType", metadata.storeType), ("identifier", metadata.identifier), ("entityVersionHashes", hashes),
-                    ("schemaVersion", "1"), ("sqliteVersion", SQLiteConnection.libraryVersion)]
+        var rows = [
+            ("storeType", metadata.storeType), ("identifier", metadata.identifier), ("entityVersionHashes", hashes),
+            ("schemaVersion", "1"), ("sqliteVersion", SQLiteConnection.libraryVersion),
+        ]
         if let hash = metadata.modelVersionHash { rows.append(("modelVersionHash", hash)) }
         rows += metadata.userInfo.map { ("user.\($0.key)", $0.value) }
         for (key, value) in rows {
@@ -307,8 +350,8 @@ public final class SQLiteStore: PersistentStore {
     func storeError(_ error: SQLiteError, _ what: String, objectID: ManagedObjectID? = nil) -> StoreError {
         let code: StoreError.Code
         switch error.code & 0xff {
-        case 11, 26: code = .corrupt            // SQLITE_CORRUPT, SQLITE_NOTADB
-        case 19: code = .constraintViolation    // SQLITE_CONSTRAINT
+        case 11, 26: code = .corrupt  // SQLITE_CORRUPT, SQLITE_NOTADB
+        case 19: code = .constraintViolation  // SQLITE_CONSTRAINT
         default: code = .io
         }
         return StoreError(code, "\(what): \(error)", url: url, objectID: objectID)
@@ -326,12 +369,16 @@ public final class SQLiteStore: PersistentStore {
         init(_ map: SQLiteSchema.EntityMap) {
             entity = map.entity
             attributePositions = map.entity.attributes.compactMap { attribute in
-                map.attributeColumns[attribute.index].map { (attribute.index, Int32(map.table.position(of: $0)), attribute.type) }
+                map.attributeColumns[attribute.index].map {
+                    (attribute.index, Int32(map.table.position(of: $0)), attribute.type)
+                }
             }
             foreignKeys = map.entity.relationships.compactMap { relationship in
                 map.foreignKeys[relationship.index].map { key in
-                    (relationship.index, Int32(map.table.position(of: key.column)),
-                     key.entityColumn.map { Int32(map.table.position(of: $0)) }, relationship.destinationEntity)
+                    (
+                        relationship.index, Int32(map.table.position(of: key.column)),
+                        key.entityColumn.map { Int32(map.table.position(of: $0)) }, relationship.destinationEntity
+                    )
                 }
             }
             relationshipCount = map.entity.relationships.count
@@ -352,7 +399,10 @@ public final class SQLiteStore: PersistentStore {
 
     private func entity(number: Int64, primaryKey: Int64, table: String) throws -> EntityDescription {
         guard let entity = schema.entity(number: number) else {
-            throw StoreError(.corrupt, "Row _pk=\(primaryKey) of table \(table) has entity number \(number), which the model does not have", url: url)
+            throw StoreError(
+                .corrupt,
+                "Row _pk=\(primaryKey) of table \(table) has entity number \(number), which the model does not have",
+                url: url)
         }
         return entity
     }
@@ -363,7 +413,8 @@ public final class SQLiteStore: PersistentStore {
         if let template = idTemplates[entity.index], template.storeIdentifier == metadata.identifier {
             return template.withReference(.integer(primaryKey))
         }
-        let id = ManagedObjectID(entityName: entity.name, storeIdentifier: metadata.identifier, reference: .integer(primaryKey))
+        let id = ManagedObjectID(
+            entityName: entity.name, storeIdentifier: metadata.identifier, reference: .integer(primaryKey))
         idTemplates[entity.index] = id
         return id
     }
@@ -378,7 +429,11 @@ public final class SQLiteStore: PersistentStore {
         for (index, position, type) in reader.attributePositions {
             let stored = statement.value(position)
             guard let value = SQLiteValueCoding.attributeValue(stored, as: type) else {
-                throw StoreError(.corrupt, "Column \(statement.columnName(position)) of table \(table.name), row _pk=\(primaryKey), holds \(stored), which is not a valid \(type) value", url: url, objectID: id)
+                throw StoreError(
+                    .corrupt,
+                    "Column \(statement.columnName(position)) of table \(table.name), row _pk=\(primaryKey), holds "
+                        + "\(stored), which is not a valid \(type) value",
+                    url: url, objectID: id)
             }
             values[index] = value
         }
@@ -388,17 +443,25 @@ public final class SQLiteStore: PersistentStore {
             var entity = destination
             if let entityPosition, !statement.isNull(entityPosition) {
                 guard let actual = schema.entity(number: statement.int64(entityPosition)) else {
-                    throw StoreError(.corrupt, "Column \(statement.columnName(entityPosition)) of table \(table.name), row _pk=\(primaryKey), names an unknown entity", url: url, objectID: id)
+                    throw StoreError(
+                        .corrupt,
+                        "Column \(statement.columnName(entityPosition)) of table \(table.name), row "
+                            + "_pk=\(primaryKey), names an unknown entity",
+                        url: url, objectID: id)
                 }
                 entity = actual
             }
             destinations[index] = objectID(of: entity, primaryKey: key)
         }
-        return StoreRow(objectID: id, entity: entity, version: statement.int64(2), attributeValues: values, toOneDestinations: destinations)
+        return StoreRow(
+            objectID: id, entity: entity, version: statement.int64(2), attributeValues: values,
+            toOneDestinations: destinations)
     }
 
     func primaryKey(of objectID: ManagedObjectID) -> Int64? {
-        guard objectID.storeIdentifier == metadata.identifier, case .integer(let key) = objectID.reference else { return nil }
+        guard objectID.storeIdentifier == metadata.identifier, case .integer(let key) = objectID.reference else {
+            return nil
+        }
         return key
     }
 
@@ -420,8 +483,11 @@ public final class SQLiteStore: PersistentStore {
                 var start = 0
                 while start < keys.count {
                     let chunk = keys[start..<min(start + 500, keys.count)]
-                    let placeholders = chunk.count == 1 ? "= ?" : "IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
-                    let statement = try connection.cachedStatement("SELECT \(table.plainSelectList) FROM \(quote(table.name)) WHERE _pk \(placeholders)")
+                    let placeholders =
+                        chunk.count == 1
+                        ? "= ?" : "IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
+                    let statement = try connection.cachedStatement(
+                        "SELECT \(table.plainSelectList) FROM \(quote(table.name)) WHERE _pk \(placeholders)")
                     for (offset, key) in chunk.enumerated() { statement.bind(key, at: Int32(offset + 1)) }
                     while try statement.step() {
                         let row = try readRow(statement, table: table)
@@ -464,15 +530,21 @@ public final class SQLiteStore: PersistentStore {
     /// from the constraint's unique index (always built), without building the indexes a bulk load
     /// defers — a lookup per save would otherwise build them after the first save and make every
     /// later insert of the load maintain them.
-    public func rows(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [StoreRow] {
+    public func rows(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [StoreRow] {
         let map = schema.map(for: entity)
         var found: [StoreRow] = []
-        try lookUp(keys, of: entity, on: properties, selectingRows: true) { statement, _ in found.append(try readRow(statement, table: map.table)) }
+        try lookUp(keys, of: entity, on: properties, selectingRows: true) { statement, _ in
+            found.append(try readRow(statement, table: map.table))
+        }
         return found
     }
 
     /// Only the key columns and `_pk`, `_ent`: SQLite answers from the unique index alone (it holds the rowid).
-    public func objectIDs(of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]) throws -> [KeyedObjectID] {
+    public func objectIDs(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [KeyedObjectID] {
         var found: [KeyedObjectID] = []
         try lookUp(keys, of: entity, on: properties, selectingRows: false) { statement, table in
             let primaryKey = statement.int64(0)
@@ -488,7 +560,11 @@ public final class SQLiteStore: PersistentStore {
                 }
                 let stored = statement.value(position)
                 guard let value = SQLiteValueCoding.attributeValue(stored, as: attribute.type) else {
-                    throw StoreError(.corrupt, "Column \(attribute.name) of table \(table), row _pk=\(primaryKey), holds \(stored), which is not a valid \(attribute.type) value", url: url)
+                    throw StoreError(
+                        .corrupt,
+                        "Column \(attribute.name) of table \(table), row _pk=\(primaryKey), holds \(stored), which is "
+                            + "not a valid \(attribute.type) value",
+                        url: url)
                 }
                 key.append(value)
             }
@@ -498,7 +574,9 @@ public final class SQLiteStore: PersistentStore {
     }
 
     /// One grouping query over the table (`GROUP BY` the key's columns `HAVING COUNT(*) > 1`).
-    public func duplicateKeys(of entity: EntityDescription, on properties: [PropertyDescription], limit: Int) throws -> [DuplicateKey] {
+    public func duplicateKeys(
+        of entity: EntityDescription, on properties: [PropertyDescription], limit: Int
+    ) throws -> [DuplicateKey] {
         let map = schema.map(for: entity)
         let columns = keyColumns(map, properties).map { quote($0) }
         guard columns.count == properties.count, !columns.isEmpty, limit > 0 else { return [] }
@@ -506,8 +584,10 @@ public final class SQLiteStore: PersistentStore {
         // apart as here: nothing to look for.
         let keyColumns = Set(self.keyColumns(map, properties))
         do {
-            for index in schema.indexes where index.isUnique && index.table == map.table.name && Set(index.columns).isSubset(of: keyColumns) {
-                let exists = try connection.cachedStatement("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?")
+            for index in schema.indexes
+            where index.isUnique && index.table == map.table.name && Set(index.columns).isSubset(of: keyColumns) {
+                let exists = try connection.cachedStatement(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?")
                 exists.bind(index.name, at: 1)
                 defer { try? exists.reset() }
                 if try exists.step() { return [] }
@@ -516,9 +596,12 @@ public final class SQLiteStore: PersistentStore {
             throw storeError(error, "Reading the indexes of \(map.table.name) failed")
         }
         var conditions = columns.map { "\($0) IS NOT NULL" }
-        if map.sharesTable { conditions.append("_ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))") }
+        if map.sharesTable {
+            conditions.append("_ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))")
+        }
         let list = columns.joined(separator: ", ")
-        let sql = "SELECT \(list), COUNT(*) FROM \(quote(map.table.name)) WHERE \(conditions.joined(separator: " AND ")) "
+        let sql =
+            "SELECT \(list), COUNT(*) FROM \(quote(map.table.name)) WHERE \(conditions.joined(separator: " AND ")) "
             + "GROUP BY \(list) HAVING COUNT(*) > 1 LIMIT \(limit)"
         var found: [DuplicateKey] = []
         do {
@@ -533,7 +616,11 @@ public final class SQLiteStore: PersistentStore {
                     }
                     let stored = statement.value(position)
                     guard let value = SQLiteValueCoding.attributeValue(stored, as: attribute.type) else {
-                        throw StoreError(.corrupt, "Column \(attribute.name) of table \(map.table.name) holds \(stored), which is not a valid \(attribute.type) value", url: url)
+                        throw StoreError(
+                            .corrupt,
+                            "Column \(attribute.name) of table \(map.table.name) holds \(stored), which is not a "
+                                + "valid \(attribute.type) value",
+                            url: url)
                     }
                     key.append(value)
                 }
@@ -547,8 +634,11 @@ public final class SQLiteStore: PersistentStore {
 
     /// Runs the prepared key lookup of `entity` on `attributes` for `keys`, 500 keys at a time, calling
     /// `row` for each row found (the statement positioned on it, and the table's name).
-    private func lookUp(_ keys: [AttributeValue], of entity: EntityDescription, on properties: [PropertyDescription], selectingRows: Bool,
-                        _ row: (SQLiteStatement, String) throws -> Void) throws {
+    private func lookUp(
+        _ keys: [AttributeValue], of entity: EntityDescription, on properties: [PropertyDescription],
+        selectingRows: Bool,
+        _ row: (SQLiteStatement, String) throws -> Void
+    ) throws {
         let map = schema.map(for: entity)
         let columns = keyColumns(map, properties)
         // Models refuse constraints on transient attributes, which have no column (nothing stored to clash with).
@@ -561,7 +651,8 @@ public final class SQLiteStore: PersistentStore {
                 // matches nothing): a handful per key rather than one per count, each holding memory.
                 let count = (end - start) / columns.count
                 let places = count > 256 ? 500 : 1 << (Int.bitWidth - (count - 1).leadingZeroBitCount)
-                let statement = try keyLookupStatement(map, columns, count: count == 1 ? 1 : places, selectingRows: selectingRows)
+                let statement = try keyLookupStatement(
+                    map, columns, count: count == 1 ? 1 : places, selectingRows: selectingRows)
                 var parameter: Int32 = 1
                 for value in keys[start..<end] {
                     SQLiteValueCoding.bind(value, to: statement, at: parameter)
@@ -582,18 +673,22 @@ public final class SQLiteStore: PersistentStore {
     /// The columns of key properties: attributes' columns, to-one relationships' foreign keys.
     private func keyColumns(_ map: SQLiteSchema.EntityMap, _ properties: [PropertyDescription]) -> [String] {
         properties.compactMap { property in
-            property is RelationshipDescription ? map.foreignKeys[property.index]?.column : map.attributeColumns[property.index]
+            property is RelationshipDescription
+                ? map.foreignKeys[property.index]?.column : map.attributeColumns[property.index]
         }
     }
 
     /// The prepared lookup for `count` keys, its SQL built once per entity, columns and count.
-    private func keyLookupStatement(_ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int, selectingRows: Bool) throws -> SQLiteStatement {
+    private func keyLookupStatement(
+        _ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int, selectingRows: Bool
+    ) throws -> SQLiteStatement {
         let key = KeyLookup(entity: map.number, columns: columns, count: count, selectingRows: selectingRows)
         if let statement = keyLookups[key] {
             try statement.reset()
             return statement
         }
-        let statement = try connection.makeStatement(keyLookupSQL(map, columns, count: count, selectingRows: selectingRows))
+        let statement = try connection.makeStatement(
+            keyLookupSQL(map, columns, count: count, selectingRows: selectingRows))
         keyLookups[key] = statement
         return statement
     }
@@ -609,31 +704,45 @@ public final class SQLiteStore: PersistentStore {
     /// constant rows joined to the table (`WITH k(c0, c1) AS (VALUES (?, ?), ...) ... CROSS JOIN`),
     /// since SQLite 3.40 answers `(a, b) IN (VALUES ...)` by scanning the whole index. Either way each
     /// key is one search of the constraint's unique index.
-    private func keyLookupSQL(_ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int, selectingRows: Bool = true) -> String {
-        let kinds = map.sharesTable ? " AND t0._ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))" : ""
-        let selected = selectingRows ? map.table.selectList(alias: "t0") : "t0._pk, t0._ent, " + columns.map { "t0.\(quote($0))" }.joined(separator: ", ")
+    private func keyLookupSQL(
+        _ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int, selectingRows: Bool = true
+    ) -> String {
+        let kinds =
+            map.sharesTable ? " AND t0._ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))" : ""
+        let selected =
+            selectingRows
+            ? map.table.selectList(alias: "t0")
+            : "t0._pk, t0._ent, " + columns.map { "t0.\(quote($0))" }.joined(separator: ", ")
         if columns.count == 1 {
             let list = Array(repeating: "?", count: count).joined(separator: ", ")
-            return "SELECT \(selected) FROM \(quote(map.table.name)) t0 WHERE t0.\(quote(columns[0])) IN (\(list))\(kinds)"
+            return
+                "SELECT \(selected) FROM \(quote(map.table.name)) t0 WHERE t0.\(quote(columns[0])) IN (\(list))\(kinds)"
         }
         let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         let names = columns.indices.map { "c\($0)" }
         let join = columns.indices.map { "t0.\(quote(columns[$0])) = k.c\($0)" }.joined(separator: " AND ")
-        return "WITH k(\(names.joined(separator: ", "))) AS (VALUES \(Array(repeating: tuple, count: count).joined(separator: ", "))) "
+        return
+            "WITH k(\(names.joined(separator: ", "))) AS (VALUES "
+            + "\(Array(repeating: tuple, count: count).joined(separator: ", "))) "
             + "SELECT \(selected) FROM k CROSS JOIN \(quote(map.table.name)) t0 ON \(join) WHERE 1\(kinds)"
     }
 
     /// SQLite's plan (`EXPLAIN QUERY PLAN`, one line per step) for the key lookup of a uniqueness
     /// check of `entity` on `attributes` with `keys` keys, e.g. `SEARCH t0 USING INDEX ...`.
-    public func keyLookupPlan(of entity: EntityDescription, on properties: [PropertyDescription], keys: Int) throws -> [String] {
+    public func keyLookupPlan(
+        of entity: EntityDescription, on properties: [PropertyDescription], keys: Int
+    ) throws -> [String] {
         let map = schema.map(for: entity)
-        let statement = try connection.makeStatement("EXPLAIN QUERY PLAN " + keyLookupSQL(map, keyColumns(map, properties), count: keys))
+        let statement = try connection.makeStatement(
+            "EXPLAIN QUERY PLAN " + keyLookupSQL(map, keyColumns(map, properties), count: keys))
         var plan: [String] = []
         while try statement.step() { plan.append(statement.string(3) ?? "") }
         return plan
     }
 
-    private func run<T>(_ query: SQLiteQuery, buildingIndexes: Bool = true, _ read: (SQLiteStatement) throws -> T) throws -> [T] {
+    private func run<T>(
+        _ query: SQLiteQuery, buildingIndexes: Bool = true, _ read: (SQLiteStatement) throws -> T
+    ) throws -> [T] {
         if buildingIndexes { try buildPendingIndexes(on: query.tables) }
         do {
             let statement = try connection.cachedStatement(query.sql)
@@ -646,18 +755,24 @@ public final class SQLiteStore: PersistentStore {
         }
     }
 
-    public func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] {
+    public func destinations(
+        of relationship: RelationshipDescription, for objectID: ManagedObjectID
+    ) throws -> [ManagedObjectID] {
         guard let key = primaryKey(of: objectID) else { return [] }
         let sql: String
         let tableName: String
         switch schema.map(for: relationship.entity).toMany[relationship.index] {
         case .foreignKey(let table, let foreignKey, let orderColumn)?:
             tableName = table.name
-            sql = "SELECT _pk, _ent FROM \(quote(table.name)) WHERE \(quote(foreignKey.column)) = ? ORDER BY \(orderColumn.map { quote($0) + ", " } ?? "")_pk"
+            sql =
+                "SELECT _pk, _ent FROM \(quote(table.name)) WHERE \(quote(foreignKey.column)) = ? ORDER BY "
+                + "\(orderColumn.map { quote($0) + ", " } ?? "")_pk"
         case .joinTable(let join, let isSource)?:
             tableName = join.name
             let side = join.side(isSource: isSource)
-            sql = "SELECT \(side.far), \(side.farEntity.map(quote) ?? "NULL") FROM \(quote(join.name)) WHERE \(side.near) = ? ORDER BY \(side.order.map { quote($0) + ", " } ?? "")rowid"
+            sql =
+                "SELECT \(side.far), \(side.farEntity.map(quote) ?? "NULL") FROM \(quote(join.name)) WHERE "
+                + "\(side.near) = ? ORDER BY \(side.order.map { quote($0) + ", " } ?? "")rowid"
         case nil:
             preconditionFailure("\(relationship) is not a to-many relationship")
         }
@@ -701,7 +816,8 @@ public final class SQLiteStore: PersistentStore {
     /// Inside a save's transaction: records keys handed out since the last save.
     func writeKeys() throws {
         for (table, next) in nextKeys where writtenKeys[table] != next {
-            let update = try connection.cachedStatement("UPDATE _sluice_keys SET next = max(next, ?) WHERE \"table\" = ?")
+            let update = try connection.cachedStatement(
+                "UPDATE _sluice_keys SET next = max(next, ?) WHERE \"table\" = ?")
             update.bind(next, at: 1)
             update.bind(table, at: 2)
             try update.stepToEnd()

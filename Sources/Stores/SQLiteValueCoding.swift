@@ -13,7 +13,8 @@ enum SQLiteValueCoding {
         case .integer(let v): statement.bind(v, at: index)
         case .boolean(let v): statement.bind(Int64(v ? 1 : 0), at: index)
         case .double(let v): if v.isNaN { statement.bind("NaN", at: index) } else { statement.bind(v, at: index) }
-        case .float(let v): if v.isNaN { statement.bind("NaN", at: index) } else { statement.bind(Double(v), at: index) }
+        case .float(let v):
+            if v.isNaN { statement.bind("NaN", at: index) } else { statement.bind(Double(v), at: index) }
         case .date(let v): statement.bind(v.timeIntervalSinceReferenceDate, at: index)
         case .decimal(let v): DecimalText.withCanonicalUTF8(v) { statement.bindText(utf8: $0, at: index) }
         case .string(let v): statement.bind(v, at: index)
@@ -69,7 +70,9 @@ enum SQLiteValueCoding {
             case .double(let v): return v.isNaN ? .inexact : .value(.real(v))
             case .float(let v): return v.isNaN ? .inexact : .value(.real(Double(v)))
             case .decimal(let v):
-                if let exact = Int64(exactly: NSDecimalNumber(decimal: v).doubleValue), Decimal(exact) == v { return .value(.integer(exact)) }
+                if let exact = Int64(exactly: NSDecimalNumber(decimal: v).doubleValue), Decimal(exact) == v {
+                    return .value(.integer(exact))
+                }
                 return .inexact
             default: return .incomparable
             }
@@ -78,15 +81,26 @@ enum SQLiteValueCoding {
             case .decimal(let v): return .value(.text(DecimalText.canonical(v)))
             case .integer(let v): return .value(.text(DecimalText.canonical(Decimal(v))))
             case .boolean(let v): return .value(.text(v ? "1" : "0"))
-            case .double(let v): return v.isFinite ? Decimal(string: "\(v)").map { .value(.text(DecimalText.canonical($0))) } ?? .inexact : .inexact
-            case .float(let v): return v.isFinite ? Decimal(string: "\(Double(v))").map { .value(.text(DecimalText.canonical($0))) } ?? .inexact : .inexact
+            case .double(let v):
+                return v.isFinite
+                    ? Decimal(string: "\(v)").map { .value(.text(DecimalText.canonical($0))) } ?? .inexact : .inexact
+            case .float(let v):
+                return v.isFinite
+                    ? Decimal(string: "\(Double(v))").map { .value(.text(DecimalText.canonical($0))) } ?? .inexact
+                    : .inexact
             default: return .incomparable
             }
         case .string: if case .string(let v) = constant { return .value(.text(v)) } else { return .incomparable }
-        case .date: if case .date(let v) = constant { return .value(.real(v.timeIntervalSinceReferenceDate)) } else { return .incomparable }
+        case .date:
+            if case .date(let v) = constant {
+                return .value(.real(v.timeIntervalSinceReferenceDate))
+            } else {
+                return .incomparable
+            }
         case .binary: if case .binary(let v) = constant { return .value(.blob(v)) } else { return .incomparable }
         case .uuid: if case .uuid(let v) = constant { return .value(.text(v.uuidString)) } else { return .incomparable }
-        case .uri: if case .uri(let v) = constant { return .value(.text(v.absoluteString)) } else { return .incomparable }
+        case .uri:
+            if case .uri(let v) = constant { return .value(.text(v.absoluteString)) } else { return .incomparable }
         }
     }
 }

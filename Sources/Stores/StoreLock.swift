@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,7 +38,8 @@ public final class StoreLock {
 
         public var description: String {
             switch self {
-            case .locked(let path): return "Another run is writing this store (lock \(path) is held); wait for it to finish"
+            case .locked(let path):
+                return "Another run is writing this store (lock \(path) is held); wait for it to finish"
             case .io(let path, let reason): return "Cannot open lock file \(path): \(reason)"
             }
         }

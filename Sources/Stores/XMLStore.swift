@@ -52,7 +52,9 @@ open class XMLStore: AtomicStore {
             for (key, value) in metadata.userInfo.sorted(by: { $0.key < $1.key }) {
                 try writer.startElement("user")
                 try writer.attribute("key", key)
-                if Self.isXMLText(value) { try writer.text(value) } else {
+                if Self.isXMLText(value) {
+                    try writer.text(value)
+                } else {
                     try writer.attribute("encoding", "base64")
                     try writer.text(Data(value.utf8).base64EncodedString())
                 }
@@ -76,7 +78,9 @@ open class XMLStore: AtomicStore {
                 }
                 for relationship in node.entity.relationships {
                     if relationship.isToMany {
-                        guard let members = node.toManyDestinations[relationship.index], !members.isEmpty else { continue }
+                        guard let members = node.toManyDestinations[relationship.index], !members.isEmpty else {
+                            continue
+                        }
                         try writer.startElement("to-many")
                         try writer.attribute("name", relationship.name)
                         for member in members {
@@ -181,14 +185,21 @@ open class XMLStore: AtomicStore {
             }
             if reader.failure == nil, !reader.reachedObjects { try parser.finish() }
         } catch let error as XMLParseError {
-            throw StoreError(.corrupt, "The XML store is not well-formed XML: \(error.message) (line \(error.line), column \(error.column))", url: url)
+            throw StoreError(
+                .corrupt,
+                "The XML store is not well-formed XML: \(error.message) (line \(error.line), column \(error.column))",
+                url: url)
         } catch let error as StoreError {
             throw error
         } catch {
             throw StoreError(.io, "Could not read the XML store: \(error.localizedDescription)", url: url)
         }
-        if let failure = reader.failure { throw StoreError(.corrupt, "The XML store cannot be read: \(failure)", url: url) }
-        guard reader.sawRoot else { throw StoreError(.corrupt, "The XML store cannot be read: it has no <sluice-store> element", url: url) }
+        if let failure = reader.failure {
+            throw StoreError(.corrupt, "The XML store cannot be read: \(failure)", url: url)
+        }
+        guard reader.sawRoot else {
+            throw StoreError(.corrupt, "The XML store cannot be read: it has no <sluice-store> element", url: url)
+        }
         return reader
     }
 
@@ -214,8 +225,9 @@ open class XMLStore: AtomicStore {
         private var open: [String] = []
 
         func metadata(default current: StoreMetadata) -> StoreMetadata {
-            StoreMetadata(storeType: storeType ?? current.storeType, identifier: identifier ?? current.identifier,
-                          modelVersionHash: modelVersionHash, entityVersionHashes: hashes, userInfo: userInfo)
+            StoreMetadata(
+                storeType: storeType ?? current.storeType, identifier: identifier ?? current.identifier,
+                modelVersionHash: modelVersionHash, entityVersionHashes: hashes, userInfo: userInfo)
         }
 
         init(model: ManagedObjectModel?, fallbackIdentifier: String) {
@@ -236,24 +248,39 @@ open class XMLStore: AtomicStore {
         }
 
         private func id(entity name: String?, reference: String?) -> ManagedObjectID? {
-            guard let entity = entity(name), let reference else { fail("a reference without entity or id"); return nil }
-            return ManagedObjectID(entityName: entity.name, storeIdentifier: identifier ?? fallbackIdentifier, reference: .string(reference))
+            guard let entity = entity(name), let reference else {
+                fail("a reference without entity or id")
+                return nil
+            }
+            return ManagedObjectID(
+                entityName: entity.name, storeIdentifier: identifier ?? fallbackIdentifier,
+                reference: .string(reference))
         }
 
-        override func startElement(localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
-                                   attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int) {
+        override func startElement(
+            localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
+            attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int
+        ) {
             guard failure == nil, !reachedObjects else { return }
             var values: [String: String] = [:]
             for index in 0..<attributeCount {
-                guard let base = attributes?.advanced(by: index * 5), let name = base[0], let start = base[3], let end = base[4] else { continue }
+                guard let base = attributes?.advanced(by: index * 5), let name = base[0], let start = base[3],
+                    let end = base[4]
+                else { continue }
                 let raw = UnsafeBufferPointer(start: start, count: end - start)
-                values[String(cString: name)] = String(decoding: XMLEventHandler.decodedAttributeValue(raw) ?? Array(raw), as: UTF8.self)
+                values[String(cString: name)] = String(
+                    decoding: XMLEventHandler.decodedAttributeValue(raw) ?? Array(raw), as: UTF8.self)
             }
             let name = String(cString: localName)
             open.append(name)
             switch name {
             case "sluice-store":
-                guard values["version"] == "1" else { return fail("format version \((values["version"] ?? "").debugDescription) is not known (this Sluice reads version 1)") }
+                guard values["version"] == "1" else {
+                    return fail(
+                        "format version \((values["version"] ?? "").debugDescription) is not known (this Sluice reads "
+                            + "version 1)"
+                    )
+                }
                 sawRoot = true
                 identifier = values["identifier"]
                 storeType = values["type"]
@@ -265,25 +292,44 @@ open class XMLStore: AtomicStore {
                 text = ""
                 capturing = true
             case "object":
-                guard model != nil else { reachedObjects = true; return }
-                guard let entity = entity(values["entity"]), let reference = values["id"] else { return fail("an object without entity or id") }
-                let made = AtomicStoreCacheNode(objectID: ManagedObjectID(entityName: entity.name, storeIdentifier: identifier ?? fallbackIdentifier,
-                                                                          reference: .string(reference)), entity: entity)
+                guard model != nil else {
+                    reachedObjects = true
+                    return
+                }
+                guard let entity = entity(values["entity"]), let reference = values["id"] else {
+                    return fail("an object without entity or id")
+                }
+                let made = AtomicStoreCacheNode(
+                    objectID: ManagedObjectID(
+                        entityName: entity.name, storeIdentifier: identifier ?? fallbackIdentifier,
+                        reference: .string(reference)), entity: entity)
                 made.attributeValues = Array(repeating: .null, count: entity.attributes.count)
                 made.version = values["version"].flatMap { Int64($0) } ?? 1
                 node = made
             case "to-one":
-                guard let node, let index = node.entity.relationshipIndex(named: values["name"] ?? ""), !node.entity.relationships[index].isToMany else {
-                    return fail("to-one \((values["name"] ?? "").debugDescription) is not a to-one relationship of its object's entity")
+                guard let node, let index = node.entity.relationshipIndex(named: values["name"] ?? ""),
+                    !node.entity.relationships[index].isToMany
+                else {
+                    return fail(
+                        "to-one \((values["name"] ?? "").debugDescription) is not a to-one relationship of its "
+                            + "object's entity"
+                    )
                 }
                 node.toOneDestinations[index] = id(entity: values["entity"], reference: values["ref"])
             case "to-many":
-                guard let node, let index = node.entity.relationshipIndex(named: values["name"] ?? ""), node.entity.relationships[index].isToMany else {
-                    return fail("to-many \((values["name"] ?? "").debugDescription) is not a to-many relationship of its object's entity")
+                guard let node, let index = node.entity.relationshipIndex(named: values["name"] ?? ""),
+                    node.entity.relationships[index].isToMany
+                else {
+                    return fail(
+                        "to-many \((values["name"] ?? "").debugDescription) is not a to-many relationship of its "
+                            + "object's entity"
+                    )
                 }
                 toMany = (index, [])
             case "ref":
-                guard toMany != nil, let member = id(entity: values["entity"], reference: values["id"]) else { return fail("a <ref> outside <to-many>") }
+                guard toMany != nil, let member = id(entity: values["entity"], reference: values["id"]) else {
+                    return fail("a <ref> outside <to-many>")
+                }
                 toMany!.members.append(member)
             default:
                 fail("element <\(name)> is not part of the format")
@@ -305,21 +351,30 @@ open class XMLStore: AtomicStore {
                 let base64 = values["encoding"] == "base64"
                 if kind == "user" {
                     guard let key = values["key"] else { return fail("a <user> entry without a key") }
-                    guard let value = base64 ? Data(base64Encoded: text).flatMap({ String(data: $0, encoding: .utf8) }) : text else {
+                    guard
+                        let value = base64
+                            ? Data(base64Encoded: text).flatMap({ String(data: $0, encoding: .utf8) }) : text
+                    else {
                         return fail("user entry \(key) is not valid base64 text")
                     }
                     userInfo[key] = value
                     return
                 }
-                guard let node, let attribute = values["name"], let index = node.entity.attributeIndex(named: attribute) else {
-                    return fail("attribute \((values["name"] ?? "").debugDescription) is not an attribute of its object's entity")
+                guard let node, let attribute = values["name"], let index = node.entity.attributeIndex(named: attribute)
+                else {
+                    return fail(
+                        "attribute \((values["name"] ?? "").debugDescription) is not an attribute of its object's "
+                            + "entity"
+                    )
                 }
                 let type = node.entity.attributes[index].type
                 guard values["type"] == nil || values["type"] == "\(type)" else {
-                    return fail("\(node.entity.name).\(attribute) is written as \(values["type"]!), the model says \(type)")
+                    return fail(
+                        "\(node.entity.name).\(attribute) is written as \(values["type"]!), the model says \(type)")
                 }
                 guard let value = XMLStore.value(text, type, base64: base64) else {
-                    return fail("\(node.entity.name).\(attribute): \(text.prefix(40).debugDescription) is not a \(type)")
+                    return fail(
+                        "\(node.entity.name).\(attribute): \(text.prefix(40).debugDescription) is not a \(type)")
                 }
                 node.attributeValues[index] = value
             case "to-many":

@@ -38,7 +38,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let db = try SQLiteConnection(path: path)
         try db.execute("CREATE TABLE t(a UNIQUE)")
-        let error = try #require(throws: SQLiteError.self) { try db.execute("INSERT INTO t VALUES (1); INSERT INTO t VALUES (1)") }
+        let error = try #require(throws: SQLiteError.self) {
+            try db.execute("INSERT INTO t VALUES (1); INSERT INTO t VALUES (1)")
+        }
         #expect(error.description.contains("UNIQUE constraint failed: t.a"))
         #expect(error.sql?.contains("INSERT INTO t") == true)
         let syntax = try #require(throws: SQLiteError.self) { try db.makeStatement("SELEC 1") }

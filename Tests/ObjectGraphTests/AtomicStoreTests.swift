@@ -1,7 +1,7 @@
 import Foundation
 import ObjectGraph
-import Testing
 import TestSupport
+import Testing
 
 /// A store a user could write without touching Sluice's code: JSON lines (metadata first, then one
 /// object per line), built only on the public `AtomicStore` API.
@@ -11,16 +11,23 @@ class JSONLinesStore: AtomicStore {
     override func load() throws {
         guard !isNew, let url else { return }
         let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n")
-        guard let first = lines.first, let head = try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any],
-              let identifier = head["identifier"] as? String else {
+        guard let first = lines.first,
+            let head = try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any],
+            let identifier = head["identifier"] as? String
+        else {
             throw StoreError(.corrupt, "no metadata line", url: url)
         }
-        metadata = StoreMetadata(storeType: metadata.storeType, identifier: identifier, modelVersionHash: head["modelVersionHash"] as? String,
-                                 entityVersionHashes: head["entityVersionHashes"] as? [String: String] ?? [:], userInfo: head["userInfo"] as? [String: String] ?? [:])
+        metadata = StoreMetadata(
+            storeType: metadata.storeType, identifier: identifier,
+            modelVersionHash: head["modelVersionHash"] as? String,
+            entityVersionHashes: head["entityVersionHashes"] as? [String: String] ?? [:],
+            userInfo: head["userInfo"] as? [String: String] ?? [:])
         var loaded: [AtomicStoreCacheNode] = []
         for line in lines.dropFirst() {
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  let entityName = object["entity"] as? String, let entity = model.entity(named: entityName), let reference = object["ref"] as? String else {
+                let entityName = object["entity"] as? String, let entity = model.entity(named: entityName),
+                let reference = object["ref"] as? String
+            else {
                 throw StoreError(.corrupt, "a line is not an object", url: url)
             }
             let node = AtomicStoreCacheNode(objectID: objectID(for: entity, referenceObject: reference), entity: entity)
@@ -29,7 +36,8 @@ class JSONLinesStore: AtomicStore {
             for attribute in entity.attributes where !attribute.isTransient {
                 node.attributeValues[attribute.index] = Self.value(attributes[attribute.name], attribute.type)
             }
-            let toOne = object["toOne"] as? [String: String] ?? [:], toMany = object["toMany"] as? [String: [String]] ?? [:]
+            let toOne = object["toOne"] as? [String: String] ?? [:],
+                toMany = object["toMany"] as? [String: [String]] ?? [:]
             for relationship in entity.relationships {
                 if relationship.isToMany {
                     node.toManyDestinations[relationship.index] = toMany[relationship.name]?.compactMap(id)
@@ -44,10 +52,12 @@ class JSONLinesStore: AtomicStore {
 
     override func save() throws {
         var lines: [Data] = []
-        lines.append(try JSONSerialization.data(withJSONObject: [
-            "identifier": metadata.identifier, "modelVersionHash": metadata.modelVersionHash ?? "",
-            "entityVersionHashes": metadata.entityVersionHashes, "userInfo": metadata.userInfo,
-        ] as [String: Any], options: [.sortedKeys]))
+        lines.append(
+            try JSONSerialization.data(
+                withJSONObject: [
+                    "identifier": metadata.identifier, "modelVersionHash": metadata.modelVersionHash ?? "",
+                    "entityVersionHashes": metadata.entityVersionHashes, "userInfo": metadata.userInfo,
+                ] as [String: Any], options: [.sortedKeys]))
         for node in cacheNodes {
             var attributes: [String: Any] = [:]
             for attribute in node.entity.attributes where !attribute.isTransient {
@@ -56,15 +66,20 @@ class JSONLinesStore: AtomicStore {
             var toOne: [String: String] = [:], toMany: [String: [String]] = [:]
             for relationship in node.entity.relationships {
                 if relationship.isToMany {
-                    if let members = node.toManyDestinations[relationship.index] { toMany[relationship.name] = members.compactMap(text) }
+                    if let members = node.toManyDestinations[relationship.index] {
+                        toMany[relationship.name] = members.compactMap(text)
+                    }
                 } else if let destination = node.toOneDestinations[relationship.index] {
                     toOne[relationship.name] = text(destination)
                 }
             }
-            lines.append(try JSONSerialization.data(withJSONObject: [
-                "entity": node.entity.name, "ref": referenceObject(for: node.objectID) ?? "", "version": node.version,
-                "attributes": attributes, "toOne": toOne, "toMany": toMany,
-            ] as [String: Any], options: [.sortedKeys]))
+            lines.append(
+                try JSONSerialization.data(
+                    withJSONObject: [
+                        "entity": node.entity.name, "ref": referenceObject(for: node.objectID) ?? "",
+                        "version": node.version,
+                        "attributes": attributes, "toOne": toOne, "toMany": toMany,
+                    ] as [String: Any], options: [.sortedKeys]))
         }
         try writeAtomically(Data(lines.joined(separator: Data("\n".utf8))) + Data("\n".utf8))
     }
@@ -91,7 +106,8 @@ class JSONLinesStore: AtomicStore {
     static func value(_ json: Any?, _ type: AttributeType) -> AttributeValue {
         switch (type, json) {
         case (.string, let s as String): return .string(s)
-        case (.integer16, let n as NSNumber), (.integer32, let n as NSNumber), (.integer64, let n as NSNumber): return .integer(n.int64Value)
+        case (.integer16, let n as NSNumber), (.integer32, let n as NSNumber), (.integer64, let n as NSNumber):
+            return .integer(n.int64Value)
         case (.double, let n as NSNumber): return .double(n.doubleValue)
         case (.boolean, let n as NSNumber): return .boolean(n.boolValue)
         case (.date, let n as NSNumber): return .date(Date(timeIntervalSinceReferenceDate: n.doubleValue))
@@ -106,17 +122,27 @@ final class CallLog: @unchecked Sendable {
     private let lock = NSLock()
     private var calls: [String] = []
     func add(_ call: String) { lock.withLock { calls.append(call) } }
-    func take() -> [String] { lock.withLock { defer { calls = [] }; return calls } }
+    func take() -> [String] {
+        lock.withLock {
+            defer { calls = [] }
+            return calls
+        }
+    }
 }
 
 let callLog = CallLog()
 
 final class RecordingStore: JSONLinesStore {
-    required init(coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]) throws {
+    required init(
+        coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]
+    ) throws {
         try super.init(coordinator: coordinator, configurationName: configurationName, url: url, options: options)
         callLog.add("init(new: \(isNew))")
     }
-    override func load() throws { callLog.add("load"); try super.load() }
+    override func load() throws {
+        callLog.add("load")
+        try super.load()
+    }
     override func newReferenceObject(for entity: EntityDescription) -> String {
         callLog.add("newReferenceObject(\(entity.name))")
         return super.newReferenceObject(for: entity)
@@ -129,28 +155,43 @@ final class RecordingStore: JSONLinesStore {
         callLog.add("updateCacheNode(\(row.entity.name))")
         super.updateCacheNode(node, from: row)
     }
-    override func willRemoveCacheNodes(_ nodes: [AtomicStoreCacheNode]) { callLog.add("willRemoveCacheNodes(\(nodes.count))") }
-    override func save() throws { callLog.add("save(\(cacheNodes.count))"); try super.save() }
-    override func willRemove(from coordinator: PersistentStoreCoordinator) { callLog.add("willRemove"); super.willRemove(from: coordinator) }
+    override func willRemoveCacheNodes(_ nodes: [AtomicStoreCacheNode]) {
+        callLog.add("willRemoveCacheNodes(\(nodes.count))")
+    }
+    override func save() throws {
+        callLog.add("save(\(cacheNodes.count))")
+        try super.save()
+    }
+    override func willRemove(from coordinator: PersistentStoreCoordinator) {
+        callLog.add("willRemove")
+        super.willRemove(from: coordinator)
+    }
 }
 
 @Suite(.serialized) struct AtomicStoreTests {
     static func model() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription(name: "Author", attributes: [
-                AttributeDescription(name: "name", type: .string, isOptional: false),
-                AttributeDescription(name: "born", type: .date),
-            ], relationships: [
-                RelationshipDescription(name: "books", destination: "Book", inverse: "author", isToMany: true, deleteRule: .cascade),
-            ], uniquenessConstraints: [["name"]]),
-            EntityDescription(name: "Book", attributes: [
-                AttributeDescription(name: "title", type: .string, isOptional: false),
-                AttributeDescription(name: "pages", type: .integer32),
-                AttributeDescription(name: "rating", type: .double),
-                AttributeDescription(name: "inPrint", type: .boolean),
-            ], relationships: [
-                RelationshipDescription(name: "author", destination: "Author", inverse: "books"),
-            ]),
+            EntityDescription(
+                name: "Author",
+                attributes: [
+                    AttributeDescription(name: "name", type: .string, isOptional: false),
+                    AttributeDescription(name: "born", type: .date),
+                ],
+                relationships: [
+                    RelationshipDescription(
+                        name: "books", destination: "Book", inverse: "author", isToMany: true, deleteRule: .cascade)
+                ], uniquenessConstraints: [["name"]]),
+            EntityDescription(
+                name: "Book",
+                attributes: [
+                    AttributeDescription(name: "title", type: .string, isOptional: false),
+                    AttributeDescription(name: "pages", type: .integer32),
+                    AttributeDescription(name: "rating", type: .double),
+                    AttributeDescription(name: "inPrint", type: .boolean),
+                ],
+                relationships: [
+                    RelationshipDescription(name: "author", destination: "Author", inverse: "books")
+                ]),
         ])
     }
 
@@ -161,26 +202,42 @@ final class RecordingStore: JSONLinesStore {
         let model = try Self.model()
         do {
             let graph = try TestGraph(model: model, storeType: JSONLinesStore.typeName, url: url)
-            let author = graph.insert("Author", ["name": .string("Ursula"), "born": .date(Date(timeIntervalSinceReferenceDate: -1_000_000_000))])
+            let author = graph.insert(
+                "Author",
+                ["name": .string("Ursula"), "born": .date(Date(timeIntervalSinceReferenceDate: -1_000_000_000))])
             for (title, pages) in [("Earthsea", 183), ("The Dispossessed", 387), ("Lathe", 184)] {
-                let book = graph.insert("Book", ["title": .string(title), "pages": .integer(Int64(pages)), "rating": .double(4.5), "inPrint": .boolean(true)])
+                let book = graph.insert(
+                    "Book",
+                    [
+                        "title": .string(title), "pages": .integer(Int64(pages)), "rating": .double(4.5),
+                        "inPrint": .boolean(true),
+                    ])
                 book.setRelatedObject(author, forKey: "author")
             }
             try graph.context.save()
             #expect(try graph.storedCount("Book") == 3)
-            let long = try graph.makeContext().fetch(FetchRequest(entityName: "Book", predicate: FetchPredicate(format: "pages > 185 AND author.name == 'Ursula'")))
+            let long = try graph.makeContext().fetch(
+                FetchRequest(
+                    entityName: "Book", predicate: FetchPredicate(format: "pages > 185 AND author.name == 'Ursula'")))
             #expect(long.map { $0["title"] } == [.string("The Dispossessed")])
             // Update and delete, then save again.
-            let lathe = try #require(try graph.context.fetch(FetchRequest(entityName: "Book", predicate: FetchPredicate(format: "title == 'Lathe'"))).first)
+            let lathe = try #require(
+                try graph.context.fetch(
+                    FetchRequest(entityName: "Book", predicate: FetchPredicate(format: "title == 'Lathe'"))
+                ).first)
             lathe["title"] = .string("The Lathe of Heaven")
-            let earthsea = try #require(try graph.context.fetch(FetchRequest(entityName: "Book", predicate: FetchPredicate(format: "title == 'Earthsea'"))).first)
+            let earthsea = try #require(
+                try graph.context.fetch(
+                    FetchRequest(entityName: "Book", predicate: FetchPredicate(format: "title == 'Earthsea'"))
+                ).first)
             graph.context.delete(earthsea)
             try graph.context.save()
             graph.coordinator.removePersistentStore(graph.store)
         }
         // Reopened from the file: same objects, same IDs, the relationship both ways.
         let again = try TestGraph(model: model, storeType: JSONLinesStore.typeName, url: url)
-        let books = try again.context.fetch(FetchRequest(entityName: "Book", sortDescriptors: [FetchSortDescriptor("title")]))
+        let books = try again.context.fetch(
+            FetchRequest(entityName: "Book", sortDescriptors: [FetchSortDescriptor("title")]))
         #expect(books.map { $0["title"] } == [.string("The Dispossessed"), .string("The Lathe of Heaven")])
         #expect(books.allSatisfy { $0.relatedObject(forKey: "author")?["name"] == .string("Ursula") })
         let author = try #require(try again.context.fetch(FetchRequest(entityName: "Author")).first)
@@ -202,7 +259,10 @@ final class RecordingStore: JSONLinesStore {
         book.setRelatedObject(author, forKey: "author")
         try graph.context.save()
         let inserted = callLog.take()
-        #expect(inserted.filter { $0.hasPrefix("newReferenceObject") }.sorted() == ["newReferenceObject(Author)", "newReferenceObject(Book)"])
+        #expect(
+            inserted.filter { $0.hasPrefix("newReferenceObject") }.sorted() == [
+                "newReferenceObject(Author)", "newReferenceObject(Book)",
+            ])
         #expect(Array(inserted.suffix(3)) == ["newCacheNode(Author)", "newCacheNode(Book)", "save(2)"])
         // References never change: the IDs saved are the IDs read back.
         let savedID = book.objectID
@@ -229,7 +289,9 @@ final class RecordingStore: JSONLinesStore {
         let model = try Self.model()
         let graph = try TestGraph(model: model, storeType: JSONLinesStore.typeName, url: url)
         #expect((graph.store as? AtomicStore)?.isNew == true)
-        #expect(graph.store.metadata.storeType == JSONLinesStore.typeName && !graph.store.identifier.isEmpty, "metadata valid right after init")
+        #expect(
+            graph.store.metadata.storeType == JSONLinesStore.typeName && !graph.store.identifier.isEmpty,
+            "metadata valid right after init")
         graph.coordinator.removePersistentStore(graph.store)
         #expect(!FileManager.default.fileExists(atPath: url.path), "a zero-length file never saved into is removed")
 
@@ -280,7 +342,10 @@ final class RecordingStore: JSONLinesStore {
         failingWrites.set(true)
         defer { failingWrites.set(false) }
         #expect(throws: StoreError.self) { try graph.context.save() }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).contains { $0.contains(".sluice-save-") }, "the torn temporary file is there")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.url.path).contains {
+                $0.contains(".sluice-save-")
+            }, "the torn temporary file is there")
         let reopened = try TestGraph(model: model, storeType: "Crashing", url: url)
         #expect(try reopened.context.fetch(FetchRequest(entityName: "Author")).map { $0["name"] } == [.string("Ada")])
     }

@@ -1,7 +1,7 @@
 import Foundation
 import ObjectGraph
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ContextTests {
     let graph: TestGraph
@@ -158,7 +158,9 @@ import TestSupport
     @Test func didSaveNotificationListsTheChangedIDs() throws {
         let dept = graph.insert("Department", ["name": "A"])
         nonisolated(unsafe) var received: [String: [ManagedObjectID]] = [:]
-        let token = NotificationCenter.default.addObserver(forName: .managedObjectContextDidSave, object: graph.context, queue: nil) { note in
+        let token = NotificationCenter.default.addObserver(
+            forName: .managedObjectContextDidSave, object: graph.context, queue: nil
+        ) { note in
             for key in ["inserted", "updated", "deleted"] { received[key] = note.userInfo?[key] as? [ManagedObjectID] }
         }
         defer { NotificationCenter.default.removeObserver(token) }
@@ -188,7 +190,9 @@ final class StaleStore: PersistentStore {
     func load() throws {}
     func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] { [] }
     func row(for objectID: ManagedObjectID) throws -> StoreRow? { nil }
-    func destinations(of relationship: RelationshipDescription, for objectID: ManagedObjectID) throws -> [ManagedObjectID] { [] }
+    func destinations(
+        of relationship: RelationshipDescription, for objectID: ManagedObjectID
+    ) throws -> [ManagedObjectID] { [] }
     func newReferences(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID.Reference] { [] }
     func save(_ request: SaveChangesRequest) throws {}
 }

@@ -1,7 +1,7 @@
 import Foundation
 import ObjectGraph
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct DeleteRuleTests {
     let graph: TestGraph
@@ -27,7 +27,9 @@ import TestSupport
         let sales = graph.insert("Department", ["name": "Sales"])
         let room = graph.insert("Room", ["number": "101"])
         room.setRelatedObject(sales, forKey: "department")
-        for label in ["d1", "d2"] { graph.insert("Desk", ["label": .string(label)]).setRelatedObject(room, forKey: "room") }
+        for label in ["d1", "d2"] {
+            graph.insert("Desk", ["label": .string(label)]).setRelatedObject(room, forKey: "room")
+        }
         try graph.context.save()
         #expect(try graph.storedCount("Desk") == 2)
 
@@ -108,7 +110,9 @@ import TestSupport
         let ada = graph.insert("Employee", ["name": "Ada"])
         ada.setRelatedObject(sales, forKey: "department")
         graph.context.delete(ada)
-        #expect(ada.isDeleted && !graph.context.insertedObjects.contains(ada) && !graph.context.deletedObjects.contains(ada))
+        #expect(
+            ada.isDeleted && !graph.context.insertedObjects.contains(ada) && !graph.context.deletedObjects.contains(ada)
+        )
         #expect(sales.relatedObjects(forKey: "employees").isEmpty)
         try graph.context.save()
         #expect(try graph.storedCount("Employee") == 0)

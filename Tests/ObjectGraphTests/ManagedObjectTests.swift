@@ -1,7 +1,7 @@
 import Foundation
 import ObjectGraph
-import Testing
 import TestSupport
+import Testing
 
 final class TrackedEmployee: ManagedObject {
     nonisolated(unsafe) static var events: [String] = []
@@ -93,7 +93,8 @@ final class TrackedEmployee: ManagedObject {
 
     @Test func objectIDEqualityDoesNotDependOnHowTheIDWasMade() {
         let made = ManagedObjectID(entityName: "Department", storeIdentifier: "S1", reference: .integer(7))
-        let derived = ManagedObjectID(entityName: "Department", storeIdentifier: "S1", reference: .integer(1)).withReference(.integer(7))
+        let derived = ManagedObjectID(entityName: "Department", storeIdentifier: "S1", reference: .integer(1))
+            .withReference(.integer(7))
         #expect(made == derived)
         #expect(Set([made, derived]).count == 1)
         #expect(derived.entityName == "Department" && derived.storeIdentifier == "S1")
@@ -115,7 +116,9 @@ final class TrackedEmployee: ManagedObject {
         #expect(parsed == d.objectID)
         let restored = try graph.makeContext().existingObject(with: parsed)
         #expect(restored.string(forKey: "name") == "Ops")
-        #expect(graph.coordinator.managedObjectID(forURIRepresentation: URL(string: "x-sluice://other-store/Department/p1")!) == nil)
+        #expect(
+            graph.coordinator.managedObjectID(
+                forURIRepresentation: URL(string: "x-sluice://other-store/Department/p1")!) == nil)
         #expect(ManagedObjectID(uriRepresentation: URL(string: "https://example.com/x")!) == nil)
         let stringID = ManagedObjectID(entityName: "Badge", storeIdentifier: "S", reference: .string("a b/c"))
         #expect(ManagedObjectID(uriRepresentation: stringID.uriRepresentation) == stringID)

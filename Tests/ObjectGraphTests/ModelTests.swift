@@ -1,7 +1,7 @@
 import Foundation
 import ObjectGraph
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ModelTests {
     @Test func subEntityInheritsParentPropertiesAtTheSameIndexes() throws {
@@ -34,7 +34,8 @@ import TestSupport
             try ManagedObjectModel(entities: [EntityDescription(name: "E", attributes: [attribute])])
         }
         let base = try single(AttributeDescription(name: "x", type: .string))
-        let ruled = try single(AttributeDescription(name: "x", type: .string, maxLength: 3, regularExpression: "[a-z]+"))
+        let ruled = try single(
+            AttributeDescription(name: "x", type: .string, maxLength: 3, regularExpression: "[a-z]+"))
         let retyped = try single(AttributeDescription(name: "x", type: .integer64))
         let required = try single(AttributeDescription(name: "x", type: .string, isOptional: false))
         #expect(base.versionHash == ruled.versionHash, "validation rules do not change how values are stored")
@@ -44,8 +45,11 @@ import TestSupport
 
     @Test func storeMetadataWithAnotherModelIsIncompatibleAndNamesTheEntity() throws {
         let model = try CompanyModel.make()
-        let other = try ManagedObjectModel(entities: [EntityDescription(name: "Person", attributes: [AttributeDescription(name: "name", type: .integer64)])])
-        let metadata = StoreMetadata(storeType: "X", modelVersionHash: other.versionHash, entityVersionHashes: other.entityVersionHashes)
+        let other = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Person", attributes: [AttributeDescription(name: "name", type: .integer64)])
+        ])
+        let metadata = StoreMetadata(
+            storeType: "X", modelVersionHash: other.versionHash, entityVersionHashes: other.entityVersionHashes)
         #expect(!model.isCompatible(withStoreMetadata: metadata))
         let text = model.differences(fromStoreMetadata: metadata)
         #expect(text.contains("entities only in the model: ArchiveBox"))
@@ -65,47 +69,66 @@ import TestSupport
     }
 
     @Test func unknownDestinationIsReportedWithEntityAndProperty() {
-        let found = issues([EntityDescription(name: "A", relationships: [RelationshipDescription(name: "b", destination: "Missing")])])
-        #expect(found == [ModelIssue(entity: "A", property: "b", message: "destination entity \"Missing\" is not in the model")])
+        let found = issues([
+            EntityDescription(name: "A", relationships: [RelationshipDescription(name: "b", destination: "Missing")])
+        ])
+        #expect(
+            found == [
+                ModelIssue(entity: "A", property: "b", message: "destination entity \"Missing\" is not in the model")
+            ])
     }
 
     @Test func inverseThatDoesNotPointBackIsAnError() {
         let found = issues([
-            EntityDescription(name: "A", relationships: [RelationshipDescription(name: "bs", destination: "B", inverse: "a", isToMany: true)]),
-            EntityDescription(name: "B", relationships: [
-                RelationshipDescription(name: "a", destination: "A", inverse: "other"),
-                RelationshipDescription(name: "other", destination: "A"),
-            ]),
+            EntityDescription(
+                name: "A",
+                relationships: [RelationshipDescription(name: "bs", destination: "B", inverse: "a", isToMany: true)]),
+            EntityDescription(
+                name: "B",
+                relationships: [
+                    RelationshipDescription(name: "a", destination: "A", inverse: "other"),
+                    RelationshipDescription(name: "other", destination: "A"),
+                ]),
         ])
         #expect(found.count == 2)
-        #expect(found.contains { $0.entity == "A" && $0.property == "bs" && $0.message.contains("does not point back") })
-        #expect(found.contains { $0.entity == "B" && $0.property == "a" && $0.message.contains("\"other\" is not a relationship of A") })
+        #expect(
+            found.contains { $0.entity == "A" && $0.property == "bs" && $0.message.contains("does not point back") })
+        #expect(
+            found.contains {
+                $0.entity == "B" && $0.property == "a" && $0.message.contains("\"other\" is not a relationship of A")
+            })
     }
 
     @Test func duplicateNamesAreErrors() {
         let found = issues([
-            EntityDescription(name: "A", attributes: [AttributeDescription(name: "x", type: .string)],
-                              relationships: [RelationshipDescription(name: "x", destination: "A")]),
+            EntityDescription(
+                name: "A", attributes: [AttributeDescription(name: "x", type: .string)],
+                relationships: [RelationshipDescription(name: "x", destination: "A")]),
             EntityDescription(name: "A"),
             EntityDescription(name: "C", parent: "A", attributes: [AttributeDescription(name: "x", type: .integer16)]),
         ])
         #expect(found.contains { $0.entity == "A" && $0.message == "the entity is declared twice" })
-        #expect(found.contains { $0.entity == "A" && $0.property == "x" && $0.message.contains("used by another property") })
+        #expect(
+            found.contains { $0.entity == "A" && $0.property == "x" && $0.message.contains("used by another property") }
+        )
         #expect(found.contains { $0.entity == "C" && $0.property == "x" && $0.message.contains("or of its parents") })
     }
 
     @Test func everyRuleMistakeIsCollected() {
         let found = issues([
-            EntityDescription(name: "A", parent: "Nope", attributes: [
-                AttributeDescription(name: "a", type: .string, regularExpression: "(unclosed"),
-                AttributeDescription(name: "b", type: .string, minValue: .integer(1)),
-                AttributeDescription(name: "c", type: .integer16, defaultValue: .integer(70000)),
-                AttributeDescription(name: "d", type: .integer32, minLength: 2),
-                AttributeDescription(name: "e", type: .integer64, minValue: .integer(5), maxValue: .integer(1)),
-                AttributeDescription(name: "_f", type: .string),
-            ], relationships: [
-                RelationshipDescription(name: "g", destination: "A", isToMany: false, minCount: 1),
-            ], uniquenessConstraints: [["zzz"]]),
+            EntityDescription(
+                name: "A", parent: "Nope",
+                attributes: [
+                    AttributeDescription(name: "a", type: .string, regularExpression: "(unclosed"),
+                    AttributeDescription(name: "b", type: .string, minValue: .integer(1)),
+                    AttributeDescription(name: "c", type: .integer16, defaultValue: .integer(70000)),
+                    AttributeDescription(name: "d", type: .integer32, minLength: 2),
+                    AttributeDescription(name: "e", type: .integer64, minValue: .integer(5), maxValue: .integer(1)),
+                    AttributeDescription(name: "_f", type: .string),
+                ],
+                relationships: [
+                    RelationshipDescription(name: "g", destination: "A", isToMany: false, minCount: 1)
+                ], uniquenessConstraints: [["zzz"]])
         ])
         let messages = found.map(\.description)
         #expect(messages.contains { $0.hasPrefix("A: parent entity \"Nope\"") })

@@ -1,10 +1,12 @@
 import Foundation
 import ObjectGraph
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct PredicateTests {
-    private func run(_ testCase: PredicateCase, in context: ManagedObjectContext, people: [String: ManagedObject]) throws -> [String] {
+    private func run(
+        _ testCase: PredicateCase, in context: ManagedObjectContext, people: [String: ManagedObject]
+    ) throws -> [String] {
         try context.fetch(testCase.request(people: people)).map(\.label).sorted()
     }
 
@@ -27,14 +29,18 @@ import TestSupport
         let graph = try TestGraph(model: try CompanyModel.make())
         let people = insertPeople(graph)
         let predicate = try FetchPredicate(format: "SELF == %@ OR SELF IN %@", people["Ada"]!, [people["Bob"]!])
-        #expect(try graph.context.fetch(FetchRequest(entityName: "Employee", predicate: predicate)).map(\.label).sorted() == ["Ada", "Bob"])
+        #expect(
+            try graph.context.fetch(FetchRequest(entityName: "Employee", predicate: predicate)).map(\.label).sorted()
+                == ["Ada", "Bob"])
     }
 
     @Test func aggregatesSumAverageMinAndMax() throws {
         let graph = try TestGraph(model: try CompanyModel.make())
         insertPeople(graph)
         func names(_ format: String) throws -> [String] {
-            try graph.context.fetch(FetchRequest(entityName: "Department", predicate: try FetchPredicate(format: format))).map(\.label).sorted()
+            try graph.context.fetch(
+                FetchRequest(entityName: "Department", predicate: try FetchPredicate(format: format))
+            ).map(\.label).sorted()
         }
         #expect(try names("employees.@sum.age == 81") == ["Sales"])
         #expect(try names("employees.@avg.age == 19") == ["Ops"], "nulls do not count in an average")
@@ -74,10 +80,14 @@ import TestSupport
         let error = try #require(throws: FetchRequestError.self) {
             try graph.context.fetch(FetchRequest(entityName: "Employee", predicate: bad))
         }
-        #expect(error.message == "key path 'department.nmae' is not valid for entity Employee: Department has no property nmae")
+        #expect(
+            error.message
+                == "key path 'department.nmae' is not valid for entity Employee: Department has no property nmae")
         let unbound = try FetchPredicate(format: "name == $who")
         #expect(unbound.variableNames == ["who"])
-        #expect(throws: FetchRequestError.self) { try graph.context.fetch(FetchRequest(entityName: "Employee", predicate: unbound)) }
+        #expect(throws: FetchRequestError.self) {
+            try graph.context.fetch(FetchRequest(entityName: "Employee", predicate: unbound))
+        }
         #expect(throws: PredicateSyntaxError.self) { try unbound.substituting([:]) }
         #expect(throws: PredicateSyntaxError.self) { try FetchPredicate(format: "age > 1", 5) }
     }

@@ -1,7 +1,7 @@
 import Foundation
 import ObjectGraph
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct RelationshipTests {
     let graph: TestGraph
@@ -47,7 +47,8 @@ import TestSupport
     }
 
     @Test func reflexiveOneToManyKeepsManagerAndReportsInStep() {
-        let boss = graph.insert("Employee", ["name": "Boss"]), ada = graph.insert("Employee", ["name": "Ada"]), bob = graph.insert("Employee", ["name": "Bob"])
+        let boss = graph.insert("Employee", ["name": "Boss"]), ada = graph.insert("Employee", ["name": "Ada"]),
+            bob = graph.insert("Employee", ["name": "Bob"])
         ada.setRelatedObject(boss, forKey: "manager")
         boss.addRelatedObject(bob, forKey: "reports")
         #expect(labels(boss.relatedObjects(forKey: "reports")) == ["Ada", "Bob"])
@@ -58,7 +59,8 @@ import TestSupport
     }
 
     @Test func selfInverseToManyIsSymmetric() {
-        let ada = graph.insert("Employee", ["name": "Ada"]), bob = graph.insert("Employee", ["name": "Bob"]), cy = graph.insert("Employee", ["name": "Cy"])
+        let ada = graph.insert("Employee", ["name": "Ada"]), bob = graph.insert("Employee", ["name": "Bob"]),
+            cy = graph.insert("Employee", ["name": "Cy"])
         ada.addRelatedObject(bob, forKey: "cousins")
         cy.addRelatedObject(ada, forKey: "cousins")
         #expect(labels(ada.relatedObjects(forKey: "cousins")) == ["Bob", "Cy"])
@@ -108,7 +110,8 @@ import TestSupport
         let a = try other.existingObject(with: ada.objectID)
         #expect(a.relatedObject(forKey: "department")?.label == "Sales")
         #expect(labels(a.relatedObjects(forKey: "reports")) == ["Bob"])
-        #expect(labels(try other.existingObject(with: apollo.objectID).relatedObjects(forKey: "members")) == ["Ada", "Bob"])
+        #expect(
+            labels(try other.existingObject(with: apollo.objectID).relatedObjects(forKey: "members")) == ["Ada", "Bob"])
         #expect(labels(try other.existingObject(with: bob.objectID).relatedObjects(forKey: "cousins")) == ["Ada"])
         #expect(a.relatedObject(forKey: "spouse")?.label == "Bob")
 
@@ -123,7 +126,9 @@ import TestSupport
 
     @Test func addingToAFaultedToManyDoesNotLoseStoredMembers() throws {
         let sales = graph.insert("Department", ["name": "Sales"])
-        for name in ["A", "B"] { graph.insert("Employee", ["name": .string(name)]).setRelatedObject(sales, forKey: "department") }
+        for name in ["A", "B"] {
+            graph.insert("Employee", ["name": .string(name)]).setRelatedObject(sales, forKey: "department")
+        }
         try graph.context.save()
         let other = graph.makeContext()
         let dept = try other.existingObject(with: sales.objectID)
@@ -134,7 +139,10 @@ import TestSupport
         #expect(labels(dept.relatedObjects(forKey: "employees")) == ["A", "B", "C"])
         try other.save()
         let reader = graph.makeContext()
-        #expect(labels(try reader.existingObject(with: sales.objectID).relatedObjects(forKey: "employees")) == ["A", "B", "C"])
+        #expect(
+            labels(try reader.existingObject(with: sales.objectID).relatedObjects(forKey: "employees")) == [
+                "A", "B", "C",
+            ])
     }
 
     @Test func linkingChildrenToAFaultedParentNeitherLoadsNorRewritesIt() throws {

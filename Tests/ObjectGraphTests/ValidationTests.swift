@@ -1,12 +1,13 @@
 import Foundation
 import ObjectGraph
-import Testing
 import TestSupport
+import Testing
 
 final class Booking: ManagedObject {
     override func validateValue(_ value: AttributeValue, forKey key: String) throws {
         if key == "room", case .string(let room) = value, room.hasPrefix("X") {
-            throw validationFailure(key: key, value: value, rule: .custom("roomClosed"), message: "rooms in wing X are closed")
+            throw validationFailure(
+                key: key, value: value, rule: .custom("roomClosed"), message: "rooms in wing X are closed")
         }
     }
 
@@ -22,7 +23,8 @@ final class Booking: ManagedObject {
 
     private func checkDates() throws {
         if let start = date(forKey: "start"), let end = date(forKey: "end"), end < start {
-            throw validationFailure(key: nil, rule: .custom("endAfterStart"), message: "a booking cannot end before it starts")
+            throw validationFailure(
+                key: nil, rule: .custom("endAfterStart"), message: "a booking cannot end before it starts")
         }
     }
 }
@@ -30,44 +32,61 @@ final class Booking: ManagedObject {
 @Suite struct ValidationTests {
     static func model() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription(name: "Booking", attributes: [
-                AttributeDescription(name: "code", type: .string, isOptional: false, minLength: 3, maxLength: 6, regularExpression: "[A-Z]+-[0-9]+"),
-                AttributeDescription(name: "guests", type: .integer16, isOptional: false, minValue: .integer(1), maxValue: .integer(8)),
-                AttributeDescription(name: "price", type: .decimal, minValue: .decimal(0)),
-                AttributeDescription(name: "room", type: .string),
-                AttributeDescription(name: "start", type: .date),
-                AttributeDescription(name: "end", type: .date),
-                AttributeDescription(name: "photo", type: .binary, maxLength: 4),
-                AttributeDescription(name: "guide", type: .uuid),
-            ], relationships: [
-                RelationshipDescription(name: "hotel", destination: "Hotel", inverse: "bookings", isOptional: false),
-            ], managedObjectClass: Booking.self),
-            EntityDescription(name: "Hotel", attributes: [AttributeDescription(name: "name", type: .string)], relationships: [
-                RelationshipDescription(name: "bookings", destination: "Booking", inverse: "hotel", isToMany: true, deleteRule: .cascade, maxCount: 2),
-                RelationshipDescription(name: "staff", destination: "Clerk", inverse: "hotel", isToMany: true, isOptional: false),
-            ]),
-            EntityDescription(name: "Clerk", relationships: [RelationshipDescription(name: "hotel", destination: "Hotel", inverse: "staff")]),
+            EntityDescription(
+                name: "Booking",
+                attributes: [
+                    AttributeDescription(
+                        name: "code", type: .string, isOptional: false, minLength: 3, maxLength: 6,
+                        regularExpression: "[A-Z]+-[0-9]+"),
+                    AttributeDescription(
+                        name: "guests", type: .integer16, isOptional: false, minValue: .integer(1),
+                        maxValue: .integer(8)),
+                    AttributeDescription(name: "price", type: .decimal, minValue: .decimal(0)),
+                    AttributeDescription(name: "room", type: .string),
+                    AttributeDescription(name: "start", type: .date),
+                    AttributeDescription(name: "end", type: .date),
+                    AttributeDescription(name: "photo", type: .binary, maxLength: 4),
+                    AttributeDescription(name: "guide", type: .uuid),
+                ],
+                relationships: [
+                    RelationshipDescription(name: "hotel", destination: "Hotel", inverse: "bookings", isOptional: false)
+                ], managedObjectClass: Booking.self),
+            EntityDescription(
+                name: "Hotel", attributes: [AttributeDescription(name: "name", type: .string)],
+                relationships: [
+                    RelationshipDescription(
+                        name: "bookings", destination: "Booking", inverse: "hotel", isToMany: true,
+                        deleteRule: .cascade, maxCount: 2),
+                    RelationshipDescription(
+                        name: "staff", destination: "Clerk", inverse: "hotel", isToMany: true, isOptional: false),
+                ]),
+            EntityDescription(
+                name: "Clerk",
+                relationships: [RelationshipDescription(name: "hotel", destination: "Hotel", inverse: "staff")]),
         ])
     }
 
     @Test func everyFailureOfAMultiErrorObjectIsReported() throws {
         let graph = try TestGraph(model: try Self.model())
-        let booking = graph.insert("Booking", [
-            "code": "lower-case-and-long",
-            "guests": .integer(40_000),
-            "price": .decimal(-1),
-            "room": "X12",
-            "start": .date(Date(timeIntervalSinceReferenceDate: 100)),
-            "end": .date(Date(timeIntervalSinceReferenceDate: 50)),
-            "photo": .binary(Data([1, 2, 3, 4, 5])),
-            "guide": .string("not a uuid"),
-        ])
+        let booking = graph.insert(
+            "Booking",
+            [
+                "code": "lower-case-and-long",
+                "guests": .integer(40_000),
+                "price": .decimal(-1),
+                "room": "X12",
+                "start": .date(Date(timeIntervalSinceReferenceDate: 100)),
+                "end": .date(Date(timeIntervalSinceReferenceDate: 50)),
+                "photo": .binary(Data([1, 2, 3, 4, 5])),
+                "guide": .string("not a uuid"),
+            ])
         let error = try #require(throws: ValidationError.self) { try graph.context.save() }
         let found = Set(error.failures.map { "\($0.key ?? "-"):\($0.rule)" })
-        #expect(found == [
-            "code:maxLength", "code:pattern", "guests:range", "price:minValue", "room:roomClosed",
-            "photo:maxLength", "guide:type", "hotel:required", "-:endAfterStart",
-        ])
+        #expect(
+            found == [
+                "code:maxLength", "code:pattern", "guests:range", "price:minValue", "room:roomClosed",
+                "photo:maxLength", "guide:type", "hotel:required", "-:endAfterStart",
+            ])
         #expect(error.failures.allSatisfy { $0.objectID == booking.objectID && $0.entityName == "Booking" })
         let price = try #require(error.failures.first { $0.key == "price" })
         #expect(price.value == "-1" && price.message == "price must be at least 0")
@@ -76,12 +95,17 @@ final class Booking: ManagedObject {
 
     @Test func failuresOfSeveralObjectsAreCollectedInOneError() throws {
         let graph = try TestGraph(model: try Self.model())
-        graph.insert("Booking", ["guests": 2])            // code and hotel missing
-        let hotel = graph.insert("Hotel", ["name": "Ritz"]) // staff is required (non-optional to-many)
-        for _ in 0..<3 { graph.insert("Booking", ["code": "AB-1", "guests": 2]).setRelatedObject(hotel, forKey: "hotel") }
+        graph.insert("Booking", ["guests": 2])  // code and hotel missing
+        let hotel = graph.insert("Hotel", ["name": "Ritz"])  // staff is required (non-optional to-many)
+        for _ in 0..<3 {
+            graph.insert("Booking", ["code": "AB-1", "guests": 2]).setRelatedObject(hotel, forKey: "hotel")
+        }
         let error = try #require(throws: ValidationError.self) { try graph.context.save() }
         let found = error.failures.map { "\($0.entityName).\($0.key ?? "-"):\($0.rule)" }.sorted()
-        #expect(found == ["Booking.code:required", "Booking.hotel:required", "Hotel.bookings:maxCount", "Hotel.staff:minCount"])
+        #expect(
+            found == [
+                "Booking.code:required", "Booking.hotel:required", "Hotel.bookings:maxCount", "Hotel.staff:minCount",
+            ])
     }
 
     @Test func aFailedSaveLeavesTheStoreUnchanged() throws {

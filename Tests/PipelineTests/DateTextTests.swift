@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Pipeline
 
 /// The ICU-free date parsers agree with Foundation's formatters: same date for every valid text,
@@ -47,9 +48,11 @@ import Testing
     }
 
     @Test func isoRefusesNearMisses() {
-        for text in ["2024-1-31", "2024-01-31T12:00:00", "2024-01-31 12:00:00Z", "2024-02-30", "2023-02-29", "2024-13-01",
-                     "2024-01-31T24:00:00Z", "2024-01-31T12:60:00Z", "2024-01-31T12:00:00.Z", "2024-01-31Z", " 2024-01-31",
-                     "2024-01-31T12:00:00Zx", "", "yesterday"] {
+        for text in [
+            "2024-1-31", "2024-01-31T12:00:00", "2024-01-31 12:00:00Z", "2024-02-30", "2023-02-29", "2024-13-01",
+            "2024-01-31T24:00:00Z", "2024-01-31T12:60:00Z", "2024-01-31T12:00:00.Z", "2024-01-31Z", " 2024-01-31",
+            "2024-01-31T12:00:00Zx", "", "yesterday",
+        ] {
             #expect(DateText.parseISO8601(text) == nil, "\(text)")
         }
         #expect(DateText.parseISO8601("2024-02-29") != nil)
@@ -65,16 +68,21 @@ import Testing
         #expect(DateText.parseISO8601("2024-01-31T07:00:00-05:00") == base)
     }
 
-    @Test(arguments: ["yyyy-MM-dd", "dd/MM/yyyy", "dd.MM.yyyy HH:mm", "yyyyMMddHHmmss", "yyyy-MM-dd'T'HH:mm:ss", "MM/dd/yyyy HH:mm:ss.SSS"])
+    @Test(arguments: [
+        "yyyy-MM-dd", "dd/MM/yyyy", "dd.MM.yyyy HH:mm", "yyyyMMddHHmmss", "yyyy-MM-dd'T'HH:mm:ss",
+        "MM/dd/yyyy HH:mm:ss.SSS",
+    ])
     func patternsAgreeWithDateFormatter(pattern: String) throws {
         let compiled = try #require(DatePattern(pattern))
         let formatter = Self.formatter(pattern)
         for s in Self.samples(count: 1500) {
             var text = pattern
-            for (token, value) in [("yyyy", String(format: "%04d", s.year)), ("MM", String(format: "%02d", s.month)),
-                                   ("dd", String(format: "%02d", s.day)), ("HH", String(format: "%02d", s.hour)),
-                                   ("mm", String(format: "%02d", s.minute)), ("ss", String(format: "%02d", s.second)),
-                                   ("SSS", String(format: "%03d", s.second * 7)), ("'T'", "T")] {
+            for (token, value) in [
+                ("yyyy", String(format: "%04d", s.year)), ("MM", String(format: "%02d", s.month)),
+                ("dd", String(format: "%02d", s.day)), ("HH", String(format: "%02d", s.hour)),
+                ("mm", String(format: "%02d", s.minute)), ("ss", String(format: "%02d", s.second)),
+                ("SSS", String(format: "%03d", s.second * 7)), ("'T'", "T"),
+            ] {
                 text = text.replacingOccurrences(of: token, with: value)
             }
             // Foundation's reference: strict, the text must read back the same.
@@ -83,7 +91,9 @@ import Testing
             if let expected, let got {
                 #expect(abs(got.timeIntervalSince(expected)) < 0.0005, "\(pattern): \(text)")
             } else {
-                #expect(got == nil && expected == nil, "\(pattern): \(text) → \(String(describing: got)) vs \(String(describing: expected))")
+                #expect(
+                    got == nil && expected == nil,
+                    "\(pattern): \(text) → \(String(describing: got)) vs \(String(describing: expected))")
             }
         }
     }
@@ -92,7 +102,7 @@ import Testing
         #expect(DatePattern("dd MMM yyyy") == nil)
         #expect(DatePattern("MM/dd/yyyy hh:mm a") == nil)
         #expect(DatePattern("d/M/yyyy") == nil)
-        #expect(DatePattern("HH:mm") == nil)       // no date in it
+        #expect(DatePattern("HH:mm") == nil)  // no date in it
         #expect(DatePattern("yyyy-MM-dd 'at' HH:mm") != nil)
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 import ObjectGraph
 import Pipeline
 import Stores
-import Testing
 import TestSupport
+import Testing
 
 /// Lookups by key against a real SQLite store (departments by their unique name).
 @Suite struct LookupResolverTests {
@@ -13,8 +13,9 @@ import TestSupport
         init() throws {
             SQLiteStore.register()
             directory = try TemporaryDirectory()
-            graph = try TestGraph(model: try CompanyModel.make(), storeType: SQLiteStore.storeType,
-                                  url: directory.url.appendingPathComponent("s.sqlite"))
+            graph = try TestGraph(
+                model: try CompanyModel.make(), storeType: SQLiteStore.storeType,
+                url: directory.url.appendingPathComponent("s.sqlite"))
             for name in ["Sales", "Research"] { graph.insert("Department", ["name": .string(name)]) }
             try graph.context.save()
             graph.context.reset()
@@ -22,7 +23,9 @@ import TestSupport
     }
 
     static func departments(createsMissing: Bool) -> PipelineConfig.Lookup {
-        PipelineConfig.Lookup(relationship: "department", entity: "Department", key: [(attribute: "name", from: "dept")], createsMissing: createsMissing)
+        PipelineConfig.Lookup(
+            relationship: "department", entity: "Department", key: [(attribute: "name", from: "dept")],
+            createsMissing: createsMissing)
     }
 
     @Test func oneFetchPerBatchAndACacheAfterIt() throws {
@@ -49,7 +52,9 @@ import TestSupport
         resolver.reset()
         #expect(try store.graph.storedCount("Department") == 3)
         let again = try resolver.resolve([["Legal"]], in: context)
-        #expect(again[0]?.isInserted == false && resolver.fetchCount == 2, "after a reset the saved object is fetched, not created again")
+        #expect(
+            again[0]?.isInserted == false && resolver.fetchCount == 2,
+            "after a reset the saved object is fetched, not created again")
     }
 
     @Test func unsavedObjectsOfTheContextAreFound() throws {
@@ -66,20 +71,24 @@ import TestSupport
         let resolver = try LookupResolver(lookup: Self.departments(createsMissing: false), model: store.graph.model)
         let keys: [[AttributeValue]?] = (0..<1_000).map { [.string("D\($0)")] } + [["Sales"]]
         let found = try resolver.resolve(keys, in: context)
-        #expect(found.compactMap { $0 }.count == 1 && resolver.fetchCount == 3, "1,001 new keys: three fetches of at most 500")
+        #expect(
+            found.compactMap { $0 }.count == 1 && resolver.fetchCount == 3,
+            "1,001 new keys: three fetches of at most 500")
     }
 
     @Test func storedObjectsComeAsFaultsAndTheRunRemembersTheirKeys() throws {
         let store = try Store()
         let context = store.graph.makeContext()
         let known = KnownKeys()
-        let first = try LookupResolver(lookup: Self.departments(createsMissing: false), model: store.graph.model, known: known)
+        let first = try LookupResolver(
+            lookup: Self.departments(createsMissing: false), model: store.graph.model, known: known)
         let found = try first.resolve([["Sales"]], in: context)
         #expect(found[0]?.isFault == true, "a lookup reads no row")
         #expect(known.count == 1)
         context.reset()
         // Another worker's resolver (same run) finds the key without asking the store.
-        let second = try LookupResolver(lookup: Self.departments(createsMissing: false), model: store.graph.model, known: known)
+        let second = try LookupResolver(
+            lookup: Self.departments(createsMissing: false), model: store.graph.model, known: known)
         let again = try second.resolve([["Sales"]], in: context)
         #expect(second.fetchCount == 0 && again[0]?.objectID == found[0]?.objectID)
         #expect(again[0]?.string(forKey: "name") == "Sales")
@@ -90,7 +99,8 @@ import TestSupport
         store.graph.insert("Department", ["name": "Legal"])
         try store.graph.context.save()
         let known = KnownKeys(capacity: 2)
-        let resolver = try LookupResolver(lookup: Self.departments(createsMissing: false), model: store.graph.model, known: known)
+        let resolver = try LookupResolver(
+            lookup: Self.departments(createsMissing: false), model: store.graph.model, known: known)
         _ = try resolver.resolve([["Sales"], ["Research"]], in: store.graph.makeContext())
         #expect(known.count == 2)
         resolver.reset()

@@ -1,7 +1,8 @@
 import Foundation
 import Readers
-import Testing
 import TestSupport
+import Testing
+
 @testable import Pipeline
 
 @Suite struct RunProgressTests {
@@ -9,7 +10,7 @@ import TestSupport
     /// (bytes counted as the reader pulls them) with the time left.
     @Test func theLineCountsRecordsAndTheShareOfTheFileRead() throws {
         let directory = try TemporaryDirectory()
-        let file = try directory.file("in.csv", contents: String(repeating: "a,b\n", count: 100_000))   // 400,000 bytes
+        let file = try directory.file("in.csv", contents: String(repeating: "a,b\n", count: 100_000))  // 400,000 bytes
         let (source, counter) = try Input.openCounting(file.path)
         let progress = RunProgress()
         progress.begin(source: "things", counter: counter, path: file.path)

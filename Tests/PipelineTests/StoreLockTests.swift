@@ -1,7 +1,7 @@
 import Foundation
 import Stores
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct StoreLockTests {
     @Test func aSecondWriterIsRefusedUntilTheFirstReleases() throws {

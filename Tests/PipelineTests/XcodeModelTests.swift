@@ -6,7 +6,9 @@ import Testing
 /// Xcode models (`SampleData/xcode/`): three real-world-shaped models load into the expected model,
 /// and what Sluice does not use is named in warnings.
 @Suite struct XcodeModelTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../SampleData/xcode").standardized
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "../../SampleData/xcode"
+    ).standardized
 
     static func load(_ name: String) throws -> (ManagedObjectModel, [String]) {
         var warnings: [String] = []
@@ -17,14 +19,18 @@ import Testing
     @Test func aVersionedBundleLoadsItsCurrentVersion() throws {
         let (model, warnings) = try Self.load("Notes.xcdatamodeld")
         #expect(warnings.isEmpty, "\(warnings)")
-        #expect(model.entities.map(\.name).sorted() == ["Folder", "Note", "Tag"], "version 2 (the current one), not version 1")
+        #expect(
+            model.entities.map(\.name).sorted() == ["Folder", "Note", "Tag"],
+            "version 2 (the current one), not version 1")
         let note = try #require(model.entity(named: "Note"))
         #expect(note.attribute(named: "title")?.defaultValue == .string("Untitled"))
         #expect(note.attribute(named: "pinned")?.defaultValue == .boolean(false))
         #expect(note.attribute(named: "pinned")?.isOptional == false)
         #expect(note.attribute(named: "body")?.isOptional == true)
         #expect(note.attribute(named: "uuid")?.type == .uuid)
-        #expect(note.attribute(named: "createdAt")?.defaultValue == .date(Date(timeIntervalSinceReferenceDate: 720_000_000)))
+        #expect(
+            note.attribute(named: "createdAt")?.defaultValue == .date(Date(timeIntervalSinceReferenceDate: 720_000_000))
+        )
         #expect(note.uniquenessConstraints == [["uuid"]])
         #expect(note.indexes == [IndexDescription(name: "byCreatedAt", propertyNames: ["createdAt"])])
         let folder = try #require(note.relationship(named: "folder"))
@@ -46,11 +52,14 @@ import Testing
         #expect(warnings.allSatisfy { $0.contains("Fitness.xcdatamodel/contents:") }, "each with file and line")
         let workout = try #require(model.entity(named: "Workout"))
         let calories = try #require(workout.attribute(named: "calories"))
-        #expect(calories.type == .integer32 && calories.minValue == .integer(0) && calories.maxValue == .integer(10_000) && calories.defaultValue == .integer(0))
+        #expect(
+            calories.type == .integer32 && calories.minValue == .integer(0) && calories.maxValue == .integer(10_000)
+                && calories.defaultValue == .integer(0))
         #expect(workout.attribute(named: "startDate")?.minValue == .date(Date(timeIntervalSinceReferenceDate: 0)))
         #expect(workout.attribute(named: "isDraft")?.isTransient == true)
         let sets = try #require(workout.relationship(named: "sets"))
-        #expect(sets.isToMany && sets.isOrdered && sets.minCount == 1 && sets.maxCount == 50 && sets.deleteRule == .cascade)
+        #expect(
+            sets.isToMany && sets.isOrdered && sets.minCount == 1 && sets.maxCount == 50 && sets.deleteRule == .cascade)
         #expect(model.entity(named: "Athlete")?.relationship(named: "workouts")?.deleteRule == .deny)
         #expect(model.entity(named: "Athlete")?.attribute(named: "name")?.regularExpression == "[A-Za-z][A-Za-z .'-]*")
         #expect(model.entity(named: "WorkoutSet")?.attribute(named: "load")?.type == .float)
@@ -67,38 +76,46 @@ import Testing
         #expect(book.attribute(named: "sku") != nil, "inherited")
         let sku = try #require(item.attribute(named: "sku"))
         #expect(sku.minLength == 3 && sku.maxLength == 12 && sku.regularExpression == "[A-Z]{2}-[0-9]+")
-        #expect(item.attribute(named: "price")?.type == .decimal && item.attribute(named: "price")?.minValue == .decimal(0))
-        #expect(item.attribute(named: "thumbnail")?.type == .binary && item.attribute(named: "thumbnail")?.maxLength == 65_536)
+        #expect(
+            item.attribute(named: "price")?.type == .decimal && item.attribute(named: "price")?.minValue == .decimal(0))
+        #expect(
+            item.attribute(named: "thumbnail")?.type == .binary
+                && item.attribute(named: "thumbnail")?.maxLength == 65_536)
         #expect(item.attribute(named: "homepage")?.type == .uri)
         #expect(model.entity(named: "Movie")?.attribute(named: "rating")?.maxValue == .float(10))
         let shelf = try #require(model.entity(named: "Shelf"))
-        #expect(shelf.relationship(named: "items")?.maxCount == 200 && shelf.relationship(named: "items")?.deleteRule == .deny)
-        #expect(shelf.relationship(named: "neighbours")?.inverse === shelf.relationship(named: "neighbours"), "self-inverse")
+        #expect(
+            shelf.relationship(named: "items")?.maxCount == 200
+                && shelf.relationship(named: "items")?.deleteRule == .deny)
+        #expect(
+            shelf.relationship(named: "neighbours")?.inverse === shelf.relationship(named: "neighbours"), "self-inverse"
+        )
         // A store made from it takes objects of the sub-entities under the abstract parent.
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(type: InMemoryStore.storeType)
         let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
         let novel = context.insertNewObject(forEntityName: "Book")
         novel["sku"] = .string("bk1")
-        #expect(throws: ValidationError.self) { try context.save() }     // the inherited pattern and length
+        #expect(throws: ValidationError.self) { try context.save() }  // the inherited pattern and length
         novel["sku"] = .string("BK-1")
         try context.save()
         #expect(try context.fetch(FetchRequest(entityName: "Item")).map { $0.entity.name } == ["Book"])
     }
 
     @Test func mistakesNameFileAndLine() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-xc-\(UUID().uuidString).xcdatamodel")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-xc-\(UUID().uuidString).xcdatamodel")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <model>
-                <entity name="A">
-                    <attribute name="x" attributeType="Quaternion"/>
-                    <relationship name="b" destinationEntity="Missing"/>
-                </entity>
-            </model>
-            """.write(to: directory.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        <?xml version="1.0" encoding="UTF-8"?>
+        <model>
+            <entity name="A">
+                <attribute name="x" attributeType="Quaternion"/>
+                <relationship name="b" destinationEntity="Missing"/>
+            </entity>
+        </model>
+        """.write(to: directory.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
         #expect {
             try ModelFile.load(contentsOf: directory) { _ in }
         } throws: { error in
@@ -108,12 +125,14 @@ import Testing
 
     @Test func aPipelineNamesAnXcodeModel() throws {
         let file = Self.root.appendingPathComponent("../pipeline.yaml").standardized.path
-        let config = try PipelineFile.load(text: """
-            model: xcode/Notes.xcdatamodeld
-            target: { store: in-memory }
-            sources:
-              - { name: folders, path: customers.csv, entity: Folder, key: [name], fields: { name: name, createdAt: { column: signup, date: "yyyy-MM-dd" } } }
-            """, file: file)
+        let config = try PipelineFile.load(
+            text: """
+                model: xcode/Notes.xcdatamodeld
+                target: { store: in-memory }
+                sources:
+                  - { name: folders, path: customers.csv, entity: Folder, key: [name], fields: { name: name, \
+                createdAt: { column: signup, date: "yyyy-MM-dd" } } }
+                """, file: file)
         #expect(config.model.entity(named: "Note") != nil)
         #expect(config.sources.first?.mapping.key == ["name"])
     }

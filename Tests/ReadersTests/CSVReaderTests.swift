@@ -57,12 +57,14 @@ func dialect(_ configure: (inout CSVDialect) -> Void) -> CSVDialect {
         #expect(try readCSV(text) == [["x,y", "say \"hi\""], ["line1\nline2", "cr\rcrlf\r\nend"], ["last", ""]])
         // Lines are counted inside quoted fields: the third record starts on line 6.
         let reader = try CSVReader(source: MemoryByteSource(text))
-        _ = try reader.next(); _ = try reader.next()
+        _ = try reader.next()
+        _ = try reader.next()
         #expect(try reader.next()?.position.line == 6)
     }
 
     @Test func recordsEndAtLFCRLFOrCRAndBlankLinesAreSkipped() throws {
-        #expect(try readCSV("h,i\r\n1,a\r\n\r\n2,b\r3,c\n\n4,d") == [["1", "a"], ["2", "b"], ["3", "c"], ["4", "d"]])
+        #expect(
+            try readCSV("h,i\r\n1,a\r\n\r\n2,b\r3,c\n\n4,d") == [["1", "a"], ["2", "b"], ["3", "c"], ["4", "d"]])
         let reader = try CSVReader(source: MemoryByteSource("h,i\r\n1,a\r\n\r\n2,b"))
         _ = try reader.next()
         #expect(try reader.next()?.position.line == 4)
@@ -73,7 +75,13 @@ func dialect(_ configure: (inout CSVDialect) -> Void) -> CSVDialect {
     @Test func delimitersQuotesAndEscapesAreConfigurable() throws {
         #expect(try readCSV("a\tb\nx y\t\"q\"\n", .tsv) == [["x y", "\"q\""]])
         #expect(try readCSV("a;b\n1,5;\"x;y\"\n", dialect { $0.delimiter = UInt8(ascii: ";") }) == [["1,5", "x;y"]])
-        #expect(try readCSV("a|b\n'it''s'|'|'\n", dialect { $0.delimiter = UInt8(ascii: "|"); $0.quote = UInt8(ascii: "'") }) == [["it's", "|"]])
+        #expect(
+            try readCSV(
+                "a|b\n'it''s'|'|'\n",
+                dialect {
+                    $0.delimiter = UInt8(ascii: "|")
+                    $0.quote = UInt8(ascii: "'")
+                }) == [["it's", "|"]])
         let mysql = dialect { $0.escape = UInt8(ascii: "\\") }
         #expect(try readCSV("a,b\n\"say \\\"hi\\\"\",x\\,y\n", mysql) == [["say \"hi\"", "x,y"]])
     }
@@ -96,14 +104,14 @@ func dialect(_ configure: (inout CSVDialect) -> Void) -> CSVDialect {
     }
 
     @Test func otherEncodingsAreConvertedToUTF8() throws {
-        let latin1: [UInt8] = Array("name\n".utf8) + [0x4A, 0xFC, 0x72, 0x67, 0x65, 0x6E, 0x0A]    // Jürgen
+        let latin1: [UInt8] = Array("name\n".utf8) + [0x4A, 0xFC, 0x72, 0x67, 0x65, 0x6E, 0x0A]  // Jürgen
         #expect(try readCSV(latin1, dialect { $0.encoding = .latin1 }) == [["Jürgen"]])
-        let cp1252: [UInt8] = Array("price\n".utf8) + [0x80, 0x35, 0x0A]                           // €5
+        let cp1252: [UInt8] = Array("price\n".utf8) + [0x80, 0x35, 0x0A]  // €5
         #expect(try readCSV(cp1252, dialect { $0.encoding = .windows1252 }) == [["€5"]])
         let text = "name\n日本,\"😀\"\n".replacingOccurrences(of: ",\"😀\"", with: "")
         let utf16LE: [UInt8] = [0xFF, 0xFE] + text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
         let utf16BE: [UInt8] = [0xFE, 0xFF] + "name\n😀\n".utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
-        #expect(try readCSV(utf16LE) == [["日本"]])     // the byte order mark announces UTF-16
+        #expect(try readCSV(utf16LE) == [["日本"]])  // the byte order mark announces UTF-16
         #expect(try readCSV(utf16BE, dialect { $0.encoding = .utf16 }) == [["😀"]])
         let undefined: [UInt8] = Array("a\n".utf8) + [0x81, 0x0A]
         #expect(throws: ReaderError.self) { try readCSV(undefined, dialect { $0.encoding = .windows1252 }) }
@@ -114,20 +122,31 @@ func dialect(_ configure: (inout CSVDialect) -> Void) -> CSVDialect {
     @Test func aBrokenTextStreamEndsTheInput() throws {
         // Found by fuzzing: UTF-16 ending in half a character must not be reported as recoverable
         // (a caller going on after it would loop forever).
-        let reader = try CSVReader(source: MemoryByteSource([0xFF, 0xFE, 0x6E, 0x00, 0x0A, 0x00, 0x61, 0x00, 0x0A, 0x00, 0x00]))
+        let reader = try CSVReader(
+            source: MemoryByteSource([0xFF, 0xFE, 0x6E, 0x00, 0x0A, 0x00, 0x61, 0x00, 0x0A, 0x00, 0x00]))
         #expect(try reader.next()?.strings == ["a"])
-        #expect { _ = try reader.next() } throws: { ($0 as? ReaderError).map { $0.kind == .encoding && !$0.isRecoverable } ?? false }
+        #expect { _ = try reader.next() } throws: {
+            ($0 as? ReaderError).map { $0.kind == .encoding && !$0.isRecoverable } ?? false
+        }
         #expect(throws: ReaderError.self) { _ = try reader.next() }
     }
 
     @Test func raggedRowsAreErrorsWithPositionAndReadingGoesOn() throws {
         let reader = try CSVReader(source: MemoryByteSource("a,b\n1,2,3\n4\n5,6\n", name: "r.csv"))
-        do { _ = try reader.next(); Issue.record("expected an error") } catch let error as ReaderError {
+        do {
+            _ = try reader.next()
+            Issue.record("expected an error")
+        } catch let error as ReaderError {
             #expect(error.kind == .raggedRow && error.isRecoverable)
             #expect(error.position == SourcePosition(file: "r.csv", line: 2, column: 5, record: 1))
-            #expect(error.description == "r.csv:2:5 (record 1): the record has 3 fields, the header has 2 (field 3 starts here)")
+            #expect(
+                error.description
+                    == "r.csv:2:5 (record 1): the record has 3 fields, the header has 2 (field 3 starts here)")
         }
-        do { _ = try reader.next(); Issue.record("expected an error") } catch let error as ReaderError {
+        do {
+            _ = try reader.next()
+            Issue.record("expected an error")
+        } catch let error as ReaderError {
             #expect(error.kind == .raggedRow && error.position?.line == 3 && error.position?.column == 2)
         }
         #expect(try reader.next()?.strings == ["5", "6"])
@@ -154,7 +173,10 @@ func dialect(_ configure: (inout CSVDialect) -> Void) -> CSVDialect {
     @Test func invalidUTF8IsAnErrorUnlessLossy() throws {
         let bad: [UInt8] = Array("a,b\nok,".utf8) + [0x41, 0xC3, 0x28] + Array("\n".utf8)
         let reader = try CSVReader(source: MemoryByteSource(bad, name: "u.csv"))
-        do { _ = try reader.next(); Issue.record("expected an error") } catch let error as ReaderError {
+        do {
+            _ = try reader.next()
+            Issue.record("expected an error")
+        } catch let error as ReaderError {
             #expect(error.kind == .encoding && error.position?.line == 2 && error.position?.column == 4)
             #expect(error.message.contains("byte 0xC3 at byte 2 of field 2"))
         }
@@ -166,7 +188,8 @@ func dialect(_ configure: (inout CSVDialect) -> Void) -> CSVDialect {
     }
 
     @Test func aRecordLargerThanTheLimitIsAnError() throws {
-        let error = try #require(csvError("a\n\"" + String(repeating: "x", count: 5000), dialect { $0.maxRecordBytes = 1000 }))
+        let error = try #require(
+            csvError("a\n\"" + String(repeating: "x", count: 5000), dialect { $0.maxRecordBytes = 1000 }))
         #expect(error.kind == .recordTooLarge)
     }
 

@@ -16,7 +16,10 @@ struct SplitMix64: RandomNumberGenerator {
 @Suite struct CSVWriterTests {
     /// Characters that stress quoting: separators of every dialect, quotes, escapes, line breaks,
     /// blanks, comment characters, non-ASCII of every UTF-8 length.
-    static let alphabet: [Character] = [",", ";", "\t", "|", "\"", "'", "\\", "\n", "\r", "\r\n", " ", "#", "a", "Z", "0", "é", "ß", "日", "😀", "N", "U", "L"]
+    static let alphabet: [Character] = [
+        ",", ";", "\t", "|", "\"", "'", "\\", "\n", "\r", "\r\n", " ", "#", "a", "Z", "0", "é", "ß", "日", "😀", "N", "U",
+        "L",
+    ]
 
     static func randomField(_ rng: inout SplitMix64) -> String {
         let length = Int(rng.next() % 8)

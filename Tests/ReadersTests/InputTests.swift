@@ -1,7 +1,7 @@
 import Foundation
 import Readers
-import Testing
 import TestSupport
+import Testing
 
 /// gzip output of `text`, made by the system's gzip (a second, independent implementation).
 func gzipped(_ text: String) throws -> [UInt8] {
@@ -32,7 +32,7 @@ func readAll(_ source: ByteSource) throws -> [UInt8] {
 @Suite struct InputTests {
     @Test func gzipIsRecognisedByItsMagicWhateverTheName() throws {
         let directory = try TemporaryDirectory()
-        let path = try directory.file("data.csv").path    // no .gz suffix
+        let path = try directory.file("data.csv").path  // no .gz suffix
         try Data(try gzipped("id\n1\n2\n")).write(to: URL(fileURLWithPath: path))
         let reader = try CSVReader(path: path)
         var ids: [String?] = []
@@ -42,14 +42,17 @@ func readAll(_ source: ByteSource) throws -> [UInt8] {
 
     @Test func multiMemberGzipFilesAreReadWhole() throws {
         let bytes = try gzipped("first part\n") + gzipped("second part\n")
-        #expect(String(decoding: try readAll(try Input.decompressingIfNeeded(MemoryByteSource(bytes, chunkSize: 3))), as: UTF8.self)
+        #expect(
+            String(
+                decoding: try readAll(try Input.decompressingIfNeeded(MemoryByteSource(bytes, chunkSize: 3))),
+                as: UTF8.self)
                 == "first part\nsecond part\n")
     }
 
     @Test func aBadChecksumTruncationOrTrailingGarbageIsAnError() throws {
         let text = String(repeating: "some text to compress, ", count: 200)
         var corrupt = try gzipped(text)
-        corrupt[corrupt.count - 6] ^= 0xFF    // inside the CRC-32 of the trailer
+        corrupt[corrupt.count - 6] ^= 0xFF  // inside the CRC-32 of the trailer
         #expect { _ = try readAll(try Input.decompressingIfNeeded(MemoryByteSource(corrupt))) } throws: { error in
             (error as? ReaderError)?.kind == .compression
         }

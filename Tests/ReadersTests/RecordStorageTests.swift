@@ -54,8 +54,9 @@ import Testing
             xml += "</order>"
         }
         xml += "</orders>"
-        let spec = XMLRecordSpec(path: "/orders/order", fields: [("id", "@id"), ("note", "note")],
-                                 children: [XMLRecordSpec(path: "line", kind: "line", fields: [("no", "@no"), ("sku", "@sku")])])
+        let spec = XMLRecordSpec(
+            path: "/orders/order", fields: [("id", "@id"), ("note", "note")],
+            children: [XMLRecordSpec(path: "line", kind: "line", fields: [("no", "@no"), ("sku", "@sku")])])
         let reader = try XMLReader(source: MemoryByteSource(Array(xml.utf8), name: "t.xml"), specs: [spec])
         var records: [Record] = []
         while let record = try reader.next() { records.append(record) }
@@ -85,8 +86,13 @@ import Testing
     }
 
     @Test func aCompactedRecordEqualsTheRecord() throws {
-        let reader = try CSVReader(source: MemoryByteSource(Array("a,b,c\n1,,\"x\ny\"\n2,héllo,\n".utf8), name: "t.csv"),
-                                   dialect: { var d = CSVDialect(); d.nullMarkers = [""]; return d }())
+        let reader = try CSVReader(
+            source: MemoryByteSource(Array("a,b,c\n1,,\"x\ny\"\n2,héllo,\n".utf8), name: "t.csv"),
+            dialect: {
+                var d = CSVDialect()
+                d.nullMarkers = [""]
+                return d
+            }())
         var records: [Record] = []
         while let record = try reader.next() { records.append(record) }
         #expect(records.count == 2)
@@ -95,7 +101,8 @@ import Testing
             #expect(copy.strings == record.strings)
             #expect(copy.count == record.count)
             #expect((0..<record.count).map(copy.isNull) == (0..<record.count).map(record.isNull))
-            #expect((0..<record.count).map(copy.position(ofField:)) == (0..<record.count).map(record.position(ofField:)))
+            #expect(
+                (0..<record.count).map(copy.position(ofField:)) == (0..<record.count).map(record.position(ofField:)))
             #expect(copy.number == record.number)
         }
         #expect(records[0].strings == ["1", nil, "x\ny"])

@@ -1,7 +1,7 @@
 import Drivers
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `sluice convert`: SQLite → XML → binary → SQLite gives the same rows (keys included).
 @Suite struct ConvertCommandTests {
@@ -10,7 +10,9 @@ import TestSupport
     /// Every row of every table but the row versions (`_opt`: a copy starts at version 1).
     static func contents(_ store: String) throws -> [[SQLiteValue]] {
         try ["Customer", "Order", "OrderLine", "Product", "Tag"].flatMap { table in
-            try R.query(store, "SELECT * FROM \"\(table)\" ORDER BY _pk").map { row in row.enumerated().filter { $0.offset != 2 }.map(\.element) }
+            try R.query(store, "SELECT * FROM \"\(table)\" ORDER BY _pk").map { row in
+                row.enumerated().filter { $0.offset != 2 }.map(\.element)
+            }
         }
     }
 
@@ -31,7 +33,9 @@ import TestSupport
         #expect(try runSluice(["convert", xml, binary]).status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: binary)).starts(with: Data("SLUICEBS".utf8)))
         let inspect = try runSluice(["inspect", binary])
-        #expect(inspect.stdout.contains("Binary store") && inspect.stdout.contains("OrderLine  7"), "\(inspect.stdout)\(inspect.stderr)")
+        #expect(
+            inspect.stdout.contains("Binary store") && inspect.stdout.contains("OrderLine  7"),
+            "\(inspect.stdout)\(inspect.stderr)")
         #expect(try runSluice(["validate", xml]).status == 0)
         #expect(try runSluice(["convert", binary, back, "--to", "sqlite", "--model", model]).status == 0)
         #expect(try Self.contents(back) == (try Self.contents(original)))
@@ -40,8 +44,11 @@ import TestSupport
 
         let again = try runSluice(["convert", original, xml])
         #expect(again.status == 3 && again.stderr.contains("already"), "the destination exists")
-        let foreign = try directory.file("foreign.xml", contents: "<?xml version=\"1.0\"?><sluice-store version=\"1\" identifier=\"X\"/>")
-        #expect(try runSluice(["convert", foreign.path, directory.url.appendingPathComponent("x.bin").path]).status == 2, "no model recorded, none given")
+        let foreign = try directory.file(
+            "foreign.xml", contents: "<?xml version=\"1.0\"?><sluice-store version=\"1\" identifier=\"X\"/>")
+        #expect(
+            try runSluice(["convert", foreign.path, directory.url.appendingPathComponent("x.bin").path]).status == 2,
+            "no model recorded, none given")
     }
 
     /// A pipeline writes an XML or binary store as well (atomically); re-running it changes nothing.
@@ -50,15 +57,23 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let pipeline = try String(contentsOf: R.root.appendingPathComponent("Pipelines/shop.yaml"), encoding: .utf8)
             .replacingOccurrences(of: "../SampleData", with: R.root.path + "/SampleData")
-            .replacingOccurrences(of: "{ store: sqlite, path: \"${SLUICE_OUT:-../out}/shop.sqlite\"", with: "{ store: \(kind), path: \"\(directory.url.path)/shop.store\"")
+            .replacingOccurrences(
+                of: "{ store: sqlite, path: \"${SLUICE_OUT:-../out}/shop.sqlite\"",
+                with: "{ store: \(kind), path: \"\(directory.url.path)/shop.store\"")
         let file = try directory.file("p.yaml", contents: pipeline)
         let first = try runSluice(["run", file.path], environment: ["SLUICE_OUT": directory.url.path])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("OrderLine: 4 read, 4 inserted"))
         let again = try runSluice(["run", file.path], environment: ["SLUICE_OUT": directory.url.path])
-        #expect(again.stdout.contains("OrderLine: 4 read, 0 inserted, 0 updated, 4 unchanged"), "\(again.stdout)\(again.stderr)")
+        #expect(
+            again.stdout.contains("OrderLine: 4 read, 0 inserted, 0 updated, 4 unchanged"),
+            "\(again.stdout)\(again.stderr)")
         let back = directory.url.appendingPathComponent("back.sqlite").path
-        #expect(try runSluice(["convert", directory.url.appendingPathComponent("shop.store").path, back, "--to", "sqlite", "--model", R.root.path + "/SampleData/shop.model.yaml"]).status == 0)
+        #expect(
+            try runSluice([
+                "convert", directory.url.appendingPathComponent("shop.store").path, back, "--to", "sqlite", "--model",
+                R.root.path + "/SampleData/shop.model.yaml",
+            ]).status == 0)
         #expect(try R.query(back, "SELECT count(*) FROM OrderLine") == [[.integer(4)]])
     }
 }

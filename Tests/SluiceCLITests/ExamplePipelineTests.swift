@@ -1,7 +1,7 @@
 import Drivers
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The example pipelines after `shop.yaml`: an XML feed with nested lines and a legacy SQL dump with
 /// foreign keys (children before parents), both into the store `shop.yaml` made; then `inspect`
@@ -15,14 +15,21 @@ import TestSupport
         let store = directory.url.appendingPathComponent("shop.sqlite").path
         #expect(try runSluice(["run", "Pipelines/shop.yaml"], environment: environment).status == 0)
 
-        let feed = try runSluice(["run", "Pipelines/orders-feed.yaml", "--report", directory.url.appendingPathComponent("feed.json").path], environment: environment)
+        let feed = try runSluice(
+            ["run", "Pipelines/orders-feed.yaml", "--report", directory.url.appendingPathComponent("feed.json").path],
+            environment: environment)
         #expect(feed.status == 0, "\(feed.stderr)")
         // 1004 and 1005 are new; 1001 comes again with a changed note (1 update) and the same lines.
         #expect(feed.stdout.contains("Order: 3 read, 2 inserted, 1 updated, 0 unchanged, 0 rejected"))
         #expect(feed.stdout.contains("OrderLine: 5 read, 3 inserted, 0 updated, 2 unchanged, 0 rejected"))
-        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent("feed.json"))) as? [String: Any]
+        let report =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent("feed.json")))
+            as? [String: Any]
         #expect(((report?["entities"] as? [String: Any])?["Order"] as? [String: Int])?["updated"] == 1)
-        #expect(try R.query(store, "SELECT note FROM \"Order\" WHERE number = 1005") == [[.text("gift wrap & card: \"Happy birthday\"")]])
+        #expect(
+            try R.query(store, "SELECT note FROM \"Order\" WHERE number = 1005") == [
+                [.text("gift wrap & card: \"Happy birthday\"")]
+            ])
         // +02:00 is kept as the instant it names: 12:00 GMT, seconds since 2001.
         #expect(try R.query(store, "SELECT placedAt FROM \"Order\" WHERE number = 1005") == [[.real(745_416_000)]])
 
@@ -30,14 +37,19 @@ import TestSupport
         #expect(legacy.status == 0, "\(legacy.stderr)")
         #expect(legacy.stdout.contains("OrderLine: 4 read, 4 inserted, 0 updated, 0 unchanged, 0 rejected"))
         #expect(legacy.stdout.contains("Customer: 2 read, 2 inserted"))
-        let orders = try R.query(store, """
+        let orders = try R.query(
+            store,
+            """
             SELECT o.number, c.name, count(l._pk), sum(l.quantity) FROM "Order" o JOIN Customer c ON c._pk = o.customer
             LEFT JOIN OrderLine l ON l."order" = o._pk WHERE o.number > 9000 GROUP BY o._pk ORDER BY 1
             """)
-        #expect(orders == [[.integer(9001), .text("Grace Hopper"), .integer(2), .integer(6)],
-                           [.integer(9002), .text("Édouard Manet"), .integer(1), .integer(1000)],
-                           [.integer(9003), .text("Ada O'Brien"), .integer(1), .integer(2)]])
-        #expect(try R.query(store, "SELECT count(*) FROM Customer") == [[.integer(5)]])   // 3 + 2, Ada not twice
+        #expect(
+            orders == [
+                [.integer(9001), .text("Grace Hopper"), .integer(2), .integer(6)],
+                [.integer(9002), .text("Édouard Manet"), .integer(1), .integer(1000)],
+                [.integer(9003), .text("Ada O'Brien"), .integer(1), .integer(2)],
+            ])
+        #expect(try R.query(store, "SELECT count(*) FROM Customer") == [[.integer(5)]])  // 3 + 2, Ada not twice
 
         // Again: the keys meet every stored object; nothing changes.
         let again = try runSluice(["run", "Pipelines/legacy-orders.yaml"], environment: environment)
@@ -47,7 +59,10 @@ import TestSupport
         #expect(inspect.status == 0, "\(inspect.stderr)")
         let summary = try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any]
         #expect(summary?["model"] as? String == "stored")
-        #expect((summary?["entities"] as? [String: Int]) == ["Customer": 5, "Order": 8, "OrderLine": 11, "Product": 3, "Tag": 0])
+        #expect(
+            (summary?["entities"] as? [String: Int]) == [
+                "Customer": 5, "Order": 8, "OrderLine": 11, "Product": 3, "Tag": 0,
+            ])
         let validate = try runSluice(["validate", store])
         #expect(validate.status == 0 && validate.stdout.contains("valid"), "\(validate.stdout)\(validate.stderr)")
     }
@@ -55,25 +70,35 @@ import TestSupport
     /// A line whose order never arrives is rejected at the end with its key; the rest is imported.
     @Test func aParentThatNeverArrivesRejectsWithTheKey() throws {
         let directory = try TemporaryDirectory()
-        let dump = try String(contentsOf: R.root.appendingPathComponent("SampleData/legacy-orders.sql"), encoding: .utf8)
-            .replacingOccurrences(of: "INSERT INTO order_lines VALUES (9003, 1, 'W-100', 2, 19.99);", with: "INSERT INTO order_lines VALUES (9003, 1, 'W-100', 2, 19.99), (9999, 1, 'W-100', 1, 1.00);")
+        let dump = try String(
+            contentsOf: R.root.appendingPathComponent("SampleData/legacy-orders.sql"), encoding: .utf8
+        )
+        .replacingOccurrences(
+            of: "INSERT INTO order_lines VALUES (9003, 1, 'W-100', 2, 19.99);",
+            with: "INSERT INTO order_lines VALUES (9003, 1, 'W-100', 2, 19.99), (9999, 1, 'W-100', 1, 1.00);")
         _ = try directory.file("legacy-orders.sql", contents: dump)
-        var pipeline = try String(contentsOf: R.root.appendingPathComponent("Pipelines/legacy-orders.yaml"), encoding: .utf8)
-            .replacingOccurrences(of: "../SampleData/legacy-orders.sql", with: "legacy-orders.sql")
-            .replacingOccurrences(of: "../SampleData/shop.model.yaml", with: R.root.path + "/SampleData/shop.model.yaml")
-            .replacingOccurrences(of: "errors: { max: 0,", with: "errors: { max: 1,")
+        var pipeline = try String(
+            contentsOf: R.root.appendingPathComponent("Pipelines/legacy-orders.yaml"), encoding: .utf8
+        )
+        .replacingOccurrences(of: "../SampleData/legacy-orders.sql", with: "legacy-orders.sql")
+        .replacingOccurrences(of: "../SampleData/shop.model.yaml", with: R.root.path + "/SampleData/shop.model.yaml")
+        .replacingOccurrences(of: "errors: { max: 0,", with: "errors: { max: 1,")
         // The products the lines need, from the shop's own dump, first.
-        pipeline = pipeline.replacingOccurrences(of: "sources:\n", with: """
-            sources:
-              - { name: products, format: sqldump, path: \(R.root.path)/SampleData/legacy.sql, table: products, entity: Product, key: [sku], fields: { sku: code, title: name, price: price } }
+        pipeline = pipeline.replacingOccurrences(
+            of: "sources:\n",
+            with: """
+                sources:
+                  - { name: products, format: sqldump, path: \(R.root.path)/SampleData/legacy.sql, table: products, \
+                entity: Product, key: [sku], fields: { sku: code, title: name, price: price } }
 
-            """)
+                """)
         let file = try directory.file("p.yaml", contents: pipeline)
         // Customer 1 (of order 9003) is not in this store: order 9003 and its line are rejected too.
         let result = try runSluice(["run", file.path], environment: ["SLUICE_OUT": directory.url.path])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stderr.contains("more than errors.max (1)"))
-        let rejects = try String(contentsOf: directory.url.appendingPathComponent("legacy-orders.rejects.jsonl"), encoding: .utf8)
+        let rejects = try String(
+            contentsOf: directory.url.appendingPathComponent("legacy-orders.rejects.jsonl"), encoding: .utf8)
         #expect(rejects.contains("no Order with number = 9999"), "\(rejects)")
         #expect(rejects.contains("no Customer with id = 1"), "\(rejects)")
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("shop.sqlite").path))

@@ -1,7 +1,7 @@
 import Drivers
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `sluice import`: inferred models, CSV flags, XML fields, legacy dumps with foreign keys, another
 /// program's database; and `sluice validate` finding what a stricter model forbids.
@@ -10,16 +10,22 @@ import TestSupport
 
     @Test func aCSVWithItsDialectAsFlagsKeepsEveryValue() throws {
         let directory = try TemporaryDirectory()
-        let input = try directory.file("codes.csv", contents: "# exported 2024-10-01\n007;Bond;1.50;NULL\n0123;Q;2;2024-01-02\n42;M;-3.25;NULL\n")
+        let input = try directory.file(
+            "codes.csv", contents: "# exported 2024-10-01\n007;Bond;1.50;NULL\n0123;Q;2;2024-01-02\n42;M;-3.25;NULL\n")
         let store = directory.url.appendingPathComponent("codes.sqlite").path
-        let result = try runSluice(["import", input.path, "--to", store, "--delimiter", ";", "--no-header", "--null", "NULL", "--comment", "#",
-                                    "--save-pipeline", directory.url.appendingPathComponent("codes.yaml").path])
+        let result = try runSluice([
+            "import", input.path, "--to", store, "--delimiter", ";", "--no-header", "--null", "NULL", "--comment", "#",
+            "--save-pipeline", directory.url.appendingPathComponent("codes.yaml").path,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("Code: 3 read, 3 inserted"))
         // `007` and `0123` stay text; 1.50 is a decimal; NULL is null; the comment line is skipped.
-        #expect(try R.query(store, "SELECT field1, field2, CAST(field3 AS REAL), field4 FROM Code ORDER BY _pk") == [
-            [.text("007"), .text("Bond"), .real(1.5), .null], [.text("0123"), .text("Q"), .real(2), .real(725_846_400)],
-            [.text("42"), .text("M"), .real(-3.25), .null]])
+        #expect(
+            try R.query(store, "SELECT field1, field2, CAST(field3 AS REAL), field4 FROM Code ORDER BY _pk") == [
+                [.text("007"), .text("Bond"), .real(1.5), .null],
+                [.text("0123"), .text("Q"), .real(2), .real(725_846_400)],
+                [.text("42"), .text("M"), .real(-3.25), .null],
+            ])
         let model = try String(contentsOf: directory.url.appendingPathComponent("codes.model.yaml"), encoding: .utf8)
         #expect(model.contains("field1: { type: string, optional: false }"))
         let inspect = try runSluice(["inspect", store])
@@ -32,19 +38,28 @@ import TestSupport
         let store = directory.url.appendingPathComponent("people.sqlite").path
         #expect(try runSluice(["import", input.path, "--to", store, "--key", "code"]).status == 0)
         try "code,name\nA1,Ada L.\nB2,Boris\nC3,Cleo\n".write(to: input, atomically: true, encoding: .utf8)
-        let again = try runSluice(["import", input.path, "--to", store])     // the stored model, with its key
+        let again = try runSluice(["import", input.path, "--to", store])  // the stored model, with its key
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.stdout.contains("People: 3 read, 1 inserted, 1 updated, 1 unchanged, 0 rejected"), "\(again.stdout)")
-        #expect(try R.query(store, "SELECT code, name FROM People ORDER BY code") == [[.text("A1"), .text("Ada L.")], [.text("B2"), .text("Boris")], [.text("C3"), .text("Cleo")]])
+        #expect(
+            again.stdout.contains("People: 3 read, 1 inserted, 1 updated, 1 unchanged, 0 rejected"), "\(again.stdout)")
+        #expect(
+            try R.query(store, "SELECT code, name FROM People ORDER BY code") == [
+                [.text("A1"), .text("Ada L.")], [.text("B2"), .text("Boris")], [.text("C3"), .text("Cleo")],
+            ])
     }
 
     @Test func anXMLFeedWithNamedFields() throws {
         let directory = try TemporaryDirectory()
         let store = directory.url.appendingPathComponent("orders.sqlite").path
-        let result = try runSluice(["import", R.root.path + "/SampleData/orders.xml", "--record", "/orders/order", "--entity", "Purchase",
-                                    "--field", "number=@id", "--field", "placed=placed", "--to", store])
+        let result = try runSluice([
+            "import", R.root.path + "/SampleData/orders.xml", "--record", "/orders/order", "--entity", "Purchase",
+            "--field", "number=@id", "--field", "placed=placed", "--to", store,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try R.query(store, "SELECT number FROM Purchase ORDER BY number") == [[.integer(1001)], [.integer(1002)], [.integer(1003)]])
+        #expect(
+            try R.query(store, "SELECT number FROM Purchase ORDER BY number") == [
+                [.integer(1001)], [.integer(1002)], [.integer(1003)],
+            ])
         let missing = try runSluice(["import", R.root.path + "/SampleData/orders.xml", "--to", store])
         #expect(missing.status == 2 && missing.stderr.contains("--record"))
     }
@@ -55,36 +70,55 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let store = directory.url.appendingPathComponent("app.db").path
         let app = try SQLiteConnection(path: store, mode: .readWriteCreate)
-        try app.execute("CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT); INSERT INTO settings VALUES ('theme', 'dark')")
-        let dump = try String(contentsOf: R.root.appendingPathComponent("SampleData/legacy-orders.sql"), encoding: .utf8)
-            .replacingOccurrences(of: "REFERENCES products(code)", with: "")
+        try app.execute(
+            "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT); INSERT INTO settings VALUES ('theme', 'dark')")
+        let dump = try String(
+            contentsOf: R.root.appendingPathComponent("SampleData/legacy-orders.sql"), encoding: .utf8
+        )
+        .replacingOccurrences(of: "REFERENCES products(code)", with: "")
         let input = try directory.file("legacy.sql", contents: dump)
-        let result = try runSluice(["import", input.path, "--to", store, "--max-errors", "2", "--save-pipeline", directory.url.appendingPathComponent("legacy.yaml").path])
+        let result = try runSluice([
+            "import", input.path, "--to", store, "--max-errors", "2", "--save-pipeline",
+            directory.url.appendingPathComponent("legacy.yaml").path,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         // Order 9003's customer 1 is not in the dump: the order and its line are rejected.
         #expect(result.stdout.contains("2 rejected records"), "\(result.stdout)")
         #expect(try R.query(store, "SELECT * FROM settings") == [[.text("theme"), .text("dark")]])
-        let lines = try R.query(store, """
-            SELECT o.id, c.name, l.lineNo FROM OrderLine l JOIN "Order" o ON o._pk = l."order" JOIN Customer c ON c._pk = o.customer ORDER BY 1, 3
+        let lines = try R.query(
+            store,
+            """
+            SELECT o.id, c.name, l.lineNo FROM OrderLine l JOIN "Order" o ON o._pk = l."order" JOIN Customer c ON \
+            c._pk = o.customer ORDER BY 1, 3
             """)
-        #expect(lines == [[.integer(9001), .text("Grace Hopper"), .integer(1)], [.integer(9001), .text("Grace Hopper"), .integer(2)],
-                          [.integer(9002), .text("Édouard Manet"), .integer(1)]])
+        #expect(
+            lines == [
+                [.integer(9001), .text("Grace Hopper"), .integer(1)],
+                [.integer(9001), .text("Grace Hopper"), .integer(2)],
+                [.integer(9002), .text("Édouard Manet"), .integer(1)],
+            ])
         let pipeline = try String(contentsOf: directory.url.appendingPathComponent("legacy.yaml"), encoding: .utf8)
         #expect(pipeline.contains("shared: true"))
-        #expect(pipeline.contains("\"order\": { entity: \"Order\", key: { \"id\": \"order_id\" }, missing: reject }"), "\(pipeline)")
+        #expect(
+            pipeline.contains("\"order\": { entity: \"Order\", key: { \"id\": \"order_id\" }, missing: reject }"),
+            "\(pipeline)")
         // Again: the stored model's keys (an order line by order and number) meet every row.
         let again = try runSluice(["import", input.path, "--to", store, "--max-errors", "2"])
-        #expect(again.stdout.contains("OrderLine: 4 read, 0 inserted, 0 updated, 3 unchanged, 1 rejected"), "\(again.stdout)\(again.stderr)")
+        #expect(
+            again.stdout.contains("OrderLine: 4 read, 0 inserted, 0 updated, 3 unchanged, 1 rejected"),
+            "\(again.stdout)\(again.stderr)")
         #expect(try R.query(store, "SELECT * FROM settings") == [[.text("theme"), .text("dark")]])
     }
 
     /// `validate` over a store another program broke: every rule, counted, with examples.
     @Test func validateListsWhatTheStoreBreaks() throws {
         let directory = try TemporaryDirectory()
-        #expect(try runSluice(["run", "Pipelines/shop.yaml"], environment: ["SLUICE_OUT": directory.url.path]).status == 0)
+        #expect(
+            try runSluice(["run", "Pipelines/shop.yaml"], environment: ["SLUICE_OUT": directory.url.path]).status == 0)
         let store = directory.url.appendingPathComponent("shop.sqlite").path
         let other = try SQLiteConnection(path: store, mode: .readWriteCreate)
-        try other.execute("""
+        try other.execute(
+            """
             UPDATE OrderLine SET quantity = 0 WHERE lineNo = 2;
             DELETE FROM OrderLine WHERE "order" = (SELECT _pk FROM "Order" WHERE number = 1002);
             DROP INDEX Customer_unique_email;
@@ -93,10 +127,25 @@ import TestSupport
         let result = try runSluice(["validate", store])
         #expect(result.status == 1)
         #expect(result.stdout.contains("4 rules broken"), "\(result.stdout)")
-        #expect(result.stdout.contains("OrderLine.quantity [minValue]: quantity must be at least 1; 1 object breaks it (e.g. OrderLine order=Order number=1001, lineNo=2)"), "\(result.stdout)")
-        #expect(result.stdout.contains("Order.lines [minCount]: lines must have at least 1 object; 1 object breaks it (e.g. Order number=1002)"), "\(result.stdout)")
-        #expect(result.stdout.contains("Customer.country [maxLength]: country must be at least 2 and at most 2 characters long; 1 object breaks it"), "\(result.stdout)")
-        #expect(result.stdout.contains("Customer.email [unique]: email must be unique; 2 objects break it (e.g. email=\"ada@example.com\" (2 objects))"), "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "OrderLine.quantity [minValue]: quantity must be at least 1; 1 object breaks it (e.g. OrderLine "
+                    + "order=Order number=1001, lineNo=2)"
+            ), "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "Order.lines [minCount]: lines must have at least 1 object; 1 object breaks it (e.g. Order number=1002)"
+            ), "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "Customer.country [maxLength]: country must be at least 2 and at most 2 characters long; 1 object "
+                    + "breaks it"
+            ), "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "Customer.email [unique]: email must be unique; 2 objects break it (e.g. email=\"ada@example.com\" (2 "
+                    + "objects))"
+            ), "\(result.stdout)")
         let notAStore = try directory.file("x.txt", contents: "hello")
         #expect(try runSluice(["validate", notAStore.path]).status == 3)
     }
@@ -104,23 +153,27 @@ import TestSupport
     /// The final stage: orders without the lines their model requires fail the run; the target stays as it was.
     @Test func theFinalStageRefusesAGraphThatBreaksTheModel() throws {
         let directory = try TemporaryDirectory()
-        let pipeline = try directory.file("p.yaml", contents: """
-            model: \(R.root.path)/SampleData/shop.model.yaml
-            target: { store: sqlite, path: out/shop.sqlite }
-            sources:
-              - { name: customers, path: \(R.root.path)/SampleData/customers.csv, entity: Customer, key: [id],
-                  fields: { id: customer_id, name: name, email: email } }
-              - name: orders
-                format: xml
-                path: \(R.root.path)/SampleData/orders.xml
-                record: /orders/order
-                entity: Order
-                fields: { number: "@id", placedAt: { path: placed, date: iso8601 } }
-                relationships: { customer: { entity: Customer, key: { id: "@customer" } } }
-            """)
+        let pipeline = try directory.file(
+            "p.yaml",
+            contents: """
+                model: \(R.root.path)/SampleData/shop.model.yaml
+                target: { store: sqlite, path: out/shop.sqlite }
+                sources:
+                  - { name: customers, path: \(R.root.path)/SampleData/customers.csv, entity: Customer, key: [id],
+                      fields: { id: customer_id, name: name, email: email } }
+                  - name: orders
+                    format: xml
+                    path: \(R.root.path)/SampleData/orders.xml
+                    record: /orders/order
+                    entity: Order
+                    fields: { number: "@id", placedAt: { path: placed, date: iso8601 } }
+                    relationships: { customer: { entity: Customer, key: { id: "@customer" } } }
+                """)
         let result = try runSluice(["run", pipeline.path])
         #expect(result.status == 1, "\(result.stderr)")
-        #expect(result.stderr.contains("Order.lines [minCount]: lines must have at least 1 object; 3 objects break it"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("Order.lines [minCount]: lines must have at least 1 object; 3 objects break it"),
+            "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/shop.sqlite").path))
     }
 }

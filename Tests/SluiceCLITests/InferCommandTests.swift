@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct InferCommandTests {
     @Test func inferPrintsAModelForGzippedCSV() throws {

@@ -1,7 +1,7 @@
 import Drivers
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `commit: batches` and `--resume`: a run killed with SIGKILL after some batches committed leaves
 /// those batches and a checkpoint; a plain run refuses the target; `--resume` goes on and ends in
@@ -11,23 +11,27 @@ import TestSupport
     static let rows = 40_000
 
     static func pipeline(in directory: TemporaryDirectory, target: String) throws -> URL {
-        _ = try directory.file("readings.model.yaml", contents: """
-            version: 1
-            entities:
-              Reading:
-                attributes: { sensor: string!, value: integer64! }
-            """)
-        return try directory.file("\(target).yaml", contents: """
-            version: 1
-            model: readings.model.yaml
-            target: { store: sqlite, path: \(target).sqlite, commit: batches }
-            batch: { size: 500, contexts: 2 }
-            sources:
-              - name: readings
-                path: readings.csv
-                entity: Reading
-                fields: { sensor: sensor, value: value }
-            """)
+        _ = try directory.file(
+            "readings.model.yaml",
+            contents: """
+                version: 1
+                entities:
+                  Reading:
+                    attributes: { sensor: string!, value: integer64! }
+                """)
+        return try directory.file(
+            "\(target).yaml",
+            contents: """
+                version: 1
+                model: readings.model.yaml
+                target: { store: sqlite, path: \(target).sqlite, commit: batches }
+                batch: { size: 500, contexts: 2 }
+                sources:
+                  - name: readings
+                    path: readings.csv
+                    entity: Reading
+                    fields: { sensor: sensor, value: value }
+                """)
     }
 
     static func readings(_ store: String) throws -> [[SQLiteValue]] {
@@ -36,7 +40,9 @@ import TestSupport
 
     static func checkpoint(_ store: String) -> String? {
         guard FileManager.default.fileExists(atPath: store),
-              let rows = try? RunCommandTests.query(store, "SELECT value FROM _sluice_metadata WHERE key = 'user.sluice.checkpoint'") else { return nil }
+            let rows = try? RunCommandTests.query(
+                store, "SELECT value FROM _sluice_metadata WHERE key = 'user.sluice.checkpoint'")
+        else { return nil }
         if case .text(let value)? = rows.first?.first { return value }
         return nil
     }
@@ -72,7 +78,8 @@ import TestSupport
 
         let resumed = try runSluice(["run", pipeline.path, "--resume", "--quiet"])
         #expect(resumed.status == 0, "\(resumed.stderr)")
-        #expect(try Self.readings(store) == expected, "the same rows as the uninterrupted run: none twice, none missing")
+        #expect(
+            try Self.readings(store) == expected, "the same rows as the uninterrupted run: none twice, none missing")
         #expect(Self.checkpoint(store) == nil, "the checkpoint goes when the run completes")
     }
 
@@ -85,34 +92,39 @@ import TestSupport
         for n in 0..<count { csv += "s\(n % 7),\(n)\n" }
         _ = try directory.file("readings.csv", contents: csv)
         _ = try directory.file("sensors.csv", contents: "name\n" + (0..<7).map { "s\($0)\n" }.joined())
-        _ = try directory.file("sensors.model.yaml", contents: """
-            version: 1
-            entities:
-              Sensor:
-                attributes: { name: string! }
-                relationships: { readings: { destination: Reading, toMany: true, inverse: sensor } }
-                unique: [[name]]
-              Reading:
-                attributes: { value: integer64! }
-                relationships: { sensor: { destination: Sensor, inverse: readings, optional: false } }
-            """)
-        func pipeline(_ target: String) throws -> URL {
-            try directory.file("\(target).yaml", contents: """
+        _ = try directory.file(
+            "sensors.model.yaml",
+            contents: """
                 version: 1
-                model: sensors.model.yaml
-                target: { store: sqlite, path: \(target).sqlite, commit: batches }
-                batch: { size: 500, contexts: 2 }
-                sources:
-                  - name: readings
-                    path: readings.csv
-                    entity: Reading
-                    fields: { value: value }
-                    relationships: { sensor: { entity: Sensor, key: { name: sensor }, missing: reject } }
-                  - { name: sensors, path: sensors.csv, entity: Sensor, key: [name], fields: { name: name } }
+                entities:
+                  Sensor:
+                    attributes: { name: string! }
+                    relationships: { readings: { destination: Reading, toMany: true, inverse: sensor } }
+                    unique: [[name]]
+                  Reading:
+                    attributes: { value: integer64! }
+                    relationships: { sensor: { destination: Sensor, inverse: readings, optional: false } }
                 """)
+        func pipeline(_ target: String) throws -> URL {
+            try directory.file(
+                "\(target).yaml",
+                contents: """
+                    version: 1
+                    model: sensors.model.yaml
+                    target: { store: sqlite, path: \(target).sqlite, commit: batches }
+                    batch: { size: 500, contexts: 2 }
+                    sources:
+                      - name: readings
+                        path: readings.csv
+                        entity: Reading
+                        fields: { value: value }
+                        relationships: { sensor: { entity: Sensor, key: { name: sensor }, missing: reject } }
+                      - { name: sensors, path: sensors.csv, entity: Sensor, key: [name], fields: { name: name } }
+                    """)
         }
         func rows(_ store: String) throws -> [[SQLiteValue]] {
-            try RunCommandTests.query(store, "SELECT s.name, r.value FROM Reading r JOIN Sensor s ON s._pk = r.sensor ORDER BY r.value")
+            try RunCommandTests.query(
+                store, "SELECT s.name, r.value FROM Reading r JOIN Sensor s ON s._pk = r.sensor ORDER BY r.value")
         }
         let whole = try runSluice(["run", try pipeline("whole").path, "--quiet"])
         #expect(whole.status == 0, "\(whole.stderr)")
@@ -124,7 +136,11 @@ import TestSupport
         let process = try startSluice(["run", file.path, "--quiet"])
         var seen: String?
         while process.isRunning, seen == nil {
-            if let checkpoint = Self.checkpoint(store), checkpoint.contains("pending=") { seen = checkpoint } else { Thread.sleep(forTimeInterval: 0.002) }
+            if let checkpoint = Self.checkpoint(store), checkpoint.contains("pending=") {
+                seen = checkpoint
+            } else {
+                Thread.sleep(forTimeInterval: 0.002)
+            }
         }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

@@ -1,13 +1,15 @@
 import Drivers
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
 @Suite struct RunCommandTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+        .standardized
 
     static func query(_ path: String, _ sql: String) throws -> [[SQLiteValue]] {
         let connection = try SQLiteConnection(path: path, mode: .readOnly)
@@ -20,18 +22,21 @@ import Glibc
     /// A pipeline in `directory` over the sample model, with one CSV source of customers.
     static func customersPipeline(in directory: TemporaryDirectory, csv: String, max: Int = 0) throws -> URL {
         let input = try directory.file("customers.csv", contents: csv)
-        return try directory.file("p.yaml", contents: """
-            model: \(root.path)/SampleData/shop.model.yaml
-            target: { store: sqlite, path: out/c.sqlite, commit: atomic }
-            merge: object-trumps
-            errors: { max: \(max), rejects: out/rejects.jsonl }
-            sources:
-              - name: customers
-                path: \(input.path)
-                entity: Customer
-                key: [id]
-                fields: { id: customer_id, name: name, email: { column: email, transform: lowercase }, signedUp: { column: signup, date: "yyyy-MM-dd" } }
-            """)
+        return try directory.file(
+            "p.yaml",
+            contents: """
+                model: \(root.path)/SampleData/shop.model.yaml
+                target: { store: sqlite, path: out/c.sqlite, commit: atomic }
+                merge: object-trumps
+                errors: { max: \(max), rejects: out/rejects.jsonl }
+                sources:
+                  - name: customers
+                    path: \(input.path)
+                    entity: Customer
+                    key: [id]
+                    fields: { id: customer_id, name: name, email: { column: email, transform: lowercase }, signedUp: \
+                { column: signup, date: "yyyy-MM-dd" } }
+                """)
     }
 
     @Test func theExamplePipelineBuildsTheShop() throws {
@@ -40,7 +45,9 @@ import Glibc
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("OrderLine: 4 read, 4 inserted, 0 updated, 0 unchanged, 0 rejected"))
         let store = directory.url.appendingPathComponent("shop.sqlite").path
-        let lines = try Self.query(store, """
+        let lines = try Self.query(
+            store,
+            """
             SELECT o.number, c.email, l.lineNo, p.sku, l.quantity FROM "Order" o JOIN Customer c ON c._pk = o.customer
             JOIN OrderLine l ON l."order" = o._pk JOIN Product p ON p._pk = l.product ORDER BY 1, 3
             """)
@@ -51,7 +58,9 @@ import Glibc
 
     /// Every row of every entity table, versions (`_opt`) included.
     static func everything(_ store: String) throws -> [[SQLiteValue]] {
-        try ["Customer", "Order", "OrderLine", "Product"].flatMap { try query(store, "SELECT * FROM \"\($0)\" ORDER BY _pk") }
+        try ["Customer", "Order", "OrderLine", "Product"].flatMap {
+            try query(store, "SELECT * FROM \"\($0)\" ORDER BY _pk")
+        }
     }
 
     /// The example again over its own result: every record meets its stored object by key (order
@@ -65,8 +74,11 @@ import Glibc
         let before = try Self.everything(store)
         let again = try runSluice(["run", "Pipelines/shop.yaml"], environment: environment)
         #expect(again.status == 0, "\(again.stderr)")
-        for line in ["Customer: 3 read, 0 inserted, 0 updated, 3 unchanged", "Order: 3 read, 0 inserted, 0 updated, 3 unchanged",
-                     "OrderLine: 4 read, 0 inserted, 0 updated, 4 unchanged", "Product: 3 read, 0 inserted, 0 updated, 3 unchanged"] {
+        for line in [
+            "Customer: 3 read, 0 inserted, 0 updated, 3 unchanged", "Order: 3 read, 0 inserted, 0 updated, 3 unchanged",
+            "OrderLine: 4 read, 0 inserted, 0 updated, 4 unchanged",
+            "Product: 3 read, 0 inserted, 0 updated, 3 unchanged",
+        ] {
             #expect(again.stdout.contains(line), "\(again.stdout)")
         }
         #expect(try Self.everything(store) == before, "not a row or a version changed")
@@ -76,8 +88,10 @@ import Glibc
         try FileManager.default.copyItem(at: Self.root.appendingPathComponent("SampleData"), to: samples)
         let csv = samples.appendingPathComponent("customers.csv")
         let text = try String(contentsOf: csv, encoding: .utf8)
-        let firstName = try #require(text.split(separator: "\n").dropFirst().first?.split(separator: ",").dropFirst().first)
-        try text.replacingOccurrences(of: "," + firstName + ",", with: ",Renamed,").write(to: csv, atomically: true, encoding: .utf8)
+        let firstName = try #require(
+            text.split(separator: "\n").dropFirst().first?.split(separator: ",").dropFirst().first)
+        try text.replacingOccurrences(of: "," + firstName + ",", with: ",Renamed,").write(
+            to: csv, atomically: true, encoding: .utf8)
         let pipeline = try String(contentsOf: Self.root.appendingPathComponent("Pipelines/shop.yaml"), encoding: .utf8)
             .replacingOccurrences(of: "../SampleData", with: samples.path)
         let changed = try directory.file("shop.yaml", contents: pipeline)
@@ -95,18 +109,29 @@ import Glibc
         let store = directory.url.appendingPathComponent("out/c.sqlite").path
         let before = try Self.query(store, "SELECT id, name, email FROM Customer")
 
-        let bad = good + "x2,Bo,bo@example.com,2024-02-30\n3,Cy,not-an-email,2024-03-01\n4,Di,di@example.com,2024-04-01\n"
+        let bad =
+            good + "x2,Bo,bo@example.com,2024-02-30\n3,Cy,not-an-email,2024-03-01\n4,Di,di@example.com,2024-04-01\n"
         let second = try runSluice(["run", try Self.customersPipeline(in: directory, csv: bad).path])
         #expect(second.status == 1)
-        #expect(second.stderr.contains("2 records were rejected, more than errors.max (0); the target is unchanged"), "\(second.stderr)")
-        #expect(try Self.query(store, "SELECT id, name, email FROM Customer") == before, "atomic: nothing of the failed run")
-        let rejects = try String(contentsOfFile: directory.url.appendingPathComponent("out/rejects.jsonl").path, encoding: .utf8)
-            .split(separator: "\n").map(String.init)
+        #expect(
+            second.stderr.contains("2 records were rejected, more than errors.max (0); the target is unchanged"),
+            "\(second.stderr)")
+        #expect(
+            try Self.query(store, "SELECT id, name, email FROM Customer") == before, "atomic: nothing of the failed run"
+        )
+        let rejects = try String(
+            contentsOfFile: directory.url.appendingPathComponent("out/rejects.jsonl").path, encoding: .utf8
+        )
+        .split(separator: "\n").map(String.init)
         #expect(rejects.count == 2)
-        #expect(rejects[0].contains(#""property":"id""#) && rejects[0].contains(#""raw":"x2""#) && rejects[0].contains(#""property":"signedUp""#),
-                "every failure of the record: \(rejects[0])")
+        #expect(
+            rejects[0].contains(#""property":"id""#) && rejects[0].contains(#""raw":"x2""#)
+                && rejects[0].contains(#""property":"signedUp""#),
+            "every failure of the record: \(rejects[0])")
         #expect(rejects[0].contains(#""line":3"#))
-        #expect(rejects[1].contains(#""property":"email""#) && rejects[1].contains(#""raw":"not-an-email""#), "validation failures too: \(rejects[1])")
+        #expect(
+            rejects[1].contains(#""property":"email""#) && rejects[1].contains(#""raw":"not-an-email""#),
+            "validation failures too: \(rejects[1])")
 
         let allowed = try runSluice(["run", try Self.customersPipeline(in: directory, csv: bad, max: 5).path])
         #expect(allowed.status == 0, "\(allowed.stderr)")
@@ -115,8 +140,11 @@ import Glibc
 
     @Test func aDryRunLeavesNoTarget() throws {
         let directory = try TemporaryDirectory()
-        let pipeline = try Self.customersPipeline(in: directory, csv: "customer_id,name,email,signup\n1,Ada,a@example.com,2024-01-15\n")
-        let result = try runSluice(["run", pipeline.path, "--dry-run", "--report", directory.url.appendingPathComponent("r.json").path])
+        let pipeline = try Self.customersPipeline(
+            in: directory, csv: "customer_id,name,email,signup\n1,Ada,a@example.com,2024-01-15\n")
+        let result = try runSluice([
+            "run", pipeline.path, "--dry-run", "--report", directory.url.appendingPathComponent("r.json").path,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/c.sqlite").path))
         let report = try String(contentsOfFile: directory.url.appendingPathComponent("r.json").path, encoding: .utf8)
@@ -138,13 +166,17 @@ import Glibc
         first.waitUntilExit()
         #expect(first.terminationStatus == 0)
         #expect(second.status == 4 && second.stderr.contains("another run is writing the target"), "\(second.stderr)")
-        #expect(try Self.query(directory.url.appendingPathComponent("out/c.sqlite").path, "SELECT count(*) FROM Customer") == [[.integer(50_000)]])
+        #expect(
+            try Self.query(directory.url.appendingPathComponent("out/c.sqlite").path, "SELECT count(*) FROM Customer")
+                == [[.integer(50_000)]])
     }
 
     @Test func aLockedTargetExitsWith4() throws {
         let directory = try TemporaryDirectory()
-        let pipeline = try Self.customersPipeline(in: directory, csv: "customer_id,name,email,signup\n1,Ada,a@example.com,2024-01-15\n")
-        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let pipeline = try Self.customersPipeline(
+            in: directory, csv: "customer_id,name,email,signup\n1,Ada,a@example.com,2024-01-15\n")
+        try FileManager.default.createDirectory(
+            at: directory.url.appendingPathComponent("out"), withIntermediateDirectories: true)
         let fd = open(directory.url.appendingPathComponent("out/c.sqlite.lock").path, O_RDWR | O_CREAT, 0o644)
         #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
         defer { close(fd) }

@@ -1,7 +1,7 @@
 import Drivers
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Consecutive sources of one XML or SQL dump file are read in one pass, in the file's order: the
 /// result is the same as reading the file once per source, whatever order the file lists its
@@ -18,16 +18,20 @@ import TestSupport
             <product sku="G-2"><title>Gadget</title><price>10</price></product>
           </products>
           <orders>
-            <order id="1" customer="7"><placed>2024-01-02T10:00:00Z</placed><line no="1" sku="W-1" qty="2" price="2.50"/></order>
-            <order id="2" customer="8"><placed>2024-01-03T10:00:00Z</placed><line no="1" sku="G-2" qty="1" price="10"/><line no="2" sku="W-1" qty="4" price="2.40"/></order>
-            <order id="3" customer="7"><placed>2024-01-04T10:00:00Z</placed><line no="1" sku="G-2" qty="3" price="9.90"/></order>
+            <order id="1" customer="7"><placed>2024-01-02T10:00:00Z</placed><line no="1" sku="W-1" qty="2" \
+        price="2.50"/></order>
+            <order id="2" customer="8"><placed>2024-01-03T10:00:00Z</placed><line no="1" sku="G-2" qty="1" \
+        price="10"/><line no="2" sku="W-1" qty="4" price="2.40"/></order>
+            <order id="3" customer="7"><placed>2024-01-04T10:00:00Z</placed><line no="1" sku="G-2" qty="3" \
+        price="9.90"/></order>
           </orders>
           <customers>
             <customer id="7"><name>Ada</name><email>ada@example.com</email></customer>
             <customer id="8"><name>Grace</name><email>grace@example.com</email></customer>
           </customers>
           <orders>
-            <order id="4" customer="8"><placed>2024-02-01T10:00:00Z</placed><line no="1" sku="W-1" qty="1" price="2.50"/></order>
+            <order id="4" customer="8"><placed>2024-02-01T10:00:00Z</placed><line no="1" sku="W-1" qty="1" \
+        price="2.50"/></order>
           </orders>
         </shop>
         """
@@ -41,9 +45,11 @@ import TestSupport
         merge: object-trumps
         errors: { max: 0 }
         sources:
-          - { name: customers, format: xml, path: \(files[0].path), record: /shop/customers/customer, entity: Customer, key: [id],
+          - { name: customers, format: xml, path: \(files[0].path), record: /shop/customers/customer, entity: \
+        Customer, key: [id],
               fields: { id: "@id", name: name, email: email } }
-          - { name: products, format: xml, path: \(files[1].path), record: /shop/products/product, entity: Product, key: [sku],
+          - { name: products, format: xml, path: \(files[1].path), record: /shop/products/product, entity: Product, \
+        key: [sku],
               fields: { sku: "@sku", title: title, price: price } }
           - name: orders
             format: xml
@@ -65,7 +71,8 @@ import TestSupport
     }
 
     static let contents = """
-        SELECT o.number, c.email, l.lineNo, p.sku, l.quantity, l.price FROM "Order" o JOIN Customer c ON c._pk = o.customer
+        SELECT o.number, c.email, l.lineNo, p.sku, l.quantity, l.price FROM "Order" o JOIN Customer c ON c._pk = \
+        o.customer
         JOIN OrderLine l ON l."order" = o._pk JOIN Product p ON p._pk = l.product ORDER BY 1, 3
         """
 
@@ -73,20 +80,28 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let shared = try directory.file("shop.xml", contents: Self.document)
         let separate = try ["c.xml", "p.xml", "o.xml"].map { try directory.file($0, contents: Self.document) }
-        let one = directory.url.appendingPathComponent("one.sqlite").path, three = directory.url.appendingPathComponent("three.sqlite").path
+        let one = directory.url.appendingPathComponent("one.sqlite").path,
+            three = directory.url.appendingPathComponent("three.sqlite").path
         let report = directory.url.appendingPathComponent("report.json").path
-        let first = try runSluice(["run", try directory.file("one.yaml", contents: Self.pipeline([shared, shared, shared], store: one)).path, "--report", report])
+        let first = try runSluice([
+            "run", try directory.file("one.yaml", contents: Self.pipeline([shared, shared, shared], store: one)).path,
+            "--report", report,
+        ])
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
         #expect(first.stdout.contains("Order: 4 read, 4 inserted"), "\(first.stdout)")
         #expect(first.stdout.contains("OrderLine: 5 read, 5 inserted"), "\(first.stdout)")
-        let second = try runSluice(["run", try directory.file("three.yaml", contents: Self.pipeline(separate, store: three)).path])
+        let second = try runSluice([
+            "run", try directory.file("three.yaml", contents: Self.pipeline(separate, store: three)).path,
+        ])
         #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
         let rows = try R.query(one, Self.contents)
         #expect(rows.count == 5)
         #expect(rows == (try R.query(three, Self.contents)))
-        #expect(rows.first == [.integer(1), .text("ada@example.com"), .integer(1), .text("W-1"), .integer(2), .text("2.5")])
+        #expect(
+            rows.first == [.integer(1), .text("ada@example.com"), .integer(1), .text("W-1"), .integer(2), .text("2.5")])
         // Each source of the pass still has its stage in the report, in the pipeline's order.
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
+        let json =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
         let stages = (json?["stages"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
         #expect(stages == ["customers", "products", "orders", "indexes", "validation", "commit"])
     }
@@ -94,13 +109,20 @@ import TestSupport
     /// A record whose parent never comes in the pass is rejected with its key, as per source.
     @Test func aParentMissingFromTheWholePassIsRejected() throws {
         let directory = try TemporaryDirectory()
-        let shared = try directory.file("shop.xml", contents: Self.document.replacingOccurrences(of: "customer=\"8\"><placed>2024-02-01", with: "customer=\"9\"><placed>2024-02-01"))
+        let shared = try directory.file(
+            "shop.xml",
+            contents: Self.document.replacingOccurrences(
+                of: "customer=\"8\"><placed>2024-02-01", with: "customer=\"9\"><placed>2024-02-01"))
         let store = directory.url.appendingPathComponent("s.sqlite").path
-        let pipeline = Self.pipeline([shared, shared, shared], store: store).replacingOccurrences(of: "errors: { max: 0 }", with: "errors: { max: 5, rejects: \(directory.url.path)/r.jsonl }")
+        let pipeline = Self.pipeline([shared, shared, shared], store: store).replacingOccurrences(
+            of: "errors: { max: 0 }", with: "errors: { max: 5, rejects: \(directory.url.path)/r.jsonl }")
         let result = try runSluice(["run", try directory.file("p.yaml", contents: pipeline).path])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let rejects = try String(contentsOf: directory.url.appendingPathComponent("r.jsonl"), encoding: .utf8)
         #expect(rejects.contains("no Customer with id = 9"), "\(rejects)")
-        #expect(try R.query(store, "SELECT number FROM \"Order\" ORDER BY 1") == [[.integer(1)], [.integer(2)], [.integer(3)]])
+        #expect(
+            try R.query(store, "SELECT number FROM \"Order\" ORDER BY 1") == [
+                [.integer(1)], [.integer(2)], [.integer(3)],
+            ])
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import ObjectGraph
 import Stores
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ConcurrencyTests {
     @Test func twoPrivateContextsInsertAndSaveConcurrentlyIntoOneSQLiteStore() async throws {
@@ -17,7 +17,8 @@ import TestSupport
                     try await context.perform {
                         for batch in 0..<batches {
                             for n in 0..<batchSize {
-                                context.insertNewObject(forEntityName: "Badge")["code"] = .string("\(worker)-\(batch)-\(n)")
+                                context.insertNewObject(forEntityName: "Badge")["code"] = .string(
+                                    "\(worker)-\(batch)-\(n)")
                             }
                             try context.save()
                             context.reset()

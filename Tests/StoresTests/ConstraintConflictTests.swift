@@ -2,8 +2,8 @@ import Drivers
 import Foundation
 import ObjectGraph
 import Stores
-import Testing
 import TestSupport
+import Testing
 
 /// Uniqueness constraints (Department.name is unique) settled by each merge policy.
 @Suite struct ConstraintConflictTests {
@@ -39,7 +39,8 @@ import TestSupport
         if expected.fails {
             #expect { try context.save() } throws: { error in
                 guard let conflict = (error as? MergeError)?.constraintConflicts.first else { return false }
-                return conflict.keyNames == ["name"] && conflict.keyValues == ["Sales"] && conflict.existingObjectID == stored.objectID
+                return conflict.keyNames == ["name"] && conflict.keyValues == ["Sales"]
+                    && conflict.existingObjectID == stored.objectID
                     && "\(error)".contains(#"Department name = "Sales": "#)
             }
             #expect(try file.query("SELECT count(*) FROM Person") == [[.integer(1)]], "nothing was written")
@@ -47,8 +48,12 @@ import TestSupport
         }
         try context.save()
         #expect(sales.objectID == stored.objectID, "the inserted object became the stored one")
-        #expect(try file.query("SELECT name, CAST(budget AS TEXT) FROM Department") == [[.text("Sales"), .text(expected.budget)]])
-        #expect(try file.query("SELECT p.name FROM Person p JOIN Department d ON p.department = d._pk ORDER BY p.name")
+        #expect(
+            try file.query("SELECT name, CAST(budget AS TEXT) FROM Department") == [
+                [.text("Sales"), .text(expected.budget)]
+            ])
+        #expect(
+            try file.query("SELECT p.name FROM Person p JOIN Department d ON p.department = d._pk ORDER BY p.name")
                 == [[.text("Ann")], [.text("Bob")]], "Bob joins the stored department; Ann stays in it")
     }
 
@@ -66,15 +71,22 @@ import TestSupport
         if expected.fails {
             #expect { try context.save() } throws: { error in
                 guard let conflict = (error as? MergeError)?.constraintConflicts.first else { return false }
-                return conflict.existingObjectID == nil && conflict.otherObjectIDs.count == 1 && "\(error)".contains("2 objects of this save")
+                return conflict.existingObjectID == nil && conflict.otherObjectIDs.count == 1
+                    && "\(error)".contains("2 objects of this save")
             }
             #expect(try file.query("SELECT count(*) FROM Badge") == [[.integer(0)]], "nothing was written")
             return
         }
         try context.save()
-        #expect(try file.query("SELECT name, CAST(budget AS TEXT) FROM Department") == [[.text("Research"), .text(expected.budget)]])
-        #expect(try file.query("SELECT count(*) FROM Person p JOIN Department d ON p.department = d._pk") == [[.integer(2)]],
-                "both employees end in the one department")
+        #expect(
+            try file.query("SELECT name, CAST(budget AS TEXT) FROM Department") == [
+                [.text("Research"), .text(expected.budget)]
+            ])
+        #expect(
+            try file.query("SELECT count(*) FROM Person p JOIN Department d ON p.department = d._pk") == [
+                [.integer(2)]
+            ],
+            "both employees end in the one department")
         let winner = expected.budget == "100" ? first : second, loser = expected.budget == "100" ? second : first
         #expect(winner.managedObjectContext === context && loser.managedObjectContext == nil)
         #expect(winner.relatedObjects(forKey: "employees").count == 2)
@@ -90,7 +102,10 @@ import TestSupport
         try file.context.save()
         #expect(stored.decimal(forKey: "budget") == 300)
         #expect(stored.relatedObjects(forKey: "employees").compactMap { $0.string(forKey: "name") } == ["Eve"])
-        #expect(try file.query("SELECT count(*), CAST(max(budget) AS TEXT) FROM Department") == [[.integer(1), .text("300")]])
+        #expect(
+            try file.query("SELECT count(*), CAST(max(budget) AS TEXT) FROM Department") == [
+                [.integer(1), .text("300")]
+            ])
     }
 
     @Test(arguments: MergePolicy.allCases)
@@ -103,11 +118,16 @@ import TestSupport
         research["name"] = "Sales"
         research["budget"] = .decimal(5)
         if policy == .error {
-            #expect { try file.context.save() } throws: { ($0 as? MergeError)?.constraintConflicts.first?.existingObjectID == sales.objectID }
+            #expect { try file.context.save() } throws: {
+                ($0 as? MergeError)?.constraintConflicts.first?.existingObjectID == sales.objectID
+            }
         } else {
             try file.context.save()
             #expect(research.string(forKey: "name") == "Research", "the key goes back; the other change is kept")
-            #expect(try file.query("SELECT name, CAST(budget AS TEXT) FROM Department ORDER BY name") == [[.text("Research"), .text("5")], [.text("Sales"), .null]])
+            #expect(
+                try file.query("SELECT name, CAST(budget AS TEXT) FROM Department ORDER BY name") == [
+                    [.text("Research"), .text("5")], [.text("Sales"), .null],
+                ])
         }
     }
 
@@ -116,7 +136,11 @@ import TestSupport
         let store = try #require(file.graph.store as? SQLiteStore)
         let department = try #require(file.model.entity(named: "Department"))
         let plan = try store.keyLookupPlan(of: department, on: [department.attribute(named: "name")!], keys: 500)
-        #expect(plan.contains { $0.contains("USING INDEX Department_unique_name") || $0.contains("USING COVERING INDEX Department_unique_name") }, "\(plan)")
+        #expect(
+            plan.contains {
+                $0.contains("USING INDEX Department_unique_name")
+                    || $0.contains("USING COVERING INDEX Department_unique_name")
+            }, "\(plan)")
         #expect(!plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")
     }
 
@@ -143,6 +167,7 @@ import TestSupport
             }
             try await group.waitForAll()
         }
-        #expect(try file.query("SELECT count(*), count(DISTINCT name) FROM Department") == [[.integer(500), .integer(500)]])
+        #expect(
+            try file.query("SELECT count(*), count(DISTINCT name) FROM Department") == [[.integer(500), .integer(500)]])
     }
 }

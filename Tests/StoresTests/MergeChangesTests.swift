@@ -2,8 +2,8 @@ import Foundation
 import ObjectGraph
 import Stores
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Did-save notifications and `mergeChanges(fromContextDidSave:)` between sibling contexts.
 @Suite struct MergeChangesTests {
@@ -50,7 +50,9 @@ import TestSupport
 
         #expect(received.all.count == 1)
         let save = try #require(received.all.first)
-        #expect(save.inserted == [cy.objectID] && save.deleted == [s.bob] && save.contextName == "importer" && save.reachedStores)
+        #expect(
+            save.inserted == [cy.objectID] && save.deleted == [s.bob] && save.contextName == "importer"
+                && save.reachedStores)
         #expect(Set(save.updated) == [s.ann, s.sales])
 
         let theirAnn = try s.second.existingObject(with: s.ann)
@@ -60,7 +62,10 @@ import TestSupport
         #expect(s.second.registeredObject(for: s.bob) == nil)
         let employees = try s.second.existingObject(with: s.sales).relatedObjects(forKey: "employees")
         #expect(Set(employees.compactMap { $0.string(forKey: "name") }) == ["Anne", "Cy"])
-        #expect(try s.second.fetch(FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "name == 'Cy'"))).count == 1)
+        #expect(
+            try s.second.fetch(
+                FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "name == 'Cy'"))
+            ).count == 1)
         #expect(!s.second.hasChanges, "merging makes no changes of its own")
     }
 
@@ -76,7 +81,7 @@ import TestSupport
         try s.first.save()
         s.second.mergeChanges(fromContextDidSave: try #require(received.all.first))
         #expect(theirs.string(forKey: "name") == "Anne" && theirs.integer(forKey: "age") == 41)
-        try s.second.save()     // the merge adopted the new version: no conflict
+        try s.second.save()  // the merge adopted the new version: no conflict
         let stored = try s.file.reopen().context.existingObject(with: s.ann)
         #expect(stored.string(forKey: "name") == "Anne" && stored.integer(forKey: "age") == 41)
     }
@@ -103,7 +108,8 @@ import TestSupport
         theirs["name"] = "Annie"
         s.second.mergePolicy = expected.policy
         let received = Received()
-        let observation = s.file.graph.coordinator.observeDidSave { save in received.saves.withLock { $0.append(save) } }
+        let observation = s.file.graph.coordinator.observeDidSave { save in received.saves.withLock { $0.append(save) }
+        }
         defer { observation.cancel() }
         s.first.delete(try s.first.existingObject(with: s.ann))
         try s.first.save()
@@ -111,7 +117,9 @@ import TestSupport
         s.second.mergeChanges(fromContextDidSave: try #require(received.all.first))
         #expect((s.second.registeredObject(for: s.ann) != nil) == expected.keeps)
         let employees = try s.second.existingObject(with: s.sales).relatedObjects(forKey: "employees")
-        if !expected.keeps { #expect(!employees.contains(theirs), "a removed object leaves its department's employees") }
+        if !expected.keeps {
+            #expect(!employees.contains(theirs), "a removed object leaves its department's employees")
+        }
         switch expected.save {
         case "fails":
             #expect { try s.second.save() } throws: { "\($0)".contains("another save deleted it") }
@@ -122,7 +130,8 @@ import TestSupport
             try s.second.save()
             let stored = try s.file.reopen().context.existingObject(with: s.ann)
             #expect(stored.string(forKey: "name") == "Annie")
-            #expect(stored.relatedObject(forKey: "department")?.objectID == s.sales, "written again with its relationships")
+            #expect(
+                stored.relatedObject(forKey: "department")?.objectID == s.sales, "written again with its relationships")
         }
     }
 

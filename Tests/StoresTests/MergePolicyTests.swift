@@ -1,8 +1,8 @@
 import Foundation
 import ObjectGraph
 import Stores
-import Testing
 import TestSupport
+import Testing
 
 /// Two contexts on one SQLite store read the same employee; the first saves a change of name and age,
 /// then the second saves a change of name and salary under each merge policy.
@@ -42,8 +42,10 @@ import TestSupport
                 guard let error = error as? MergeError, let conflict = error.conflicts.first else { return false }
                 let diff = "\(error)"
                 return error.conflicts.count == 1 && conflict.objectID == ann.objectID && conflict.snapshotVersion == 1
-                    && conflict.storeVersion == 2 && conflict.storeValues?["name"] == "Anne" && conflict.objectValues["name"] == "Annie"
-                    && diff.contains(#"name: read "Ann" · this context "Annie" · store "Anne""#) && !diff.contains("hiredAt")
+                    && conflict.storeVersion == 2 && conflict.storeValues?["name"] == "Anne"
+                    && conflict.objectValues["name"] == "Annie"
+                    && diff.contains(#"name: read "Ann" · this context "Annie" · store "Anne""#)
+                    && !diff.contains("hiredAt")
             }
             #expect(second.hasChanges, "a refused save keeps the context's changes")
         } else {
@@ -71,7 +73,8 @@ import TestSupport
         switch policy {
         case .error:
             #expect { try second.save() } throws: { error in
-                "\(error)".contains("another save deleted it") && (error as? MergeError)?.conflicts.first?.storeValues == nil
+                "\(error)".contains("another save deleted it")
+                    && (error as? MergeError)?.conflicts.first?.storeValues == nil
             }
         case .storeTrumps, .rollback:
             try second.save()
@@ -90,7 +93,7 @@ import TestSupport
         ann["name"] = "Anne"
         try file.context.save()
         ann["name"] = "Annie"
-        try file.context.save()    // its own saves move the version on: no conflict under .error
+        try file.context.save()  // its own saves move the version on: no conflict under .error
         #expect(try file.reopen().context.existingObject(with: ann.objectID).string(forKey: "name") == "Annie")
     }
 }

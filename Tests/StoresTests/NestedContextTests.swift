@@ -2,8 +2,8 @@ import Drivers
 import Foundation
 import ObjectGraph
 import Stores
-import Testing
 import TestSupport
+import Testing
 
 /// Child contexts: a child's save goes into its parent, the parent's save into the store.
 @Suite struct NestedContextTests {
@@ -40,10 +40,15 @@ import TestSupport
             let ann = try root.existingObject(with: ids.1)
             #expect(ann.string(forKey: "name") == "Ann")
             #expect(ann.relatedObject(forKey: "department")?.objectID == ids.0)
-            #expect(try root.existingObject(with: ids.0).relatedObjects(forKey: "employees") == [ann], "the inverse is kept in step")
+            #expect(
+                try root.existingObject(with: ids.0).relatedObjects(forKey: "employees") == [ann],
+                "the inverse is kept in step")
             try root.save()
         }
-        #expect(try levels.stored("SELECT d.name, e.name FROM Department d JOIN Person e ON e.department = d._pk") == [[.text("Sales"), .text("Ann")]])
+        #expect(
+            try levels.stored("SELECT d.name, e.name FROM Department d JOIN Person e ON e.department = d._pk") == [
+                [.text("Sales"), .text("Ann")]
+            ])
 
         // An update and a delete go the same way.
         try child.performAndWait {
@@ -57,7 +62,9 @@ import TestSupport
             #expect(root.updatedObjects.count == 1 && root.deletedObjects.count == 1)
             try root.save()
         }
-        #expect(try levels.stored("SELECT name, department FROM Person") == [[.text("Anne"), .null]], "the delete rule (nullify) applied")
+        #expect(
+            try levels.stored("SELECT name, department FROM Person") == [[.text("Anne"), .null]],
+            "the delete rule (nullify) applied")
         #expect(try levels.stored("SELECT count(*) FROM Department") == [[.integer(0)]])
     }
 
@@ -115,7 +122,10 @@ import TestSupport
         let addedID = root.performAndWait { added.objectID }
         #expect(!addedID.isTemporaryID && seen[0].0 == addedID)
         try root.performAndWait { try root.save() }
-        #expect(try levels.stored("SELECT _pk, code FROM Badge ORDER BY code").map { $0[1] } == [.text("added"), .text("changed again"), .text("kept")])
+        #expect(
+            try levels.stored("SELECT _pk, code FROM Badge ORDER BY code").map { $0[1] } == [
+                .text("added"), .text("changed again"), .text("kept"),
+            ])
     }
 
     @Test func childObjectsRelateToObjectsTheParentInsertedAndNeverSaved() throws {
@@ -138,10 +148,16 @@ import TestSupport
         }
         try root.performAndWait {
             #expect(department.objectID == departmentID)
-            #expect(Set(department.relatedObjects(forKey: "employees").compactMap { $0.string(forKey: "name") }) == ["Bo", "Cy"])
+            #expect(
+                Set(department.relatedObjects(forKey: "employees").compactMap { $0.string(forKey: "name") }) == [
+                    "Bo", "Cy",
+                ])
             try root.save()
         }
-        #expect(try levels.stored("SELECT count(*) FROM Person p JOIN Department d ON p.department = d._pk WHERE d.name = 'Research'") == [[.integer(2)]])
+        #expect(
+            try levels.stored(
+                "SELECT count(*) FROM Person p JOIN Department d ON p.department = d._pk WHERE d.name = 'Research'")
+                == [[.integer(2)]])
     }
 
     @Test func aChildsDiscardedChangesNeverReachTheParent() throws {

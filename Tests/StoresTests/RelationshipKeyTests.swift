@@ -2,8 +2,8 @@ import Drivers
 import Foundation
 import ObjectGraph
 import Stores
-import Testing
 import TestSupport
+import Testing
 
 /// Uniqueness constraints holding a to-one relationship: an order line is known by its order and its
 /// number (`unique: [[order, no]]`), in the SQLite store (a unique index on the foreign-key column
@@ -11,13 +11,23 @@ import TestSupport
 @Suite struct RelationshipKeyTests {
     static func model() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription(name: "Order", attributes: [AttributeDescription(name: "number", type: .integer64, isOptional: false)],
-                              relationships: [RelationshipDescription(name: "lines", destination: "Line", inverse: "order", isToMany: true, deleteRule: .cascade)],
-                              uniquenessConstraints: [["number"]]),
-            EntityDescription(name: "Line", attributes: [AttributeDescription(name: "no", type: .integer32, isOptional: false),
-                                                        AttributeDescription(name: "quantity", type: .integer32)],
-                              relationships: [RelationshipDescription(name: "order", destination: "Order", inverse: "lines", isOptional: false)],
-                              uniquenessConstraints: [["order", "no"]]),
+            EntityDescription(
+                name: "Order", attributes: [AttributeDescription(name: "number", type: .integer64, isOptional: false)],
+                relationships: [
+                    RelationshipDescription(
+                        name: "lines", destination: "Line", inverse: "order", isToMany: true, deleteRule: .cascade)
+                ],
+                uniquenessConstraints: [["number"]]),
+            EntityDescription(
+                name: "Line",
+                attributes: [
+                    AttributeDescription(name: "no", type: .integer32, isOptional: false),
+                    AttributeDescription(name: "quantity", type: .integer32),
+                ],
+                relationships: [
+                    RelationshipDescription(name: "order", destination: "Order", inverse: "lines", isOptional: false)
+                ],
+                uniquenessConstraints: [["order", "no"]]),
         ])
     }
 
@@ -25,16 +35,22 @@ import TestSupport
 
     static func graph(_ kind: String, in directory: TemporaryDirectory) throws -> TestGraph {
         SQLiteStore.register()
-        return kind == "sqlite" ? try TestGraph(model: try model(), storeType: SQLiteStore.storeType, url: directory.url.appendingPathComponent("k.sqlite"))
+        return kind == "sqlite"
+            ? try TestGraph(
+                model: try model(), storeType: SQLiteStore.storeType,
+                url: directory.url.appendingPathComponent("k.sqlite"))
             : try TestGraph(model: try model())
     }
 
     /// Order `number` with lines `1...count` of `quantity`, inserted into `context`.
     @discardableResult
-    static func insertOrder(_ graph: TestGraph, _ number: Int64, lines: Int, quantity: Int64, into context: ManagedObjectContext) -> ManagedObject {
+    static func insertOrder(
+        _ graph: TestGraph, _ number: Int64, lines: Int, quantity: Int64, into context: ManagedObjectContext
+    ) -> ManagedObject {
         let order = graph.insert("Order", ["number": .integer(number)], into: context)
         for no in 1...lines {
-            graph.insert("Line", ["no": .integer(Int64(no)), "quantity": .integer(quantity)], into: context).setRelatedObject(order, forKey: "order")
+            graph.insert("Line", ["no": .integer(Int64(no)), "quantity": .integer(quantity)], into: context)
+                .setRelatedObject(order, forKey: "order")
         }
         return order
     }
@@ -95,14 +111,16 @@ import TestSupport
         Self.insertOrder(graph, 1, lines: 1, quantity: 1, into: graph.context)
         try graph.context.save()
         let connection = try SQLiteConnection(path: directory.url.appendingPathComponent("k.sqlite").path)
-        let statement = try connection.makeStatement("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Line' ORDER BY name")
+        let statement = try connection.makeStatement(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Line' ORDER BY name")
         var names: [String] = []
         while try statement.step() { names.append(statement.string(0) ?? "") }
         #expect(names == ["Line_unique_order_no"])
         // Each key one search of that index, never a scan of the table or of the index.
         let store = try #require(graph.store as? SQLiteStore)
         let line = try #require(graph.model.entity(named: "Line"))
-        let plan = try store.keyLookupPlan(of: line, on: [line.relationship(named: "order")!, line.attribute(named: "no")!], keys: 500)
+        let plan = try store.keyLookupPlan(
+            of: line, on: [line.relationship(named: "order")!, line.attribute(named: "no")!], keys: 500)
         #expect(plan.contains { $0.hasPrefix("SEARCH t0 USING") && $0.contains("Line_unique_order_no") }, "\(plan)")
         #expect(!plan.contains { $0.hasPrefix("SCAN t0") }, "\(plan)")
     }

@@ -1,8 +1,8 @@
 import Foundation
 import ObjectGraph
 import Stores
-import Testing
 import TestSupport
+import Testing
 
 /// The predicate table of the object graph, run against the SQLite store: SQL must give the answers
 /// the in-memory evaluator gives, NULLs and Unicode folding included.
@@ -34,8 +34,9 @@ import TestSupport
         people["Ada"]!["age"] = 20
         file.graph.insert("Employee", ["name": "Yan", "age": 50])
         file.context.delete(people["élodie"]!)
-        let request = FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "age > 30"),
-                                   sortDescriptors: [FetchSortDescriptor("name")])
+        let request = FetchRequest(
+            entityName: "Employee", predicate: try FetchPredicate(format: "age > 30"),
+            sortDescriptors: [FetchSortDescriptor("name")])
         #expect(try file.context.fetch(request).map(\.label) == ["Yan"])
         #expect(try file.context.count(for: request) == 1)
     }
@@ -66,7 +67,8 @@ import TestSupport
             request.fetchOffset = offset
             request.fetchLimit = limit
             let expected = try memory.makeContext().fetch(request).map(\.label)
-            #expect(try file.graph.makeContext().fetch(request).map(\.label) == expected, "offset \(offset) limit \(limit)")
+            #expect(
+                try file.graph.makeContext().fetch(request).map(\.label) == expected, "offset \(offset) limit \(limit)")
         }
     }
 }

@@ -2,32 +2,48 @@ import Drivers
 import Foundation
 import ObjectGraph
 import Stores
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct SQLiteStoreTests {
     static func everyTypeModel() throws -> ManagedObjectModel {
-        let types: [(String, AttributeType)] = [("i16", .integer16), ("i32", .integer32), ("i64", .integer64), ("dec", .decimal),
-                                                ("dbl", .double), ("flt", .float), ("str", .string), ("bool", .boolean),
-                                                ("date", .date), ("bin", .binary), ("uuid", .uuid), ("uri", .uri)]
+        let types: [(String, AttributeType)] = [
+            ("i16", .integer16), ("i32", .integer32), ("i64", .integer64), ("dec", .decimal),
+            ("dbl", .double), ("flt", .float), ("str", .string), ("bool", .boolean),
+            ("date", .date), ("bin", .binary), ("uuid", .uuid), ("uri", .uri),
+        ]
         return try ManagedObjectModel(entities: [
-            EntityDescription(name: "Sample", attributes: [AttributeDescription(name: "tag", type: .string)]
-                + types.map { AttributeDescription(name: $0.0, type: $0.1) }),
+            EntityDescription(
+                name: "Sample",
+                attributes: [AttributeDescription(name: "tag", type: .string)]
+                    + types.map { AttributeDescription(name: $0.0, type: $0.1) })
         ])
     }
 
     static let samples: [String: [String: AttributeValue]] = [
-        "max": ["i16": .integer(Int64(Int16.max)), "i32": .integer(Int64(Int32.max)), "i64": .integer(Int64.max),
-                "dec": .decimal(Decimal(string: "12345678901234567890.123456789012345678")!), "dbl": .double(Double.greatestFiniteMagnitude),
-                "flt": .float(Float.greatestFiniteMagnitude), "str": .string("naïve \u{1F600} e\u{301} \0 nul"), "bool": .boolean(true),
-                "date": .date(Date(timeIntervalSinceReferenceDate: 123_456_789.123456)), "bin": .binary(Data([0, 1, 2, 255])),
-                "uuid": .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), "uri": .uri(URL(string: "https://example.com/a?b=c#d")!)],
-        "min": ["i16": .integer(Int64(Int16.min)), "i32": .integer(Int64(Int32.min)), "i64": .integer(Int64.min),
-                "dec": .decimal(Decimal(string: "-0.000000000000000000000000000001")!), "dbl": .double(-Double.infinity),
-                "flt": .float(-0.0), "str": .string(""), "bool": .boolean(false),
-                "date": .date(Date(timeIntervalSinceReferenceDate: -978_307_200)), "bin": .binary(Data()),
-                "uuid": .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000000")!), "uri": .uri(URL(fileURLWithPath: "/tmp/a b"))],
-        "odd": ["dbl": .double(.nan), "flt": .float(.infinity), "dec": .decimal(Decimal(string: "1.50")!), "i64": .integer(0)],
+        "max": [
+            "i16": .integer(Int64(Int16.max)), "i32": .integer(Int64(Int32.max)), "i64": .integer(Int64.max),
+            "dec": .decimal(Decimal(string: "12345678901234567890.123456789012345678")!),
+            "dbl": .double(Double.greatestFiniteMagnitude),
+            "flt": .float(Float.greatestFiniteMagnitude), "str": .string("naïve \u{1F600} e\u{301} \0 nul"),
+            "bool": .boolean(true),
+            "date": .date(Date(timeIntervalSinceReferenceDate: 123_456_789.123456)),
+            "bin": .binary(Data([0, 1, 2, 255])),
+            "uuid": .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!),
+            "uri": .uri(URL(string: "https://example.com/a?b=c#d")!),
+        ],
+        "min": [
+            "i16": .integer(Int64(Int16.min)), "i32": .integer(Int64(Int32.min)), "i64": .integer(Int64.min),
+            "dec": .decimal(Decimal(string: "-0.000000000000000000000000000001")!), "dbl": .double(-Double.infinity),
+            "flt": .float(-0.0), "str": .string(""), "bool": .boolean(false),
+            "date": .date(Date(timeIntervalSinceReferenceDate: -978_307_200)), "bin": .binary(Data()),
+            "uuid": .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000000")!),
+            "uri": .uri(URL(fileURLWithPath: "/tmp/a b")),
+        ],
+        "odd": [
+            "dbl": .double(.nan), "flt": .float(.infinity), "dec": .decimal(Decimal(string: "1.50")!),
+            "i64": .integer(0),
+        ],
         "nulls": [:],
     ]
 
@@ -46,7 +62,10 @@ import TestSupport
             for attribute in object.entity.attributes where attribute.name != "tag" {
                 let stored = object[attribute.name], wanted = expected[attribute.name] ?? .null
                 if case .double(let d) = wanted, d.isNaN {
-                    guard case .double(let e) = stored else { Issue.record("NaN came back as \(stored)"); continue }
+                    guard case .double(let e) = stored else {
+                        Issue.record("NaN came back as \(stored)")
+                        continue
+                    }
                     #expect(e.isNaN)
                 } else {
                     #expect(stored == wanted, "\(attribute.name) of \(object.string(forKey: "tag")!)")
@@ -55,21 +74,29 @@ import TestSupport
         }
         // Stored as plain SQL values: dates as seconds since 2001, decimals as exact text.
         let row = try file.query("SELECT date, dec, uuid, bool FROM Sample WHERE tag = 'max'")[0]
-        #expect(row == [.real(123_456_789.123456), .text("12345678901234567890.123456789012345678"), .text("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"), .integer(1)])
+        #expect(
+            row == [
+                .real(123_456_789.123456), .text("12345678901234567890.123456789012345678"),
+                .text("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"), .integer(1),
+            ])
     }
 
     @Test func relationshipsOfEveryKindAreWrittenAndReadBack() throws {
         let file = try SQLiteFile(model: try CompanyModel.make())
         let g = file.graph
         let sales = g.insert("Department", ["name": "Sales"])
-        let ada = g.insert("Employee", ["name": "Ada"]), bob = g.insert("Employee", ["name": "Bob"]), cy = g.insert("Employee", ["name": "Cy"])
+        let ada = g.insert("Employee", ["name": "Ada"]), bob = g.insert("Employee", ["name": "Bob"]),
+            cy = g.insert("Employee", ["name": "Cy"])
         let apollo = g.insert("Project", ["title": "Apollo"]), gemini = g.insert("Project", ["title": "Gemini"])
         let badge = g.insert("Badge", ["code": "B-1"])
         let list = g.insert("Playlist", ["title": "Mix"])
         let tracks = ["one", "two", "three"].map { g.insert("Track", ["title": .string($0)]) }
         for person in [ada, bob] { person.setRelatedObject(sales, forKey: "department") }
-        ada.addRelatedObject(apollo, forKey: "projects"); ada.addRelatedObject(gemini, forKey: "projects"); bob.addRelatedObject(gemini, forKey: "projects")
-        bob.setRelatedObject(ada, forKey: "manager"); cy.setRelatedObject(ada, forKey: "manager")
+        ada.addRelatedObject(apollo, forKey: "projects")
+        ada.addRelatedObject(gemini, forKey: "projects")
+        bob.addRelatedObject(gemini, forKey: "projects")
+        bob.setRelatedObject(ada, forKey: "manager")
+        cy.setRelatedObject(ada, forKey: "manager")
         ada.addRelatedObject(bob, forKey: "cousins")
         ada.setRelatedObject(cy, forKey: "spouse")
         bob.setRelatedObject(badge, forKey: "badge")
@@ -79,7 +106,8 @@ import TestSupport
         let context = try file.reopen().context
         func one(_ entity: String, _ name: String) throws -> ManagedObject {
             let key = entity == "Project" || entity == "Playlist" ? "title" : "name"
-            return try context.fetch(FetchRequest(entityName: entity, predicate: try FetchPredicate(format: "%K == %@", key, name)))[0]
+            return try context.fetch(
+                FetchRequest(entityName: entity, predicate: try FetchPredicate(format: "%K == %@", key, name)))[0]
         }
         let ada2 = try one("Employee", "Ada"), bob2 = try one("Employee", "Bob"), cy2 = try one("Employee", "Cy")
         #expect(Set(try one("Department", "Sales").relatedObjects(forKey: "employees").map(\.label)) == ["Ada", "Bob"])
@@ -103,7 +131,8 @@ import TestSupport
         let context3 = try file.reopen().context
         let mix3 = try context3.fetch(FetchRequest(entityName: "Playlist"))[0]
         #expect(mix3.relatedObjects(forKey: "tracks").map(\.label) == ["two", "one", "three"])
-        let gemini3 = try context3.fetch(FetchRequest(entityName: "Project", predicate: try FetchPredicate(format: "title == 'Gemini'")))[0]
+        let gemini3 = try context3.fetch(
+            FetchRequest(entityName: "Project", predicate: try FetchPredicate(format: "title == 'Gemini'")))[0]
         #expect(gemini3.relatedObjects(forKey: "members").map(\.label) == ["Bob"])
     }
 
@@ -111,23 +140,28 @@ import TestSupport
         let file = try SQLiteFile(model: try CompanyModel.make())
         let g = file.graph
         let sales = g.insert("Department", ["name": "Sales"])
-        let room = g.insert("Room", ["number": "1"]); room.setRelatedObject(sales, forKey: "department")
-        let desk = g.insert("Desk", ["label": "D"]); desk.setRelatedObject(room, forKey: "room")
-        let ada = g.insert("Employee", ["name": "Ada"]); ada.setRelatedObject(sales, forKey: "department")
-        let apollo = g.insert("Project", ["title": "Apollo"]); ada.addRelatedObject(apollo, forKey: "projects")
-        let badge = g.insert("Badge", ["code": "B"]); ada.setRelatedObject(badge, forKey: "badge")
+        let room = g.insert("Room", ["number": "1"])
+        room.setRelatedObject(sales, forKey: "department")
+        let desk = g.insert("Desk", ["label": "D"])
+        desk.setRelatedObject(room, forKey: "room")
+        let ada = g.insert("Employee", ["name": "Ada"])
+        ada.setRelatedObject(sales, forKey: "department")
+        let apollo = g.insert("Project", ["title": "Apollo"])
+        ada.addRelatedObject(apollo, forKey: "projects")
+        let badge = g.insert("Badge", ["code": "B"])
+        ada.setRelatedObject(badge, forKey: "badge")
         try file.context.save()
 
         let context = try file.reopen().context
         let department = try context.fetch(FetchRequest(entityName: "Department"))[0]
-        context.delete(department)   // cascade rooms → desks; nullify employees
+        context.delete(department)  // cascade rooms → desks; nullify employees
         try context.save()
         #expect(try file.query("SELECT count(*) FROM Room")[0] == [.integer(0)])
         #expect(try file.query("SELECT count(*) FROM Desk")[0] == [.integer(0)])
         #expect(try file.query("SELECT department FROM Person WHERE name = 'Ada'")[0] == [.null])
 
         let employee = try context.fetch(FetchRequest(entityName: "Employee"))[0]
-        context.delete(employee)     // its many-to-many links go; the badge (No Action, inverse-less) stays
+        context.delete(employee)  // its many-to-many links go; the badge (No Action, inverse-less) stays
         try context.save()
         #expect(try file.query("SELECT count(*) FROM Person_projects")[0] == [.integer(0)])
         #expect(try file.query("SELECT count(*) FROM Project")[0] == [.integer(1)])
@@ -162,9 +196,14 @@ import TestSupport
 
     @Test func largeSavesUseMultiRowInsertsAndNameTheRowThatBreaksAConstraint() throws {
         let file = try SQLiteFile(model: try CompanyModel.make())
-        for n in 0..<1_000 { file.graph.insert("Department", ["name": .string("D\(n)"), "budget": .decimal(Decimal(n))]) }
+        for n in 0..<1_000 {
+            file.graph.insert("Department", ["name": .string("D\(n)"), "budget": .decimal(Decimal(n))])
+        }
         try file.context.save()
-        #expect(try file.query("SELECT count(*), sum(CAST(budget AS INTEGER)) FROM Department")[0] == [.integer(1_000), .integer(499_500)])
+        #expect(
+            try file.query("SELECT count(*), sum(CAST(budget AS INTEGER)) FROM Department")[0] == [
+                .integer(1_000), .integer(499_500),
+            ])
         let before = try file.dump()
 
         var duplicate: ManagedObject?
@@ -179,15 +218,19 @@ import TestSupport
 
         // The store enforces the constraint itself too (rows that bypass contexts), naming the row.
         let store = file.graph.store, entity = file.model.entity(named: "Department")!
-        let template = ManagedObjectID(entityName: "Department", storeIdentifier: store.identifier, reference: .integer(0))
+        let template = ManagedObjectID(
+            entityName: "Department", storeIdentifier: store.identifier, reference: .integer(0))
         var request = SaveChangesRequest()
         for (n, reference) in try store.newReferences(for: entity, count: 300).enumerated() {
-            request.insertedRows.append(StoreRow(objectID: template.withReference(reference), entity: entity, version: 1,
-                                                 attributeValues: [.string(n == 150 ? "D7" : "E\(n)"), .null],
-                                                 toOneDestinations: Array(repeating: nil, count: entity.relationships.count)))
+            request.insertedRows.append(
+                StoreRow(
+                    objectID: template.withReference(reference), entity: entity, version: 1,
+                    attributeValues: [.string(n == 150 ? "D7" : "E\(n)"), .null],
+                    toOneDestinations: Array(repeating: nil, count: entity.relationships.count)))
         }
         #expect { try store.save(request) } throws: { error in
-            (error as? StoreError)?.code == .constraintViolation && (error as? StoreError)?.objectID == request.insertedRows[150].objectID
+            (error as? StoreError)?.code == .constraintViolation
+                && (error as? StoreError)?.objectID == request.insertedRows[150].objectID
         }
         #expect(try file.dump() == before)
     }
@@ -213,7 +256,9 @@ import TestSupport
         file.graph.insert("Department", ["name": "Sales"])
         try file.context.save()
         file.graph.coordinator.removePersistentStore(file.graph.store)
-        let other = try ManagedObjectModel(entities: [EntityDescription(name: "Department", attributes: [AttributeDescription(name: "name", type: .integer64)])])
+        let other = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Department", attributes: [AttributeDescription(name: "name", type: .integer64)])
+        ])
         #expect { try TestGraph(model: other, storeType: SQLiteStore.storeType, url: file.url) } throws: { error in
             (error as? StoreError)?.code == .incompatibleModel && "\(error)".contains("Department")
         }
@@ -225,7 +270,8 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let url = directory.url.appendingPathComponent("other.sqlite")
         try SQLiteConnection(path: url.path).execute("CREATE TABLE t(a)")
-        #expect { try TestGraph(model: try CompanyModel.make(), storeType: SQLiteStore.storeType, url: url) } throws: { error in
+        #expect { try TestGraph(model: try CompanyModel.make(), storeType: SQLiteStore.storeType, url: url) } throws: {
+            error in
             "\(error)".contains("not a Sluice store")
         }
     }
@@ -235,13 +281,17 @@ import TestSupport
         let directory = try TemporaryDirectory()
         for options in [["journal": "WAL"], ["journal_mode": "FAST"], ["cache_size": "big"], ["index_build": "never"]] {
             #expect(throws: StoreError.self, "\(options)") {
-                try TestGraph(model: try CompanyModel.make(), storeType: SQLiteStore.storeType,
-                              url: directory.url.appendingPathComponent("s.sqlite"), options: options)
+                try TestGraph(
+                    model: try CompanyModel.make(), storeType: SQLiteStore.storeType,
+                    url: directory.url.appendingPathComponent("s.sqlite"), options: options)
             }
         }
-        let graph = try TestGraph(model: try CompanyModel.make(), storeType: SQLiteStore.storeType,
-                                  url: directory.url.appendingPathComponent("ok.sqlite"),
-                                  options: ["journal_mode": "delete", "synchronous": "full", "cache_size": "-2000", "index_build": "during_load"])
+        let graph = try TestGraph(
+            model: try CompanyModel.make(), storeType: SQLiteStore.storeType,
+            url: directory.url.appendingPathComponent("ok.sqlite"),
+            options: [
+                "journal_mode": "delete", "synchronous": "full", "cache_size": "-2000", "index_build": "during_load",
+            ])
         graph.insert("Badge", ["code": "x"])
         try graph.context.save()
         #expect(try graph.storedCount("Badge") == 1)
@@ -266,19 +316,31 @@ import TestSupport
         #expect(objects.allSatisfy { $0.isFault })
         #expect(objects[12].label == "B12")
         #expect(objects[10..<20].allSatisfy { !$0.isFault }, "the whole batch loaded")
-        #expect(objects[0..<10].allSatisfy { $0.isFault } && objects[20...].allSatisfy { $0.isFault }, "other batches did not")
+        #expect(
+            objects[0..<10].allSatisfy { $0.isFault } && objects[20...].allSatisfy { $0.isFault },
+            "other batches did not")
         #expect(objects.map(\.label) == (0..<25).map { String(format: "B%02d", $0) })
     }
 
     @Test func bulkLoadDefersIndexesUntilTheFirstRead() throws {
         let file = try SQLiteFile(model: try CompanyModel.make())
         let sales = file.graph.insert("Department", ["name": "Sales"])
-        for n in 0..<10 { file.graph.insert("Employee", ["name": .string("E\(n)")]).setRelatedObject(sales, forKey: "department") }
+        for n in 0..<10 {
+            file.graph.insert("Employee", ["name": .string("E\(n)")]).setRelatedObject(sales, forKey: "department")
+        }
         try file.context.save()
-        let indexes = { try Set(file.query("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'").map { "\($0[0])" }) }
+        let indexes = {
+            try Set(
+                file.query("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'").map {
+                    "\($0[0])"
+                })
+        }
         #expect(try indexes().contains { $0.contains("Department_unique_name") }, "unique indexes exist from the start")
         #expect(try !indexes().contains { $0.contains("Person_department") })
-        #expect(try file.graph.makeContext().count(for: FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "department.name == 'Sales'"))) == 10)
+        #expect(
+            try file.graph.makeContext().count(
+                for: FetchRequest(
+                    entityName: "Employee", predicate: try FetchPredicate(format: "department.name == 'Sales'"))) == 10)
         #expect(try indexes().contains { $0.contains("Person_department") })
     }
 
@@ -287,7 +349,8 @@ import TestSupport
         let sales = file.graph.insert("Department", ["name": "Sales", "budget": .decimal(Decimal(string: "1000.25")!)])
         file.graph.insert("Employee", ["name": "Ada", "age": 36]).setRelatedObject(sales, forKey: "department")
         try file.context.save()
-        let rows = try file.query("SELECT p.name, p.age, d.name, d.budget FROM Person p JOIN Department d ON d._pk = p.department")
+        let rows = try file.query(
+            "SELECT p.name, p.age, d.name, d.budget FROM Person p JOIN Department d ON d._pk = p.department")
         #expect(rows == [[.text("Ada"), .integer(36), .text("Sales"), .text("1000.25")]])
         let metadata = try file.query("SELECT value FROM _sluice_metadata WHERE key = 'modelVersionHash'")
         #expect(metadata == [[.text(file.model.versionHash)]])
@@ -307,8 +370,10 @@ import TestSupport
         #expect(try file.query("SELECT name, age, _opt FROM Person") == [[.text("Anne"), .integer(99), .integer(2)]])
 
         let store = file.graph.store, entity = file.model.entity(named: "Employee")!
-        var row = StoreRow(objectID: ann.objectID, entity: entity, version: 2, attributeValues: ann.entity.attributes.map { _ in .null },
-                           toOneDestinations: Array(repeating: nil, count: entity.relationships.count))
+        var row = StoreRow(
+            objectID: ann.objectID, entity: entity, version: 2,
+            attributeValues: ann.entity.attributes.map { _ in .null },
+            toOneDestinations: Array(repeating: nil, count: entity.relationships.count))
         row.attributeValues[entity.attributeIndex(named: "name")!] = "Annie"
         var changes = ChangedProperties()
         changes.attributes = 1 << UInt64(entity.attributeIndex(named: "name")!)
@@ -316,8 +381,8 @@ import TestSupport
         var request = SaveChangesRequest()
         request.updatedRows = [row]
         try store.save(request)
-        #expect(try file.query("SELECT name, age, _opt FROM Person") == [[.text("Annie"), .integer(99), .integer(3)]],
-                "only the column in the row's changes is written; the version still moves")
+        #expect(
+            try file.query("SELECT name, age, _opt FROM Person") == [[.text("Annie"), .integer(99), .integer(3)]],
+            "only the column in the row's changes is written; the version still moves")
     }
 }
-

@@ -40,7 +40,8 @@ final class SQLiteFile {
 
     /// Every row of every table, as text: equal dumps mean equal stores.
     func dump() throws -> [String] {
-        let tables = try query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map { row -> String in
+        let tables = try query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map {
+            row -> String in
             if case .text(let name) = row[0] { return name } else { return "" }
         }
         return try tables.flatMap { table in

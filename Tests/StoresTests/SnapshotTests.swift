@@ -1,8 +1,8 @@
 import Foundation
 import ObjectGraph
 import Stores
-import Testing
 import TestSupport
+import Testing
 
 /// The coordinator keeps one snapshot per stored row that objects of its contexts use, counted, and
 /// drops it when the last such object turns into a fault or leaves its context.
@@ -26,10 +26,15 @@ import TestSupport
             context.reset()
             afterReset.append(coordinator.snapshotCount)
         }
-        #expect(afterSave.first == 0 && afterSave.dropFirst().allSatisfy { $0 == overlap }, "each stored row met again holds a snapshot until the reset")
+        #expect(
+            afterSave.first == 0 && afterSave.dropFirst().allSatisfy { $0 == overlap },
+            "each stored row met again holds a snapshot until the reset")
         #expect(afterReset.allSatisfy { $0 == 0 })
         let rows = Int64(batches * (batchSize - overlap) + overlap)
-        #expect(try file.query("SELECT count(*), count(DISTINCT name) FROM Department") == [[.integer(rows), .integer(rows)]])
+        #expect(
+            try file.query("SELECT count(*), count(DISTINCT name) FROM Department") == [
+                [.integer(rows), .integer(rows)]
+            ])
     }
 
     @Test func contextsShareOneSnapshotPerRowAndTheLastUserDropsIt() throws {
@@ -41,7 +46,9 @@ import TestSupport
         #expect(coordinator.snapshotCount == 0, "objects a context inserted hold no snapshot: their values are its own")
 
         let fetched = try second.fetch(FetchRequest(entityName: "Badge"))
-        #expect(fetched.count == 10 && coordinator.snapshotCount == 10, "the second context's objects use the same 10 snapshots")
+        #expect(
+            fetched.count == 10 && coordinator.snapshotCount == 10,
+            "the second context's objects use the same 10 snapshots")
         #expect(try first.fetch(FetchRequest(entityName: "Badge")).count == 10)
         let third = file.graph.makeContext()
         _ = try third.fetch(FetchRequest(entityName: "Badge"))

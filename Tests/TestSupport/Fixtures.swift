@@ -17,53 +17,77 @@ public enum CompanyModel {
         func string(_ name: String, optional: Bool = true) -> AttributeDescription {
             AttributeDescription(name: name, type: .string, isOptional: optional)
         }
-        func rel(_ name: String, _ destination: String, inverse: String?, toMany: Bool = false,
-                 rule: DeleteRule = .nullify, ordered: Bool = false, optional: Bool = true) -> RelationshipDescription {
-            RelationshipDescription(name: name, destination: destination, inverse: inverse, isToMany: toMany,
-                                    isOrdered: ordered, isOptional: optional, deleteRule: rule)
+        func rel(
+            _ name: String, _ destination: String, inverse: String?, toMany: Bool = false,
+            rule: DeleteRule = .nullify, ordered: Bool = false, optional: Bool = true
+        ) -> RelationshipDescription {
+            RelationshipDescription(
+                name: name, destination: destination, inverse: inverse, isToMany: toMany,
+                isOrdered: ordered, isOptional: optional, deleteRule: rule)
         }
         return try ManagedObjectModel(entities: [
-            EntityDescription(name: "Person", attributes: [
-                string("name", optional: false),
-                AttributeDescription(name: "age", type: .integer16),
-            ]),
-            EntityDescription(name: "Employee", parent: "Person", attributes: [
-                AttributeDescription(name: "salary", type: .decimal),
-                AttributeDescription(name: "hiredAt", type: .date),
-                AttributeDescription(name: "scratch", type: .string, isTransient: true),
-            ], relationships: [
-                rel("department", "Department", inverse: "employees"),
-                rel("projects", "Project", inverse: "members", toMany: true),
-                rel("manager", "Employee", inverse: "reports"),
-                rel("reports", "Employee", inverse: "manager", toMany: true),
-                rel("cousins", "Employee", inverse: "cousins", toMany: true),
-                rel("spouse", "Employee", inverse: "spouse"),
-                rel("badge", "Badge", inverse: nil, rule: .noAction),
-            ], managedObjectClass: employeeClass),
-            EntityDescription(name: "Department", attributes: [
-                string("name", optional: false),
-                AttributeDescription(name: "budget", type: .decimal),
-            ], relationships: [
-                rel("employees", "Employee", inverse: "department", toMany: true, rule: .nullify),
-                rel("rooms", "Room", inverse: "department", toMany: true, rule: .cascade),
-                rel("contracts", "Contract", inverse: "department", toMany: true, rule: .deny),
-                rel("boxes", "ArchiveBox", inverse: "department", toMany: true, rule: .noAction),
-            ], uniquenessConstraints: [["name"]]),
-            EntityDescription(name: "Room", attributes: [string("number")], relationships: [
-                rel("department", "Department", inverse: "rooms"),
-                rel("desks", "Desk", inverse: "room", toMany: true, rule: .cascade),
-            ]),
-            EntityDescription(name: "Desk", attributes: [string("label")], relationships: [rel("room", "Room", inverse: "desks")]),
-            EntityDescription(name: "Contract", attributes: [string("code")], relationships: [rel("department", "Department", inverse: "contracts")]),
-            EntityDescription(name: "ArchiveBox", attributes: [string("label")], relationships: [rel("department", "Department", inverse: "boxes")]),
-            EntityDescription(name: "Project", attributes: [string("title")], relationships: [
-                rel("members", "Employee", inverse: "projects", toMany: true),
-            ]),
+            EntityDescription(
+                name: "Person",
+                attributes: [
+                    string("name", optional: false),
+                    AttributeDescription(name: "age", type: .integer16),
+                ]),
+            EntityDescription(
+                name: "Employee", parent: "Person",
+                attributes: [
+                    AttributeDescription(name: "salary", type: .decimal),
+                    AttributeDescription(name: "hiredAt", type: .date),
+                    AttributeDescription(name: "scratch", type: .string, isTransient: true),
+                ],
+                relationships: [
+                    rel("department", "Department", inverse: "employees"),
+                    rel("projects", "Project", inverse: "members", toMany: true),
+                    rel("manager", "Employee", inverse: "reports"),
+                    rel("reports", "Employee", inverse: "manager", toMany: true),
+                    rel("cousins", "Employee", inverse: "cousins", toMany: true),
+                    rel("spouse", "Employee", inverse: "spouse"),
+                    rel("badge", "Badge", inverse: nil, rule: .noAction),
+                ], managedObjectClass: employeeClass),
+            EntityDescription(
+                name: "Department",
+                attributes: [
+                    string("name", optional: false),
+                    AttributeDescription(name: "budget", type: .decimal),
+                ],
+                relationships: [
+                    rel("employees", "Employee", inverse: "department", toMany: true, rule: .nullify),
+                    rel("rooms", "Room", inverse: "department", toMany: true, rule: .cascade),
+                    rel("contracts", "Contract", inverse: "department", toMany: true, rule: .deny),
+                    rel("boxes", "ArchiveBox", inverse: "department", toMany: true, rule: .noAction),
+                ], uniquenessConstraints: [["name"]]),
+            EntityDescription(
+                name: "Room", attributes: [string("number")],
+                relationships: [
+                    rel("department", "Department", inverse: "rooms"),
+                    rel("desks", "Desk", inverse: "room", toMany: true, rule: .cascade),
+                ]),
+            EntityDescription(
+                name: "Desk", attributes: [string("label")], relationships: [rel("room", "Room", inverse: "desks")]),
+            EntityDescription(
+                name: "Contract", attributes: [string("code")],
+                relationships: [rel("department", "Department", inverse: "contracts")]),
+            EntityDescription(
+                name: "ArchiveBox", attributes: [string("label")],
+                relationships: [rel("department", "Department", inverse: "boxes")]),
+            EntityDescription(
+                name: "Project", attributes: [string("title")],
+                relationships: [
+                    rel("members", "Employee", inverse: "projects", toMany: true)
+                ]),
             EntityDescription(name: "Badge", attributes: [string("code")]),
-            EntityDescription(name: "Playlist", attributes: [string("title")], relationships: [
-                rel("tracks", "Track", inverse: "playlist", toMany: true, ordered: true),
-            ]),
-            EntityDescription(name: "Track", attributes: [string("title")], relationships: [rel("playlist", "Playlist", inverse: "tracks")]),
+            EntityDescription(
+                name: "Playlist", attributes: [string("title")],
+                relationships: [
+                    rel("tracks", "Track", inverse: "playlist", toMany: true, ordered: true)
+                ]),
+            EntityDescription(
+                name: "Track", attributes: [string("title")],
+                relationships: [rel("playlist", "Playlist", inverse: "tracks")]),
         ])
     }
 }
@@ -76,8 +100,10 @@ public struct TestGraph {
     public let store: any PersistentStore
     public let context: ManagedObjectContext
 
-    public init(model: ManagedObjectModel, storeType: String = InMemoryStore.storeType, url: URL? = nil,
-                options: [String: String] = [:]) throws {
+    public init(
+        model: ManagedObjectModel, storeType: String = InMemoryStore.storeType, url: URL? = nil,
+        options: [String: String] = [:]
+    ) throws {
         self.model = model
         coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         store = try coordinator.addPersistentStore(type: storeType, at: url, options: options)
@@ -91,7 +117,9 @@ public struct TestGraph {
 
     /// Inserts an object with the given attribute values.
     @discardableResult
-    public func insert(_ entity: String, _ values: [String: AttributeValue] = [:], into context: ManagedObjectContext? = nil) -> ManagedObject {
+    public func insert(
+        _ entity: String, _ values: [String: AttributeValue] = [:], into context: ManagedObjectContext? = nil
+    ) -> ManagedObject {
         let object = (context ?? self.context).insertNewObject(forEntityName: entity)
         for (key, value) in values { object[key] = value }
         return object

@@ -10,7 +10,10 @@ public struct PredicateCase: CustomTestStringConvertible, Sendable {
     public let expected: [String]
     public let entity: String
 
-    public init(_ format: String, args arguments: [PredicateArgument] = [], variables: [String: PredicateArgument] = [:], entity: String = "Employee", _ expected: [String]) {
+    public init(
+        _ format: String, args arguments: [PredicateArgument] = [], variables: [String: PredicateArgument] = [:],
+        entity: String = "Employee", _ expected: [String]
+    ) {
         self.format = format
         self.arguments = arguments
         self.variables = variables
@@ -46,7 +49,12 @@ public func insertPeople(_ graph: TestGraph) -> [String: ManagedObject] {
         ("Zoë", 19, nil, ops, []),
     ]
     for (name, age, salary, department, projects) in people {
-        let e = graph.insert("Employee", ["name": .string(name), "age": age.map { .integer($0) } ?? .null, "salary": salary.map { .decimal($0) } ?? .null])
+        let e = graph.insert(
+            "Employee",
+            [
+                "name": .string(name), "age": age.map { .integer($0) } ?? .null,
+                "salary": salary.map { .decimal($0) } ?? .null,
+            ])
         e.setRelatedObject(department, forKey: "department")
         for project in projects { e.addRelatedObject(project, forKey: "projects") }
         byName[name] = e
@@ -83,7 +91,7 @@ public let predicateCases: [PredicateCase] = [
     PredicateCase("name MATCHES[c] 'z.*'", ["Zoë"]),
     PredicateCase("department.name == 'Sales'", ["Ada", "élodie"]),
     PredicateCase("department == nil", ["Çelik"]),
-    PredicateCase("department == %@", ["Ada", "élodie"]),   // argument filled in by the test
+    PredicateCase("department == %@", ["Ada", "élodie"]),  // argument filled in by the test
     PredicateCase("ANY projects.title == 'Gemini'", ["Ada", "Bob"]),
     PredicateCase("ALL projects.title == 'Apollo'", ["Çelik", "élodie", "Zoë"]),
     PredicateCase("NONE projects.title == 'Apollo'", ["Bob", "Çelik", "Zoë"]),
@@ -100,7 +108,9 @@ public let predicateCases: [PredicateCase] = [
     PredicateCase("TRUEPREDICATE", ["Ada", "Bob", "Çelik", "élodie", "Zoë"]),
     PredicateCase("FALSEPREDICATE", []),
     PredicateCase("name == $who", variables: ["who": .value(.string("Bob"))], ["Bob"]),
-    PredicateCase("age >= $min AND age <= $max", variables: ["min": .value(.integer(20)), "max": .value(.integer(40))], ["Ada", "Çelik"]),
+    PredicateCase(
+        "age >= $min AND age <= $max", variables: ["min": .value(.integer(20)), "max": .value(.integer(40))],
+        ["Ada", "Çelik"]),
     PredicateCase("%K == %@", args: [.value(.string("age")), .value(.integer(19))], ["Zoë"]),
     PredicateCase("age > 50", entity: "Person", ["Pat"]),
     PredicateCase("age >= 36", entity: "Person", ["Ada", "élodie", "Pat"]),
@@ -117,9 +127,12 @@ public let predicateCases: [PredicateCase] = [
     PredicateCase("name > 'Z'", entity: "Person", ["Zo\u{EB}", "\u{C7}elik", "\u{E9}lodie", "\u{212A}elvin"]),
     PredicateCase("name IN[cd] {'amelie', 'ZOE'}", entity: "Person", ["Ame\u{301}lie", "Zo\u{EB}"]),
     // NULL under NOT: a comparison with a null side is false, so its negation holds.
-    PredicateCase("NOT (age > 30)", entity: "Person", ["Bob", "\u{C7}elik", "Zo\u{EB}", "Ame\u{301}lie", "\u{212A}elvin"]),
+    PredicateCase(
+        "NOT (age > 30)", entity: "Person", ["Bob", "\u{C7}elik", "Zo\u{EB}", "Ame\u{301}lie", "\u{212A}elvin"]),
     PredicateCase("NOT (age != 36)", entity: "Person", ["Ada"]),
-    PredicateCase("NOT (name BEGINSWITH 'A')", entity: "Person", ["Bob", "\u{C7}elik", "\u{E9}lodie", "Zo\u{EB}", "Pat", "\u{212A}elvin"]),
+    PredicateCase(
+        "NOT (name BEGINSWITH 'A')", entity: "Person",
+        ["Bob", "\u{C7}elik", "\u{E9}lodie", "Zo\u{EB}", "Pat", "\u{212A}elvin"]),
     PredicateCase("age != nil AND NOT (age < 30)", entity: "Person", ["Ada", "\u{E9}lodie", "Pat"]),
     PredicateCase("NOT (department.name == 'Sales')", ["Bob", "\u{C7}elik", "Zo\u{EB}"]),
     PredicateCase("NOT (ANY projects.title == 'Gemini')", ["\u{C7}elik", "\u{E9}lodie", "Zo\u{EB}"]),
@@ -138,4 +151,3 @@ public let predicateCases: [PredicateCase] = [
     PredicateCase("projects.members.@count >= 3", ["Ada"]),
     PredicateCase("ALL projects.members.age > 20", ["\u{C7}elik", "\u{E9}lodie", "Zo\u{EB}"]),
 ]
-

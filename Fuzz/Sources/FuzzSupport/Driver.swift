@@ -2,9 +2,11 @@ import Foundation
 import Readers
 
 @_silgen_name("LLVMFuzzerRunDriver")
-private func runDriver(_ argc: UnsafeMutablePointer<CInt>,
-                       _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-                       _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+private func runDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
 
 /// Hands control to libFuzzer, calling `body` with each input.
 public func fuzz(_ body: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> Never {
@@ -19,7 +21,10 @@ public func drain(_ reader: inout some RecordReader) {
     while true {
         do {
             guard let record = try reader.next() else { return }
-            for index in 0..<record.count { _ = record.string(index); _ = record.position(ofField: index) }
+            for index in 0..<record.count {
+                _ = record.string(index)
+                _ = record.position(ofField: index)
+            }
         } catch let error as ReaderError where error.isRecoverable {
             _ = error.description
             continue
