@@ -1,16 +1,21 @@
 // swift-tools-version: 6.0
 // Sluice: bulk import into an object graph with Core Data's semantics, for Linux.
-// Module graph (one-way, see docs/DESIGN in the shared docs):
-//   C modules -> Drivers -> {Readers, Stores};  ObjectGraph -> {Stores, Pipeline};
-//   {Readers, Stores} -> Pipeline -> SluiceCLI
+// Module graph (one-way; docs/ARCHITECTURE.md draws it):
+//   C modules -> Drivers -> {Readers, Stores};  ObjectGraph -> {Stores, ModelFiles};  Readers -> ModelFiles;
+//   {Readers, Stores, ModelFiles} -> Pipeline -> SluiceCLI
 import PackageDescription
+
+/// Every target: undeclared imports fail the build (a module uses only what it imports).
+let settings: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
 
 let package = Package(
     name: "Sluice",
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "ObjectGraph", targets: ["ObjectGraph"]),
+        .library(name: "Stores", targets: ["Stores"]),
         .library(name: "Readers", targets: ["Readers"]),
+        .library(name: "ModelFiles", targets: ["ModelFiles"]),
         .library(name: "Pipeline", targets: ["Pipeline"]),
         .executable(name: "sluice", targets: ["SluiceCLI"]),
         .executable(name: "sluice-bench", targets: ["SluiceBench"]),
@@ -24,24 +29,37 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .target(name: "Drivers", dependencies: ["CSQLite", "CLibXML2", "CZlib"]),
+        .target(name: "Drivers", dependencies: ["CSQLite", "CLibXML2", "CZlib"], swiftSettings: settings),
         .target(
-            name: "ObjectGraph", dependencies: [.product(name: "OrderedCollections", package: "swift-collections")]),
-        .target(name: "Stores", dependencies: ["ObjectGraph", "Drivers"]),
-        .target(name: "Readers", dependencies: ["Drivers"]),
-        .target(name: "Pipeline", dependencies: ["ObjectGraph", "Stores", "Readers", "Yams"]),
+            name: "ObjectGraph",
+            dependencies: [.product(name: "OrderedCollections", package: "swift-collections")],
+            swiftSettings: settings),
+        .target(name: "Stores", dependencies: ["ObjectGraph", "Drivers"], swiftSettings: settings),
+        .target(name: "Readers", dependencies: ["Drivers"], swiftSettings: settings),
+        .target(name: "ModelFiles", dependencies: ["ObjectGraph", "Readers", "Yams"], swiftSettings: settings),
+        .target(
+            name: "Pipeline", dependencies: ["ObjectGraph", "Stores", "Readers", "ModelFiles", "Yams"],
+            swiftSettings: settings),
         .executableTarget(
             name: "SluiceCLI",
-            dependencies: [
-                "Pipeline", "Readers", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
-        .executableTarget(name: "SluiceBench", dependencies: ["ObjectGraph", "Stores", "Readers", "Drivers"]),
-        .target(name: "TestSupport", dependencies: ["ObjectGraph"], path: "Tests/TestSupport"),
-        .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "TestSupport"]),
-        .testTarget(name: "DriversTests", dependencies: ["Drivers"]),
-        .testTarget(name: "ReadersTests", dependencies: ["Readers", "Drivers", "TestSupport"]),
-        .testTarget(name: "StoresTests", dependencies: ["Stores", "Drivers", "TestSupport"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Stores", "Readers", "TestSupport"]),
-        .testTarget(name: "SluiceCLITests", dependencies: ["TestSupport", "Drivers"]),
+            dependencies: ["Pipeline", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: settings),
+        .executableTarget(
+            name: "SluiceBench", dependencies: ["ObjectGraph", "Stores", "Readers", "Drivers"],
+            swiftSettings: settings),
+        .target(name: "TestSupport", dependencies: ["ObjectGraph"], path: "Tests/TestSupport", swiftSettings: settings),
+        .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "TestSupport"], swiftSettings: settings),
+        .testTarget(name: "DriversTests", dependencies: ["Drivers"], swiftSettings: settings),
+        .testTarget(
+            name: "ReadersTests", dependencies: ["Readers", "Drivers", "TestSupport"], swiftSettings: settings),
+        .testTarget(name: "StoresTests", dependencies: ["Stores", "Drivers", "TestSupport"], swiftSettings: settings),
+        .testTarget(
+            name: "ModelFilesTests", dependencies: ["ModelFiles", "ObjectGraph", "Readers", "TestSupport"],
+            swiftSettings: settings),
+        .testTarget(
+            name: "PipelineTests",
+            dependencies: ["Pipeline", "ModelFiles", "ObjectGraph", "Stores", "Readers", "TestSupport"],
+            swiftSettings: settings),
+        .testTarget(name: "SluiceCLITests", dependencies: ["TestSupport", "Drivers"], swiftSettings: settings),
     ]
 )

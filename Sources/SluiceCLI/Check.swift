@@ -23,51 +23,9 @@ struct Check: ParsableCommand {
     var pipeline: String
 
     func run() throws {
-        let config: PipelineConfig
-        do {
-            config = try PipelineFile.load(contentsOf: URL(fileURLWithPath: pipeline))
-        } catch let error as PipelineFileError {
-            FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
-            throw ExitStatus.configError
-        } catch let error as ModelFileError {
-            FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
-            throw ExitStatus.configError
-        }
-        let missing = config.sources.filter { $0.path != "-" && !FileManager.default.fileExists(atPath: $0.path) }
-        for source in missing {
-            let message =
-                "\(config.file):\(source.line): source \(source.name): the input \(source.path) does not exist"
-            FileHandle.standardError.write(Data("sluice: \(message)\n".utf8))
-        }
-        print(summary(config))
-        if !missing.isEmpty { throw ExitStatus.ioError }
-    }
-
-    private func summary(_ config: PipelineConfig) -> String {
-        let target =
-            config.store == .inMemory ? "an in-memory store" : "\(config.store.storeType) \(config.targetPath ?? "?")"
-        var lines = [
-            "\(pipeline): OK",
-            "  model \(config.modelPath) (\(config.model.entities.count) entities)",
-            "  target \(target), commit \(config.commit.rawValue), batches of \(config.batchSize) in "
-                + "\(config.contexts) context\(config.contexts == 1 ? "" : "s"), merge \(config.merge)",
-        ]
-        for source in config.sources {
-            lines.append(
-                "  source \(source.name): \(source.format.rawValue) \(source.path) → \(describe(source.mapping))")
-        }
-        return lines.joined(separator: "\n")
-    }
-
-    private func describe(_ mapping: PipelineConfig.Mapping) -> String {
-        var parts = ["\(mapping.entity) (\(mapping.fields.count) field\(mapping.fields.count == 1 ? "" : "s")"]
-        if !mapping.key.isEmpty { parts.append("key \(mapping.key.joined(separator: ", "))") }
-        for lookup in mapping.relationships {
-            parts.append(
-                "\(lookup.relationship) → \(lookup.entity) by \(lookup.key.map(\.attribute).joined(separator: ", "))")
-        }
-        var text = parts.joined(separator: "; ") + ")"
-        for child in mapping.children { text += "; children \(child.record) → \(describe(child.mapping))" }
-        return text
+        let check = try exitingOnFailure { try PipelineCheck(pipelineAt: pipeline) }
+        for missing in check.missingInputs { FileHandle.standardError.write(Data("sluice: \(missing)\n".utf8)) }
+        print(check.summary)
+        if !check.missingInputs.isEmpty { throw ExitCode(ExitStatus.failure.rawValue) }
     }
 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import Pipeline
 
 /// `sluice convert SOURCE DEST`: a store copied into another type.
@@ -42,14 +41,9 @@ struct Convert: ParsableCommand {
     }
 
     func run() throws {
-        let type = to.map { ["sqlite": "SQLite", "xml": "XML", "binary": "Binary"][$0.lowercased()]! }
-        do {
-            let count = try TargetStore.convert(
-                URL(fileURLWithPath: source), to: URL(fileURLWithPath: destination), type: type, model: loadModel(model)
-            )
-            print("Copied \(count) object\(count == 1 ? "" : "s") from \(source) to \(destination).")
-        } catch {
-            throw report(error)
+        let count = try exitingOnFailure {
+            try TargetStore.convert(source, to: destination, typeName: to, modelAt: model)
         }
+        print("Copied \(count) object\(count == 1 ? "" : "s") from \(source) to \(destination).")
     }
 }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Pipeline
-import Readers
 
 /// `sluice import INPUT... --to STORE`: a one-off import without a pipeline file.
 struct Import: ParsableCommand {
@@ -39,7 +38,7 @@ struct Import: ParsableCommand {
     var to: String
 
     @Option(help: "auto, csv, xml, sqldump or sqlite.")
-    var format = "auto"
+    var format = FormatOption.auto
 
     @Option(help: "The entity of a CSV or XML input (default: from the file name or record element).")
     var entity: String?
@@ -94,9 +93,6 @@ struct Import: ParsableCommand {
     @OptionGroup var output: RunOutput
 
     func validate() throws {
-        guard format == "auto" || InputFormat(rawValue: format) != nil else {
-            throw ValidationError("--format must be auto, csv, xml, sqldump or sqlite, not \(format.debugDescription)")
-        }
         for field in fields where !field.contains("=") {
             throw ValidationError("--field takes NAME=PATH, not \(field.debugDescription)")
         }
@@ -106,7 +102,7 @@ struct Import: ParsableCommand {
 
     func run() throws {
         var options = ImportPlan.Options(inputs: inputs, target: to)
-        options.format = InputFormat(rawValue: format)
+        options.format = format.rawValue
         options.entity = entity
         options.record = record
         options.fields = fields.map { field in
@@ -118,68 +114,15 @@ struct Import: ParsableCommand {
         options.batchSize = batchSize
         options.maxErrors = maxErrors
         options.rejects = rejects
-        let plan: ImportPlan
-        do {
-            options.csv = try dialect()
-            let directory =
-                savePipeline.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
-                ?? FileManager.default.temporaryDirectory
-            let stem =
-                savePipeline.map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent }
-                ?? "sluice-import-\(getpid())"
-            let modelFile = directory.appendingPathComponent(stem + ".model.yaml")
-            plan = try ImportPlan(options, modelFile: modelFile.path)
-            let pipelineFile =
-                savePipeline.map { URL(fileURLWithPath: $0) } ?? directory.appendingPathComponent(stem + ".yaml")
-            if let modelText = plan.modelText { try modelText.write(to: modelFile, atomically: true, encoding: .utf8) }
-            try plan.pipelineText.write(to: pipelineFile, atomically: true, encoding: .utf8)
-            defer {
-                if savePipeline == nil {
-                    try? FileManager.default.removeItem(at: pipelineFile)
-                    if plan.modelText != nil { try? FileManager.default.removeItem(at: modelFile) }
-                }
-            }
-            let config = try PipelineFile.load(contentsOf: pipelineFile)
-            try execute(config, output, resume: false)
-        } catch let error as ExitCode {
-            throw error
-        } catch {
-            throw report(error)
-        }
-    }
-
-    /// The CSV dialect from the flags (over what sniffing the first CSV input finds), or `nil` to
-    /// sniff every CSV input.
-    private func dialect() throws -> CSVDialect? {
-        guard
-            delimiter != nil || quote != nil || escape != nil || noHeader || encoding != nil || !null.isEmpty
-                || comment != nil
-        else { return nil }
-        let firstCSV = inputs.first { (try? InputFormat(rawValue: format) ?? InputFormat.detect(path: $0)) == .csv }
-        var dialect = try firstCSV.map { try CSVSniffer.sniff(path: $0) } ?? CSVDialect()
-        func byte(_ text: String, _ flag: String) throws -> UInt8 {
-            let value = text == "\\t" ? "\t" : text
-            guard value.utf8.count == 1, let byte = value.utf8.first else {
-                throw ReaderError(.invalidOption, "\(flag) takes one ASCII character, not \(text.debugDescription)")
-            }
-            return byte
-        }
-        if let delimiter { dialect.delimiter = try byte(delimiter, "--delimiter") }
-        if let quote { dialect.quote = quote.lowercased() == "none" ? nil : try byte(quote, "--quote") }
-        if let escape { dialect.escape = try byte(escape, "--escape") }
-        if noHeader { dialect.hasHeader = false }
-        if let encoding {
-            guard let known = TextEncoding(name: encoding) else {
-                throw ReaderError(
-                    .invalidOption,
-                    "unknown encoding \(encoding.debugDescription) (known: "
-                        + "\(TextEncoding.allCases.map(\.rawValue).joined(separator: ", ")))"
-                )
-            }
-            dialect.encoding = known
-        }
-        if !null.isEmpty { dialect.nullMarkers = null }
-        if let comment { dialect.comment = try byte(comment, "--comment") }
-        return dialect
+        options.csvFlags.delimiter = delimiter
+        options.csvFlags.quote = quote
+        options.csvFlags.escape = escape
+        options.csvFlags.noHeader = noHeader
+        options.csvFlags.encoding = encoding
+        options.csvFlags.nullMarkers = null
+        options.csvFlags.comment = comment
+        let prepared = try exitingOnFailure { try ImportPlan.prepare(options, savingPipelineTo: savePipeline) }
+        defer { prepared.removeFiles() }
+        try execute(prepared.config, output, resume: false)
     }
 }

@@ -1,7 +1,5 @@
 import ArgumentParser
-import Foundation
 import Pipeline
-import Readers
 
 /// `sluice infer INPUT...`: prints a proposed model file for the inputs.
 struct Infer: ParsableCommand {
@@ -21,35 +19,23 @@ struct Infer: ParsableCommand {
               sluice infer SampleData/legacy-orders.sql > legacy.model.yaml
               sluice infer SampleData/orders.xml --record /orders/order
 
-            Exit status: 0 success; 1 unreadable data; 2 a missing or wrong option; 3 I/O error.
+            Exit status: 0 success; 2 a missing or wrong option; 3 an input that cannot be read
+            (the message names file, line and column).
             """)
 
     @Argument(help: "Input files (plain or gzipped).")
     var inputs: [String]
 
     @Option(help: "auto, csv, xml, sqldump or sqlite.")
-    var format = "auto"
+    var format = FormatOption.auto
 
     @Option(help: "For XML: the path of the record elements, e.g. /orders/order.")
     var record: String?
 
-    func validate() throws {
-        guard format == "auto" || InputFormat(rawValue: format) != nil else {
-            throw ValidationError("--format must be auto, csv, xml, sqldump or sqlite, not \(format.debugDescription)")
-        }
-    }
-
     func run() throws {
-        var inference = ModelInference()
-        for input in inputs {
-            do {
-                try inference.add(inputAt: input, format: InputFormat(rawValue: format), recordPath: record)
-            } catch let error as ReaderError {
-                FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
-                throw error.kind == .invalidOption
-                    ? ExitStatus.configError : (error.kind == .io ? ExitStatus.ioError : ExitStatus.dataErrors)
-            }
+        let model = try exitingOnFailure {
+            try ModelProposal.modelFile(for: inputs, format: format.rawValue, recordPath: record)
         }
-        print(inference.modelFile(), terminator: "")
+        print(model, terminator: "")
     }
 }

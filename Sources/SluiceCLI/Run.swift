@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import ObjectGraph
 import Pipeline
 
 /// `sluice run PIPELINE.yaml`: runs a pipeline into its target store.
@@ -33,12 +32,7 @@ struct Run: ParsableCommand {
     var resume = false
 
     func run() throws {
-        let config: PipelineConfig
-        do {
-            config = try PipelineFile.load(contentsOf: URL(fileURLWithPath: pipeline))
-        } catch {
-            throw report(error)
-        }
+        let config = try exitingOnFailure { try PipelineFile.load(contentsOf: URL(fileURLWithPath: pipeline)) }
         try execute(config, output, resume: resume)
     }
 }
@@ -55,70 +49,14 @@ struct RunOutput: ParsableArguments {
     var quiet = false
 }
 
-/// Runs a loaded pipeline, prints its summary (unless quiet) and maps failures to exit statuses
-/// (`sluice run` and `sluice import`).
+/// Runs a loaded pipeline, writes the report and prints the summary (unless quiet); a failure is
+/// printed and becomes its exit status (`sluice run` and `sluice import`).
 func execute(_ config: PipelineConfig, _ output: RunOutput, resume: Bool) throws {
-    let (dryRun, quiet, report) = (output.dryRun, output.quiet, output.report)
-    let result: RunReport
-    do {
-        result = try PipelineRunner(config: config).run(
-            dryRun: dryRun, showsProgress: !quiet && isatty(STDERR_FILENO) != 0, resume: resume)
-    } catch let error as RunError {
-        fail("\(error)")
-        switch error {
-        case .tooManyRejects, .invalidGraph: throw ExitStatus.dataErrors
-        case .locked: throw ExitStatus.locked
-        case .input(_, let message) where message.contains("the input has no field"): throw ExitStatus.configError
-        case .input, .store: throw ExitStatus.ioError
-        case .interrupted: throw ExitStatus.configError
-        }
-    } catch let error as PipelineFileError {
-        fail("\(error)")
-        throw ExitStatus.configError
-    } catch let error as StoreError where error.code == .incompatibleModel {
-        fail("\(error)")
-        throw ExitStatus.configError
-    } catch {
-        fail("\(error)")
-        throw ExitStatus.ioError
+    try exitingOnFailure {
+        let showsProgress = !output.quiet && isatty(STDERR_FILENO) != 0
+        let result = try PipelineRunner(config: config).run(
+            dryRun: output.dryRun, showsProgress: showsProgress, resume: resume)
+        if let report = output.report { try result.writeJSON(to: report) }
+        if !output.quiet { print(result.summary(for: config, dryRun: output.dryRun)) }
     }
-    if let report {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        do { try encoder.encode(result).write(to: URL(fileURLWithPath: report)) } catch {
-            fail("cannot write the report \(report): \(error.localizedDescription)")
-            throw ExitStatus.ioError
-        }
-    }
-    if !quiet { print(summary(result, config, dryRun: dryRun)) }
-}
-
-private func summary(_ report: RunReport, _ config: PipelineConfig, dryRun: Bool) -> String {
-    let target = dryRun || config.store == .inMemory ? "an in-memory store (dry run)" : (config.targetPath ?? "")
-    var lines = [
-        String(
-            format: "Imported into %@ in %.2f s (peak memory %.0f MB).", target, report.seconds, report.peakRSSMegabytes
-        )
-    ]
-    for (entity, counts) in report.entities.sorted(by: { $0.key < $1.key }) {
-        lines.append(
-            "  \(entity): \(counts.read) read, \(counts.inserted) inserted, \(counts.updated) updated, "
-                + "\(counts.unchanged) unchanged, \(counts.rejected) rejected"
-        )
-    }
-    if !report.stages.isEmpty {
-        lines.append(
-            "  Time: " + report.stages.map { String(format: "%@ %.2f s", $0.name, $0.seconds) }.joined(separator: ", "))
-    }
-    if report.rejected > 0 {
-        lines.append(
-            "  \(report.rejected) rejected record\(report.rejected == 1 ? "" : "s") in "
-                + "\(config.rejectsPath ?? "(no rejects file)")"
-        )
-    }
-    return lines.joined(separator: "\n")
-}
-
-func fail(_ message: String) {
-    FileHandle.standardError.write(Data("sluice: \(message)\n".utf8))
 }

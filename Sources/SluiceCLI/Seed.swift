@@ -1,6 +1,4 @@
 import ArgumentParser
-import Foundation
-import ObjectGraph
 import Pipeline
 
 /// `sluice seed MODEL SEED`: loads a model file and a seed file into a store, validates, saves, and
@@ -30,43 +28,10 @@ struct Seed: ParsableCommand {
     var quiet = false
 
     func run() throws {
-        let loaded: ManagedObjectModel
-        do { loaded = try ModelFile.load(contentsOf: URL(fileURLWithPath: model)) } catch {
-            FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
-            throw ExitStatus.configError
+        let result = try exitingOnFailure {
+            try Seeding.seed(modelAt: model, seedAt: seed, into: store, listsStore: !quiet)
         }
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: loaded)
-        let storeURL = store.map { URL(fileURLWithPath: $0) }
-        do { try TargetStore.add(to: coordinator, at: storeURL) } catch {
-            FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
-            throw ExitStatus.ioError
-        }
-        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
-        try context.performAndWait {
-            let counts: [String: Int]
-            do {
-                counts = try SeedFile.load(contentsOf: URL(fileURLWithPath: seed), into: context)
-                try context.save()
-            } catch let error as SeedFileError {
-                FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
-                throw ExitStatus.dataErrors
-            } catch let error as ObjectGraph.ValidationError {
-                FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
-                throw ExitStatus.dataErrors
-            } catch let error as MergeError {
-                FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
-                throw ExitStatus.dataErrors
-            } catch let error as StoreError {
-                FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
-                throw error.code == .constraintViolation || error.code == .conflict
-                    ? ExitStatus.dataErrors : ExitStatus.ioError
-            }
-            context.reset()
-            let total = counts.values.reduce(0, +)
-            let target = storeURL.map { "the SQLite store \($0.path)" } ?? "an in-memory store"
-            let perEntity = counts.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
-            print("Seeded \(total) objects (\(perEntity)) into \(target).")
-            if !quiet { print(try GraphReport.text(for: context)) }
-        }
+        print(result.summary)
+        if !quiet { print(result.listing) }
     }
 }

@@ -10,11 +10,3 @@ struct Sluice: ParsableCommand {
         ]
     )
 }
-
-/// Exit codes cron reads (see DESIGN.md).
-enum ExitStatus {
-    static let dataErrors = ExitCode(1)
-    static let configError = ExitCode(2)
-    static let ioError = ExitCode(3)
-    static let locked = ExitCode(4)
-}

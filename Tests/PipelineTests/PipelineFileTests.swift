@@ -1,6 +1,7 @@
 import Foundation
 import ObjectGraph
 import Pipeline
+import Readers
 import TestSupport
 import Testing
 
@@ -190,5 +191,20 @@ import Testing
         #expect(
             found.count == 1 && found[0].contains("SampleData/missing.model.yaml:0:0: cannot read the model file"),
             "\(found)")
+    }
+
+    /// A pipeline may name an Xcode model (`.xcdatamodeld`) like a YAML one.
+    @Test func aPipelineNamesAnXcodeModel() throws {
+        let file = Self.root.appendingPathComponent("SampleData/pipeline.yaml").path
+        let config = try PipelineFile.load(
+            text: """
+                model: xcode/Notes.xcdatamodeld
+                target: { store: in-memory }
+                sources:
+                  - { name: folders, path: customers.csv, entity: Folder, key: [name], fields: { name: name, \
+                createdAt: { column: signup, date: "yyyy-MM-dd" } } }
+                """, file: file)
+        #expect(config.model.entity(named: "Note") != nil)
+        #expect(config.sources.first?.mapping.key == ["name"])
     }
 }

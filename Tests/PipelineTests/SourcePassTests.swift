@@ -30,40 +30,40 @@ import Testing
         let dumps = try Self.config([
             Self.dump("a", table: "customers"), Self.dump("b", table: "orders"), Self.dump("c", table: "order_lines"),
         ])
-        #expect(PipelineRunner.passes(of: dumps, batches: false) == [0..<3])
+        #expect(SourcePass.plan(dumps, commit: .atomic) == [0..<3])
         let documents = try Self.config([
             Self.xml("a", record: "/shop/customers/customer"), Self.xml("b", record: "/shop/orders/order"),
             Self.dump("c", table: "orders"), Self.xml("d", record: "/shop/products/product"),
         ])
         #expect(
-            PipelineRunner.passes(of: documents, batches: false) == [0..<2, 2..<3, 3..<4], "only neighbours go together"
+            SourcePass.plan(documents, commit: .atomic) == [0..<2, 2..<3, 3..<4], "only neighbours go together"
         )
     }
 
     @Test func sourcesThatWouldTakeTheSameRecordsReadAlone() throws {
         let sameTable = try Self.config([Self.dump("a", table: "customers"), Self.dump("b", table: "customers")])
-        #expect(PipelineRunner.passes(of: sameTable, batches: false) == [0..<1, 1..<2])
+        #expect(SourcePass.plan(sameTable, commit: .atomic) == [0..<1, 1..<2])
         let nested = try Self.config([
             Self.xml("a", record: "/shop/orders"), Self.xml("b", record: "/shop/orders/order"),
             Self.xml("c", record: "/shop/orders/order"),
         ])
-        #expect(PipelineRunner.passes(of: nested, batches: false) == [0..<1, 1..<2, 2..<3])
+        #expect(SourcePass.plan(nested, commit: .atomic) == [0..<1, 1..<2, 2..<3])
         let otherFiles = try Self.config([
             Self.dump("a", table: "customers"), Self.dump("b", table: "orders", path: "../SampleData/legacy.sql"),
         ])
-        #expect(PipelineRunner.passes(of: otherFiles, batches: false) == [0..<1, 1..<2])
+        #expect(SourcePass.plan(otherFiles, commit: .atomic) == [0..<1, 1..<2])
         let csv = try Self.config([
             "{ name: a, path: ../SampleData/customers.csv, entity: Customer, fields: { id: customer_id } }",
             "{ name: b, path: ../SampleData/customers.csv, entity: Customer, fields: { id: customer_id } }",
         ])
         #expect(
-            PipelineRunner.passes(of: csv, batches: false) == [0..<1, 1..<2], "a CSV file holds one kind of record")
+            SourcePass.plan(csv, commit: .atomic) == [0..<1, 1..<2], "a CSV file holds one kind of record")
     }
 
     /// `commit: batches` checkpoints count one source's batches: each source is read alone.
     @Test func batchCommitsReadEachSourceAlone() throws {
         let dumps = try Self.config(
             [Self.dump("a", table: "customers"), Self.dump("b", table: "orders")], commit: "batches")
-        #expect(PipelineRunner.passes(of: dumps, batches: true) == [0..<1, 1..<2])
+        #expect(SourcePass.plan(dumps, commit: .batches) == [0..<1, 1..<2])
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import Stores
 import TestSupport
 import Testing
+
+@testable import Pipeline
 
 @Suite struct StoreLockTests {
     @Test func aSecondWriterIsRefusedUntilTheFirstReleases() throws {

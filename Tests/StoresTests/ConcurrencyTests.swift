@@ -1,3 +1,4 @@
+import Drivers
 import Foundation
 import ObjectGraph
 import Stores

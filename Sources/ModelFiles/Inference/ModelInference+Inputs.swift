@@ -1,0 +1,36 @@
+import Foundation
+import Readers
+
+extension ModelInference {
+    /// Reads `path` in `format` (detected when `nil`) into the proposal. XML needs `recordPath`.
+    /// - Throws: `ReaderError` for unreadable input or a missing record path.
+    /// - Parameters:
+    ///   - entity: the entity's name (by default from the file name, or the XML record element).
+    ///   - dialect: CSV: the dialect (sniffed from the file when `nil`).
+    ///   - spec: XML: the record's fields (discovered from the file when `nil`).
+    public mutating func add(
+        inputAt path: String, format: InputFormat? = nil, recordPath: String? = nil, entity name: String? = nil,
+        dialect: CSVDialect? = nil, spec given: XMLRecordSpec? = nil
+    ) throws {
+        let entity = name ?? Self.entityName(path)
+        switch try format ?? InputFormat.detect(path: path) {
+        case .csv:
+            try add(CSVReader(path: path, dialect: dialect ?? CSVSniffer.sniff(path: path)), entity: entity)
+        case .xml:
+            guard let recordPath else {
+                throw ReaderError(
+                    .invalidOption, "inferring a model from XML needs the record path (--record /root/element)")
+            }
+            let spec = try given ?? XMLReader.discoverSpec(path: path, recordPath: recordPath)
+            let element = name ?? recordPath.split(separator: "/").last.map(String.init) ?? entity
+            try add(XMLReader(path: path, spec: spec), entity: Self.entityName(element))
+        case .sqldump:
+            let reader = try SQLDumpReader(path: path)
+            // A table's schema is known once its CREATE TABLE is read, which precedes its rows.
+            try add(reader, entity: entity, schemas: { reader.tables })
+        case .sqlite:
+            let reader = try SQLiteFileReader(path: path)
+            try add(reader, entity: entity, schemas: { reader.tables })
+        }
+    }
+}

@@ -1,0 +1,361 @@
+import Foundation
+import ObjectGraph
+import Readers
+
+/// Proposes a model file from inputs (`sluice infer`): an entity per CSV file, XML record kind or SQL
+/// table; attribute types from every value of the input (not a sample); required when no value is
+/// null or empty; keys from declared primary keys and unique constraints, or an `id` column whose
+/// values are all different; relationships from declared foreign keys, or from `<name>_id` columns
+/// whose values are keys of another input's `<name>` entity.
+///
+/// ```swift
+/// var inference = ModelInference()
+/// try inference.add(CSVReader(path: "customers.csv"), entity: "Customer")
+/// print(inference.modelFile())
+/// ```
+public struct ModelInference {
+    /// What was learned about one column.
+    package struct Column {
+        package let source: String
+        package var values = 0
+        package var nulls = 0
+        package var integer = true, decimal = true, double = true, boolean = true, date = true, uuid = true
+        package var maxLength = 0
+        /// Hashes of the values seen, while they are all different (for key detection); `nil` once a
+        /// value repeats or the column is not a key candidate.
+        package var distinct: Set<Int>?
+        /// The SQL affinity of the declared type, when the input declares one.
+        package var affinity: String?
+
+        init(source: String, keyCandidate: Bool, declaredType: String? = nil) {
+            self.source = source
+            distinct = keyCandidate ? [] : nil
+            affinity = declaredType.map(TableSchema.affinity(of:))
+        }
+
+        mutating func observe(_ text: String?) {
+            guard let text, !text.isEmpty else {
+                nulls += 1
+                return
+            }
+            values += 1
+            maxLength = max(maxLength, text.count)
+            // Numbers only when the text is the number's own spelling: `007`, `+5` or `0123.5` stay
+            // text (an identifier, a phone number), so storing the value loses nothing.
+            let leadingZero = Self.hasLeadingZero(text)
+            if integer, leadingZero || Int64(text).map({ String($0) != text }) ?? true { integer = false }
+            if decimal, leadingZero || !Self.isPlainDecimal(text) || text == "-0" { decimal = false }
+            if double,
+                leadingZero || !text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || "+-.eE".utf8.contains($0) })
+                    || !(Double(text)?.isFinite ?? false)
+            {
+                double = false
+            }
+            if boolean, !["true", "false", "TRUE", "FALSE", "True", "False"].contains(text) { boolean = false }
+            if date, !Self.isISODate(text) { date = false }
+            if uuid, UUID(uuidString: text) == nil { uuid = false }
+            if distinct != nil, distinct!.insert(text.hashValue).inserted == false { distinct = nil }
+        }
+
+        /// `007`, `-01.5`: a zero before other digits of the whole part.
+        static func hasLeadingZero(_ text: String) -> Bool {
+            let digits = text.utf8.drop { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "+") }
+            guard digits.first == UInt8(ascii: "0"), let next = digits.dropFirst().first else { return false }
+            return next >= 48 && next <= 57
+        }
+
+        static func isPlainDecimal(_ text: String) -> Bool {
+            var digits = 0, dots = 0
+            for (i, c) in text.utf8.enumerated() {
+                if c >= 48 && c <= 57 {
+                    digits += 1
+                } else if c == UInt8(ascii: ".") {
+                    dots += 1
+                } else if !(i == 0 && c == UInt8(ascii: "-")) {
+                    return false
+                }
+            }
+            return digits > 0 && dots <= 1 && digits <= 38
+        }
+
+        /// A date exactly as imports read dates by default (ISO 8601 with `T` and a zone, or a bare
+        /// day): what inference calls a date is what the import then takes.
+        static func isISODate(_ text: String) -> Bool {
+            DateText.parseISO8601(text) != nil
+        }
+
+        package var type: AttributeType {
+            guard values > 0 else { return .string }
+            if affinity == "REAL", double { return .double }
+            if integer { return .integer64 }
+            if boolean { return .boolean }
+            if decimal { return .decimal }
+            if double { return .double }
+            if date { return .date }
+            if uuid { return .uuid }
+            return .string
+        }
+
+        package var isUnique: Bool { distinct != nil && values > 0 && nulls == 0 }
+    }
+
+    package struct Entity {
+        package var name: String
+        package var columns: [Column]
+        package var primaryKey: [String] = []
+        package var uniqueKeys: [[String]] = []
+        package var foreignKeys: [TableSchema.ForeignKey] = []
+        /// The SQL table or file the entity came from.
+        package var origin: String
+        /// For nested records (XML children): the entity of their parent records.
+        package var parent: Int?
+    }
+
+    package var entities: [Entity] = []
+
+    public init() {}
+
+    /// Reads every record of `reader` into the proposal for `entity` (records of other kinds, e.g. XML
+    /// children or other tables, become entities of their own, named after their kind).
+    /// - Throws: the reader's non-recoverable errors; records with recoverable errors are skipped.
+    /// - Parameter schemas: the tables' declared schemas (keys), asked for when a table's first record arrives.
+    public mutating func add(_ reader: some RecordReader, entity: String, schemas: () -> [TableSchema] = { [] }) throws
+    {
+        var reader = reader
+        var indexByKind: [String: Int] = [:]
+        var lastEntityByNumber: (number: Int, entity: Int)?
+        while true {
+            let record: Record
+            do {
+                guard let next = try reader.next() else { break }
+                record = next
+            } catch let error as ReaderError where error.isRecoverable {
+                continue
+            }
+            let kind = record.kind ?? ""
+            let index: Int
+            if let known = indexByKind[kind] {
+                index = known
+            } else {
+                let names = record.schema?.names ?? (0..<record.count).map { "field\($0 + 1)" }
+                let table = schemas().first { $0.name == record.kind }
+                let name = record.kind.map { Self.entityName($0) } ?? entity
+                let keyColumns = Set(table.map { $0.primaryKey + $0.uniqueKeys.flatMap { $0 } } ?? []).union(["id"])
+                let declared =
+                    table.map {
+                        Dictionary(
+                            $0.columns.map { ($0.name, $0.declaredType) }, uniquingKeysWith: { first, _ in first })
+                    } ?? [:]
+                var proposed = Entity(
+                    name: name,
+                    columns: names.map {
+                        Column(source: $0, keyCandidate: keyColumns.contains($0), declaredType: declared[$0])
+                    },
+                    origin: record.kind ?? entity)
+                if let table {
+                    proposed.primaryKey = table.primaryKey
+                    proposed.uniqueKeys = table.uniqueKeys
+                    proposed.foreignKeys = table.foreignKeys
+                }
+                entities.append(proposed)
+                index = entities.count - 1
+                indexByKind[kind] = index
+            }
+            for column in 0..<min(record.count, entities[index].columns.count) {
+                entities[index].columns[column].observe(record.string(column))
+            }
+            // Children follow their parent record, so the last record seen with that number is the parent.
+            if let parent = record.parentRecord, let last = lastEntityByNumber, last.number == parent {
+                entities[index].parent = last.entity
+            }
+            if record.parentRecord == nil, let number = record.number { lastEntityByNumber = (number, index) }
+        }
+    }
+
+    /// `order_lines` → `OrderLine`, `customers` → `Customer`.
+    public static func entityName(_ source: String) -> String {
+        var base = (source as NSString).lastPathComponent
+        for suffix in [".gz", ".csv", ".tsv", ".txt", ".xml", ".sql"] where base.lowercased().hasSuffix(suffix) {
+            base = String(base.dropLast(suffix.count))
+        }
+        let words = base.split { !$0.isLetter && !$0.isNumber }.map(String.init)
+        var name = words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+        if name.hasSuffix("ies") {
+            name = String(name.dropLast(3)) + "y"
+        } else if name.hasSuffix("s"), !name.hasSuffix("ss") {
+            name.removeLast()
+        }
+        return name.isEmpty ? "Record" : name
+    }
+
+    /// `signup_date` → `signupDate`, `Full Name` → `fullName`.
+    public static func attributeName(_ column: String) -> String {
+        let words = column.split { !$0.isLetter && !$0.isNumber }.map(String.init)
+        guard let first = words.first else { return "field" }
+        var name =
+            first.prefix(1).lowercased() + first.dropFirst()
+            + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+        if name.first?.isNumber == true { name = "f" + name }
+        return name
+    }
+
+    /// A to-one relationship the proposal makes of a key column: from entity, column, to entity.
+    package struct Link {
+        package var from: Int
+        package var column: String
+        package var to: Int
+        package var referencedColumn: String?
+    }
+
+    /// Relationships: declared foreign keys, else `<x>_id` columns whose entity exists with a unique id.
+    private func links() -> [Link] {
+        var links: [Link] = []
+        for (index, entity) in entities.enumerated() {
+            for key in entity.foreignKeys where key.columns.count == 1 {
+                if let target = entities.firstIndex(where: { $0.origin == key.table }) {
+                    links.append(
+                        Link(
+                            from: index, column: key.columns[0], to: target,
+                            referencedColumn: key.referencedColumns.first))
+                }
+            }
+            guard entity.foreignKeys.isEmpty else { continue }
+            for column in entity.columns where column.source.lowercased().hasSuffix("_id") && column.type == .integer64
+            {
+                let stem = Self.entityName(String(column.source.dropLast(3)))
+                if let target = entities.firstIndex(where: {
+                    $0.name == stem && $0.columns.contains { $0.source == "id" && $0.isUnique }
+                }) {
+                    links.append(Link(from: index, column: column.source, to: target, referencedColumn: "id"))
+                }
+            }
+        }
+        return links
+    }
+
+    /// How each proposed entity is filled from its input, for `sluice import`: the input it came
+    /// from (file, table or record kind), each attribute's column, each to-one relationship's key
+    /// column and the destination attribute it matches, the entity's key, and for nested records
+    /// the relationship to the parent.
+    package struct EntityPlan {
+        package var name: String
+        package var origin: String
+        package var fields: [(attribute: String, column: String)]
+        package var lookups: [(relationship: String, destination: String, destinationAttribute: String, column: String)]
+        package var key: [String]
+        /// For nested records: the parent entity's index and the relationship to it.
+        package var parent: (entity: Int, relationship: String)?
+    }
+
+    package func plans() -> [EntityPlan] {
+        let links = links()
+        return entities.enumerated().map { index, entity in
+            let linked = links.filter { $0.from == index }
+            let linkedColumns = Set(linked.map(\.column))
+            let lookups = linked.map { link -> (String, String, String, String) in
+                let destination = entities[link.to]
+                let column = link.referencedColumn ?? destination.primaryKey.first ?? "id"
+                return (
+                    Self.relationshipName(forColumn: link.column), destination.name, Self.attributeName(column),
+                    link.column
+                )
+            }
+            var key = entity.primaryKey.map(Self.attributeName)
+            if key.isEmpty, entity.columns.contains(where: { $0.source == "id" && $0.isUnique }) { key = ["id"] }
+            if key.contains(where: { name in linkedColumns.contains { Self.attributeName($0) == name } }) { key = [] }
+            return EntityPlan(
+                name: entity.name, origin: entity.origin,
+                fields: entity.columns.filter { !linkedColumns.contains($0.source) }.map {
+                    (Self.attributeName($0.source), $0.source)
+                },
+                lookups: lookups, key: key,
+                parent: entity.parent.map { ($0, Self.attributeName(entities[$0].name)) })
+        }
+    }
+
+    /// The proposal as a model file (YAML).
+    public func modelFile() -> String {
+        let links = links()
+        var parents: [(child: Int, parent: Int)] = []
+        for (index, entity) in entities.enumerated() {
+            if let parent = entity.parent { parents.append((index, parent)) }
+        }
+        var text =
+            "# Proposed by `sluice infer` from every value of the inputs; review before use.\nversion: 1\nentities:\n"
+        for (index, entity) in entities.enumerated() {
+            text += "  \(entity.name):\n    attributes:\n"
+            let linked = Set(links.filter { $0.from == index }.map(\.column))
+            for column in entity.columns where !linked.contains(column.source) {
+                var rules = ["type: \(column.type)"]
+                if column.nulls == 0, column.values > 0 { rules.append("optional: false") }
+                text +=
+                    "      \(Self.attributeName(column.source)): { \(rules.joined(separator: ", ")) }    # column "
+                    + "\(column.source.debugDescription)\n"
+            }
+            var relationships: [String] = []
+            for link in links where link.from == index {
+                let name = Self.relationshipName(forColumn: link.column)
+                let inverse = Self.inverseName(of: entity.name)
+                let required = entity.columns.first { $0.source == link.column }.map { $0.nulls == 0 } ?? false
+                relationships.append(
+                    "      \(name): { destination: \(entities[link.to].name), inverse: "
+                        + "\(inverse)\(required ? ", optional: false" : "") }    # column "
+                        + "\(link.column.debugDescription)"
+                )
+            }
+            for link in links where link.to == index {
+                let source = entities[link.from]
+                let inverse = Self.relationshipName(forColumn: link.column)
+                relationships.append(
+                    "      \(Self.inverseName(of: source.name)): { destination: \(source.name), toMany: true, "
+                        + "inverse: \(inverse) }"
+                )
+            }
+            for (child, parent) in parents where child == index {
+                let name = Self.attributeName(entities[parent].name)
+                relationships.append(
+                    "      \(name): { destination: \(entities[parent].name), inverse: "
+                        + "\(Self.inverseName(of: entity.name)), optional: false }    # the enclosing element"
+                )
+            }
+            for (child, parent) in parents where parent == index {
+                let source = entities[child]
+                relationships.append(
+                    "      \(Self.inverseName(of: source.name)): { destination: \(source.name), toMany: true, "
+                        + "inverse: \(Self.attributeName(entity.name)), deleteRule: cascade }"
+                )
+            }
+            if !relationships.isEmpty { text += "    relationships:\n" + relationships.joined(separator: "\n") + "\n" }
+            // A key column that became a relationship stays in the key as that relationship (an
+            // order line is known by its order and number).
+            func name(_ column: String) -> String {
+                linked.contains(column) ? Self.relationshipName(forColumn: column) : Self.attributeName(column)
+            }
+            var unique = entity.uniqueKeys.map { $0.map(name) }
+            if !entity.primaryKey.isEmpty { unique.insert(entity.primaryKey.map(name), at: 0) }
+            if unique.isEmpty, let id = entity.columns.first(where: { $0.source == "id" && $0.isUnique }) {
+                unique = [[Self.attributeName(id.source)]]
+            }
+            // A key of one relationship alone would make the relationship one-to-one: left out.
+            let kept = unique.filter { key in !(key.count == 1 && linked.contains { name($0) == key[0] }) }
+            if !kept.isEmpty {
+                text +=
+                    "    unique: [" + kept.map { "[" + $0.joined(separator: ", ") + "]" }.joined(separator: ", ")
+                    + "]\n"
+            }
+        }
+        return text
+    }
+
+    /// `customer_id` → `customer`: the to-one relationship a key column becomes.
+    package static func relationshipName(forColumn column: String) -> String {
+        attributeName(String(column.dropLast(column.lowercased().hasSuffix("_id") ? 3 : 0)))
+    }
+
+    /// The to-many name on the destination: the source entity in lower camel case, plural.
+    package static func inverseName(of source: String) -> String {
+        let base = source.prefix(1).lowercased() + source.dropFirst()
+        if base.hasSuffix("y") { return String(base.dropLast()) + "ies" }
+        return base.hasSuffix("s") ? base + "es" : base + "s"
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// A relationship to another entity (or the same one), with its inverse and delete rule.
+public final class RelationshipDescription: PropertyDescription, @unchecked Sendable {
+    public let destinationEntityName: String
+    public let inverseName: String?
+    public let isToMany: Bool
+    public let isOrdered: Bool
+    public let deleteRule: DeleteRule
+    /// For to-many relationships: the allowed number of destinations.
+    public let minCount: Int?
+    public let maxCount: Int?
+    @exclusivity(unchecked) public internal(set) unowned var destinationEntity: EntityDescription! = nil
+    @exclusivity(unchecked) public internal(set) unowned var inverse: RelationshipDescription? = nil
+
+    public init(
+        name: String, destination: String, inverse: String? = nil, isToMany: Bool = false,
+        isOrdered: Bool = false, isOptional: Bool = true, deleteRule: DeleteRule = .nullify,
+        minCount: Int? = nil, maxCount: Int? = nil
+    ) {
+        self.destinationEntityName = destination
+        self.inverseName = inverse
+        self.isToMany = isToMany
+        self.isOrdered = isOrdered
+        self.deleteRule = deleteRule
+        self.minCount = minCount
+        self.maxCount = maxCount
+        super.init(name: name, isOptional: isOptional)
+    }
+
+    /// The smallest number of destinations a valid object has (non-optional to-many means at least one).
+    public var effectiveMinCount: Int? {
+        if let minCount { return minCount }
+        return isToMany && !isOptional ? 1 : nil
+    }
+
+    /// Many-to-many: to-many both ways (a join table in relational stores).
+    public var isManyToMany: Bool { isToMany && (inverse?.isToMany ?? false) }
+
+    var hashText: String {
+        let cardinality = (isToMany ? "*" : "1") + (isOrdered ? "o" : "")
+        return "\(name)->\(destinationEntityName):\(cardinality):\(inverseName ?? "-"):\(isOptional ? "?" : "!")"
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+
+/// The interface every store implements: the in-memory store, the SQLite, XML and binary stores, and
+/// stores users write themselves. Register a store class with
+/// `PersistentStoreCoordinator.registerStoreType(_:named:)`, then add stores by type name and URL.
+///
+/// A coordinator calls a store only while holding its lock, one call at a time, so a store needs no
+/// locking of its own. Stores see rows and object IDs, never managed objects or contexts.
+public protocol PersistentStore: AnyObject {
+    /// Creates the store for `url` (which may not exist yet: a missing or empty file is a new store).
+    /// Metadata must be valid when this returns.
+    init(
+        coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String])
+        throws
+
+    var url: URL? { get }
+    var configurationName: String? { get }
+    /// The store's metadata; the coordinator writes it back (model hash, user keys) before saves.
+    var metadata: StoreMetadata { get set }
+
+    /// Reads the store's contents or prepares it for use; called once by the coordinator after init.
+    func load() throws
+
+    /// Rows of `request.entity` (and sub-entities when asked) matching the predicate, sorted and paged.
+    func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow]
+
+    /// Number of rows matching the request (without paging).
+    func countRows(_ request: StoreFetchRequest) throws -> Int
+
+    /// IDs of the rows `fetchRows` would return, in the same order (for fetches of faults and IDs).
+    func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID]
+
+    /// The current rows of several objects at once (batch faulting); objects that no longer exist are
+    /// left out, the order is free.
+    func rows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow]
+
+    /// The current row for an object, or `nil` when it no longer exists.
+    func row(for objectID: ManagedObjectID) throws -> StoreRow?
+
+    /// The rows of `entity` (sub-entities included) whose values of `properties` equal one of the
+    /// keys: how saves find uniqueness-constraint conflicts. `keys` holds the keys one after another,
+    /// `properties.count` values each; a property is an attribute, or a to-one relationship whose
+    /// value is its destination's `ManagedObjectID.keyValue`. Answer from an index; the default runs
+    /// `fetchRows` with `StoreFetchRequest.rows(of:matching:on:)` on the key's attributes, 500 keys
+    /// at a time, and compares relationships in memory.
+    func rows(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [StoreRow]
+
+    /// Like `rows(of:matching:on:)`, but only each found row's key (`properties.count` values) and ID:
+    /// how importers turn natural keys into objects without reading rows. The default reads the rows.
+    func objectIDs(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [KeyedObjectID]
+
+    /// Keys on `properties` that more than one stored object of `entity` (sub-entities included)
+    /// holds, each with how many hold it; at most `limit` of them (whole-graph validation). Keys with
+    /// a null part are not compared, as in uniqueness constraints. The default reads every row.
+    func duplicateKeys(
+        of entity: EntityDescription, on properties: [PropertyDescription], limit: Int
+    ) throws -> [DuplicateKey]
+
+    /// The destinations of a to-many relationship of a stored object, in stored order.
+    func destinations(
+        of relationship: RelationshipDescription, for objectID: ManagedObjectID
+    ) throws -> [ManagedObjectID]
+
+    /// `count` new, never-reused references for objects of `entity` (their permanent IDs).
+    func newReferences(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID.Reference]
+
+    /// Writes all changes, or none: a failure leaves the store as it was.
+    /// - Throws: `StoreError.conflict` when a row changed or vanished since it was read.
+    func save(_ request: SaveChangesRequest) throws
+
+    /// The store is being removed from its coordinator: release resources, clean up.
+    func willRemove(from coordinator: PersistentStoreCoordinator)
+
+    /// Whether `insertObjects(_:)` works (false by default).
+    var supportsBatchInsert: Bool { get }
+
+    /// Writes the request's objects as new rows in one transaction, without managed objects (batch
+    /// insert), and returns their IDs in request order — `nil` for an object that would break a
+    /// uniqueness constraint (or another constraint of the store), which is left out while the rest
+    /// is written. The default throws: the store does not support batch inserts.
+    func insertObjects(_ request: BatchInsertRequest) throws -> [ManagedObjectID?]
+}
+
+extension PersistentStore {
+    public var identifier: String { metadata.identifier }
+    public var type: String { metadata.storeType }
+
+    public func countRows(_ request: StoreFetchRequest) throws -> Int {
+        try fetchRows(request.unpaged).count
+    }
+
+    public func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID] {
+        try fetchRows(request).map(\.objectID)
+    }
+
+    public func rows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] {
+        try objectIDs.compactMap { try row(for: $0) }
+    }
+
+    public func willRemove(from coordinator: PersistentStoreCoordinator) {}
+
+    public var supportsBatchInsert: Bool { false }
+
+    public func insertObjects(_ request: BatchInsertRequest) throws -> [ManagedObjectID?] {
+        throw StoreError(.io, "A \(type) store does not support batch inserts; insert objects in a context", url: url)
+    }
+
+    public func rows(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [StoreRow] {
+        let width = properties.count
+        guard width > 0 else { return [] }
+        let attributePlaces = properties.indices.filter { properties[$0] is AttributeDescription }
+        let attributes = attributePlaces.map { properties[$0] as! AttributeDescription }
+        var found: [StoreRow] = []
+        var start = 0
+        while start < keys.count {
+            let end = min(start + 500 * width, keys.count)
+            let slice = keys[start..<end]
+            if attributes.count == width {
+                found += try fetchRows(.rows(of: entity, matching: slice, on: attributes))
+            } else {
+                // Relationships in the key: narrow by its attributes (if any), compare the whole key here.
+                let wanted = Set(
+                    stride(from: slice.startIndex, to: slice.endIndex, by: width).map { Array(slice[$0..<$0 + width]) })
+                let narrowing =
+                    attributes.isEmpty
+                    ? StoreFetchRequest(
+                        entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true, fetchLimit: 0,
+                        fetchOffset: 0)
+                    : .rows(
+                        of: entity, matching: ArraySlice(wanted.flatMap { key in attributePlaces.map { key[$0] } }),
+                        on: attributes)
+                found += try fetchRows(narrowing).filter { row in
+                    wanted.contains(properties.map { row.keyValue(of: $0) })
+                }
+            }
+            start = end
+        }
+        return found
+    }
+}
+
+extension PersistentStore {
+    public func duplicateKeys(
+        of entity: EntityDescription, on properties: [PropertyDescription], limit: Int
+    ) throws -> [DuplicateKey] {
+        let all = StoreFetchRequest(
+            entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true, fetchLimit: 0,
+            fetchOffset: 0)
+        var counts: [[AttributeValue]: Int] = [:]
+        var order: [[AttributeValue]] = []
+        for row in try fetchRows(all) {
+            let key = properties.map { row.keyValue(of: $0) }
+            guard !key.contains(where: \.isNull) else { continue }
+            counts[key, default: 0] += 1
+            if counts[key] == 2 { order.append(key) }
+        }
+        return order.prefix(limit).map { DuplicateKey(key: $0, count: counts[$0]!) }
+    }
+
+    public func objectIDs(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [KeyedObjectID] {
+        try rows(of: entity, matching: keys, on: properties).map { row in
+            KeyedObjectID(key: properties.map { row.keyValue(of: $0) }, objectID: row.objectID)
+        }
+    }
+}
+
+extension ManagedObjectID {
+    /// The ID as the value of a key holding a to-one relationship: its store reference (an integer
+    /// for the SQLite and in-memory stores, as a foreign-key column holds it).
+    public var keyValue: AttributeValue {
+        switch reference {
+        case .integer(let value): return .integer(value)
+        case .string(let value): return .string(value)
+        case .temporary(let value): return .string("temporary:\(value)")
+        }
+    }
+}

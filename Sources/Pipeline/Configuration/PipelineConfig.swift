@@ -1,0 +1,118 @@
+import Foundation
+import ModelFiles
+import ObjectGraph
+import Readers
+import Yams
+
+/// A pipeline, read from its YAML file and checked against its model: what `sluice run` executes
+/// and `sluice check` validates. Paths are absolute (resolved against the pipeline file's folder).
+public struct PipelineConfig: Sendable {
+    public enum StoreKind: String, Sendable {
+        case sqlite, inMemory = "in-memory", xml, binary
+
+        /// The registered store type of a file target.
+        public var storeType: String { self == .xml ? "XML" : self == .binary ? "Binary" : "SQLite" }
+    }
+    public enum Commit: String, Sendable { case atomic, batches }
+
+    public var file: String
+    public var modelPath: String
+    public var model: ManagedObjectModel
+    public var store: StoreKind = .sqlite
+    public var targetPath: String?
+    public var commit: Commit = .atomic
+    /// `target.shared`: the SQLite file is another program's database; the store's tables go next
+    /// to its own, which are never touched.
+    public var sharesFile = false
+    public var batchSize = 5_000
+    public var contexts = 2
+    public var merge: MergePolicy = .error
+    public var maxErrors = 0
+    public var rejectsPath: String?
+    public var sources: [Source] = []
+
+    /// One input and how its records become objects.
+    public struct Source: Sendable {
+        public var name: String
+        public var format: InputFormat
+        public var path: String
+        public var csv = CSVDialect()
+        /// XML: the record path (`/orders/order`); SQL dumps and SQLite files: the table.
+        public var record: String?
+        public var table: String?
+        public var mapping: Mapping
+        /// Where the source is declared in the pipeline file.
+        public var line: Int
+    }
+
+    /// Records of one kind onto objects of one entity; children are records nested in them (XML).
+    public struct Mapping: Sendable {
+        public var entity: String
+        /// Attributes whose values identify an object (find-or-create, upsert).
+        public var key: [String] = []
+        public var fields: [Field] = []
+        public var relationships: [Lookup] = []
+        public var children: [Child] = []
+        /// Records for which the predicate is false are skipped.
+        public var filter: FetchPredicate?
+    }
+
+    /// A record nested in its parent's record, linked to the parent object through `parent`.
+    public struct Child: Sendable {
+        public var record: String
+        public var parent: String
+        public var mapping: Mapping
+    }
+
+    /// One attribute from one column or path, converted and transformed.
+    public struct Field: Sendable {
+        public var attribute: String
+        public var from: String
+        public var transforms: [Transform] = []
+        public var date: DateFormat?
+        public var binary: BinaryEncoding?
+        public var defaultValue: AttributeValue?
+        /// Values meaning "no value" (beyond the source's own null markers).
+        public var nulls: [String] = []
+        public var trueWords: [String] = ["true", "yes", "1"]
+        public var falseWords: [String] = ["false", "no", "0"]
+
+        public init(attribute: String, from: String) {
+            self.attribute = attribute
+            self.from = from
+        }
+    }
+
+    public enum Transform: Sendable, Equatable {
+        case trim, lowercase, uppercase
+        case replace(String, with: String)
+        /// The first capture group of a regular expression (the whole match when it has none).
+        case capture(String)
+    }
+
+    public enum DateFormat: Sendable, Equatable {
+        case iso8601, unixSeconds
+        case pattern(String)
+    }
+
+    public enum BinaryEncoding: String, Sendable { case hex, base64 }
+
+    /// A to-one relationship set by looking the destination up by its key.
+    public struct Lookup: Sendable {
+        public var relationship: String
+        public var entity: String
+        /// Destination key attribute → column or path of this record holding its value.
+        public var key: [(attribute: String, from: String)]
+        /// Whether a missing destination is created (find-or-create) or the record rejected.
+        public var createsMissing: Bool
+
+        public init(
+            relationship: String, entity: String, key: [(attribute: String, from: String)], createsMissing: Bool
+        ) {
+            self.relationship = relationship
+            self.entity = entity
+            self.key = key
+            self.createsMissing = createsMissing
+        }
+    }
+}

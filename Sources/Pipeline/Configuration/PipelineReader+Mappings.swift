@@ -1,0 +1,353 @@
+import Foundation
+import ModelFiles
+import ObjectGraph
+import Readers
+import Yams
+
+extension PipelineReader {
+    // MARK: Mappings
+
+    mutating func readMapping(
+        _ node: Node, entries: [(key: String, keyNode: Node, value: Node)], model: ManagedObjectModel, source: String
+    ) -> PipelineConfig.Mapping? {
+        func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }
+        guard let entityNode = entry("entity"), let entityName = text(entityNode, "entity", source: source) else {
+            if entry("entity") == nil { fail(node, "the mapping needs an `entity`", entity: source) }
+            return nil
+        }
+        guard let entity = model.entity(named: entityName) else {
+            fail(
+                entityNode,
+                "the model has no entity \(entityName.debugDescription) (it has: "
+                    + "\(model.entities.map(\.name).sorted().joined(separator: ", ")))",
+                entity: source)
+            return nil
+        }
+        guard !entity.isAbstract else {
+            fail(entityNode, "\(entityName) is abstract: map records onto one of its sub-entities", entity: source)
+            return nil
+        }
+        var mapping = PipelineConfig.Mapping(entity: entityName)
+        if let keyNode = entry("key") {
+            mapping.key = texts(keyNode, "key", source: source) ?? []
+            for name in mapping.key where entity.attribute(named: name) == nil {
+                fail(
+                    keyNode, "key attribute \(name.debugDescription) is not an attribute of \(entityName)",
+                    entity: source)
+            }
+            // Upserts happen through the model's uniqueness constraints: a key without one would
+            // silently insert every record again on a re-run.
+            var constraints: [[String]] = [], cursor: EntityDescription? = entity
+            while let current = cursor {
+                constraints += current.uniquenessConstraints
+                cursor = current.superentity
+            }
+            if !mapping.key.isEmpty, mapping.key.allSatisfy({ entity.attribute(named: $0) != nil }),
+                !constraints.contains(where: { Set($0) == Set(mapping.key) })
+            {
+                fail(
+                    keyNode,
+                    "key [\(mapping.key.joined(separator: ", "))] is not a uniqueness constraint of \(entityName) in "
+                        + "the model (add `unique: [[\(mapping.key.joined(separator: ", "))]]` to it)",
+                    entity: source)
+            }
+        }
+        if let fieldsNode = entry("fields") {
+            for (attribute, attributeNode, spec) in pairs(fieldsNode, allowed: nil, what: "fields", entity: source) {
+                guard let description = entity.attribute(named: attribute) else {
+                    fail(
+                        attributeNode, "\(entityName) has no attribute \(attribute.debugDescription)", entity: source,
+                        property: attribute)
+                    continue
+                }
+                if description.isTransient {
+                    fail(
+                        attributeNode, "\(attribute) is transient (never stored): it cannot be imported",
+                        entity: source, property: attribute)
+                }
+                if let field = readField(attribute, description.type, spec, source: source) {
+                    mapping.fields.append(field)
+                }
+            }
+        }
+        for name in mapping.key where !mapping.fields.contains(where: { $0.attribute == name }) {
+            fail(
+                entry("key"),
+                "key attribute \(name.debugDescription) is not mapped from the records (add it to `fields`)",
+                entity: source)
+        }
+        if let relationshipsNode = entry("relationships") {
+            for (name, nameNode, spec) in pairs(relationshipsNode, allowed: nil, what: "relationships", entity: source)
+            {
+                if mapping.fields.contains(where: { $0.attribute == name }) {
+                    fail(nameNode, "\(name) is mapped twice", entity: source, property: name)
+                }
+                if let lookup = readLookup(name, nameNode, spec, entity: entity, model: model, source: source) {
+                    mapping.relationships.append(lookup)
+                }
+            }
+        }
+        if let childrenNode = entry("children") {
+            guard let list = childrenNode.sequence else {
+                fail(childrenNode, "children must be a list", entity: source)
+                return mapping
+            }
+            for item in list {
+                if let child = readChild(item, parent: entity, model: model, source: source) {
+                    mapping.children.append(child)
+                }
+            }
+        }
+        if let whereNode = entry("where"), let format = text(whereNode, "where", source: source) {
+            do {
+                let predicate = try FetchPredicate(format: format)
+                _ = try predicate.compiled(for: entity)
+                mapping.filter = predicate
+            } catch {
+                fail(whereNode, "where: \(error)", entity: source)
+            }
+        }
+        return mapping
+    }
+
+    mutating func readField(
+        _ attribute: String, _ type: AttributeType, _ spec: Node, source: String
+    ) -> PipelineConfig.Field? {
+        if spec.scalar != nil {
+            return text(spec, "field \(attribute)", source: source).map {
+                PipelineConfig.Field(attribute: attribute, from: $0)
+            }
+        }
+        let allowed: Set<String> = [
+            "column", "path", "transform", "date", "binary", "default", "null", "true", "false",
+        ]
+        let entries = pairs(spec, allowed: allowed, what: "field \(attribute)", entity: source, property: attribute)
+        let sources = entries.filter { $0.key == "column" || $0.key == "path" }
+        guard sources.count == 1, let from = text(sources[0].value, sources[0].key, source: source) else {
+            if sources.count != 1 {
+                fail(
+                    spec, "field \(attribute) needs exactly one of `column` or `path`", entity: source,
+                    property: attribute)
+            }
+            return nil
+        }
+        var field = PipelineConfig.Field(attribute: attribute, from: from)
+        for (key, _, value) in entries {
+            switch key {
+            case "transform":
+                let items = value.sequence ?? [value]
+                for item in items {
+                    if let transform = readTransform(item, source: source, attribute: attribute) {
+                        field.transforms.append(transform)
+                    }
+                }
+            case "date":
+                guard type == .date else {
+                    fail(
+                        value, "`date` applies to date attributes; \(attribute) is \(type)", entity: source,
+                        property: attribute)
+                    continue
+                }
+                switch text(value, "date", source: source) {
+                case "iso8601"?: field.date = .iso8601
+                case "unix"?, "unix-seconds"?: field.date = .unixSeconds
+                case let pattern?: field.date = .pattern(pattern)
+                case nil: break
+                }
+            case "binary":
+                guard type == .binary else {
+                    fail(
+                        value, "`binary` applies to binary attributes; \(attribute) is \(type)", entity: source,
+                        property: attribute)
+                    continue
+                }
+                guard let name = text(value, "binary", source: source) else { continue }
+                if let encoding = PipelineConfig.BinaryEncoding(rawValue: name) {
+                    field.binary = encoding
+                } else {
+                    fail(value, "binary must be hex or base64", entity: source, property: attribute)
+                }
+            case "default":
+                guard let raw = text(value, "default", source: source, allowEmpty: true) else { continue }
+                if let parsed = AttributeValueParser.parse(raw, as: type) {
+                    field.defaultValue = parsed
+                } else {
+                    fail(
+                        value,
+                        "default \(raw.debugDescription) is not a valid "
+                            + "\(type)\(AttributeValueParser.formatHint(for: type))",
+                        entity: source, property: attribute)
+                }
+            case "null": field.nulls = texts(value, "null", source: source) ?? []
+            case "true", "false":
+                guard type == .boolean else {
+                    fail(
+                        value, "`\(key)` applies to boolean attributes; \(attribute) is \(type)", entity: source,
+                        property: attribute)
+                    continue
+                }
+                let words = texts(value, key, source: source) ?? []
+                if key == "true" { field.trueWords = words } else { field.falseWords = words }
+            default: break
+            }
+        }
+        if !Set(field.trueWords.map { $0.lowercased() }).isDisjoint(with: field.falseWords.map { $0.lowercased() }) {
+            fail(spec, "a word cannot mean both true and false", entity: source, property: attribute)
+        }
+        return field
+    }
+
+    mutating func readTransform(_ node: Node, source: String, attribute: String) -> PipelineConfig.Transform? {
+        if node.scalar != nil {
+            switch text(node, "transform", source: source) {
+            case "trim"?: return .trim
+            case "lowercase"?: return .lowercase
+            case "uppercase"?: return .uppercase
+            case let other?:
+                fail(
+                    node,
+                    "unknown transform \(other.debugDescription) (trim, lowercase, uppercase, { replace: [from, to] "
+                        + "}, { capture: regex })",
+                    entity: source, property: attribute)
+                return nil
+            case nil: return nil
+            }
+        }
+        let entries = pairs(
+            node, allowed: ["replace", "capture"], what: "a transform", entity: source, property: attribute)
+        guard entries.count == 1 else {
+            fail(
+                node, "a transform is one of trim, lowercase, uppercase, { replace: [from, to] }, { capture: regex }",
+                entity: source, property: attribute)
+            return nil
+        }
+        let (key, _, value) = entries[0]
+        if key == "replace" {
+            guard let parts = value.sequence, parts.count == 2,
+                let from = text(parts[0], "replace", source: source),
+                let to = text(parts[1], "replace", source: source, allowEmpty: true)
+            else {
+                fail(value, "replace takes [from, to]", entity: source, property: attribute)
+                return nil
+            }
+            return .replace(from, with: to)
+        }
+        guard let pattern = text(value, "capture", source: source) else { return nil }
+        do { _ = try NSRegularExpression(pattern: pattern) } catch {
+            fail(
+                value, "capture: \(pattern.debugDescription) is not a valid regular expression", entity: source,
+                property: attribute)
+            return nil
+        }
+        return .capture(pattern)
+    }
+
+    mutating func readLookup(
+        _ name: String, _ nameNode: Node, _ spec: Node, entity: EntityDescription, model: ManagedObjectModel,
+        source: String
+    ) -> PipelineConfig.Lookup? {
+        guard let relationship = entity.relationship(named: name) else {
+            fail(
+                nameNode, "\(entity.name) has no relationship \(name.debugDescription)", entity: source, property: name)
+            return nil
+        }
+        guard !relationship.isToMany else {
+            fail(
+                nameNode,
+                "\(name) is to-many: set it from the other side (the to-one of its destination) or with children",
+                entity: source, property: name)
+            return nil
+        }
+        let entries = pairs(
+            spec, allowed: ["entity", "key", "missing"], what: "relationship \(name)", entity: source, property: name)
+        func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }
+        // The model resolved every destination.
+        guard var destination = relationship.destinationEntity else { return nil }
+        if let entityNode = entry("entity"), let entityName = text(entityNode, "entity", source: source) {
+            guard let named = model.entity(named: entityName), named.isKind(of: destination) else {
+                fail(
+                    entityNode,
+                    "\(entityName) is not \(relationship.destinationEntityName) or one of its sub-entities (the "
+                        + "destination of \(entity.name).\(name))",
+                    entity: source, property: name)
+                return nil
+            }
+            destination = named
+        }
+        guard let keyNode = entry("key") else {
+            fail(
+                spec, "relationship \(name) needs `key: { <attribute of \(destination.name)>: <column or path> }`",
+                entity: source, property: name)
+            return nil
+        }
+        var key: [(attribute: String, from: String)] = []
+        for (attribute, attributeNode, from) in pairs(
+            keyNode, allowed: nil, what: "the key of \(name)", entity: source, property: name)
+        {
+            guard destination.attribute(named: attribute) != nil else {
+                fail(
+                    attributeNode, "\(destination.name) has no attribute \(attribute.debugDescription)", entity: source,
+                    property: name)
+                continue
+            }
+            if let column = text(from, "key \(attribute)", source: source) { key.append((attribute, column)) }
+        }
+        var createsMissing = false
+        if let missing = entry("missing") {
+            switch text(missing, "missing", source: source) {
+            case "create"?: createsMissing = true
+            case "reject"?: createsMissing = false
+            case let other?:
+                fail(
+                    missing,
+                    "missing must be create (find-or-create) or reject (must exist), not \(other.debugDescription)",
+                    entity: source, property: name)
+            case nil: break
+            }
+        }
+        guard !key.isEmpty else { return nil }
+        return PipelineConfig.Lookup(
+            relationship: name, entity: destination.name, key: key, createsMissing: createsMissing)
+    }
+
+    mutating func readChild(
+        _ node: Node, parent: EntityDescription, model: ManagedObjectModel, source: String
+    ) -> PipelineConfig.Child? {
+        let allowed: Set<String> = [
+            "record", "entity", "parent", "key", "fields", "relationships", "children", "where",
+        ]
+        let entries = pairs(node, allowed: allowed, what: "a child", entity: source)
+        func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }
+        guard let recordNode = entry("record"), let record = text(recordNode, "record", source: source) else {
+            if entry("record") == nil {
+                fail(node, "a child needs `record` (its element, relative to the parent's)", entity: source)
+            }
+            return nil
+        }
+        guard let mapping = readMapping(node, entries: entries, model: model, source: "\(source) > \(record)") else {
+            return nil
+        }
+        guard let parentNode = entry("parent"), let parentName = text(parentNode, "parent", source: source) else {
+            fail(
+                node, "a child needs `parent` (its to-one relationship to the \(parent.name) it is nested in)",
+                entity: source)
+            return nil
+        }
+        let child = model.entity(named: mapping.entity)!
+        guard let relationship = child.relationship(named: parentName), !relationship.isToMany,
+            let destination = relationship.destinationEntity, parent.isKind(of: destination)
+        else {
+            fail(
+                parentNode,
+                "\(mapping.entity) has no to-one relationship \(parentName.debugDescription) to \(parent.name)",
+                entity: source)
+            return nil
+        }
+        if mapping.relationships.contains(where: { $0.relationship == parentName })
+            || mapping.fields.contains(where: { $0.attribute == parentName })
+        {
+            fail(parentNode, "\(parentName) is mapped twice (it links the child to its parent)", entity: source)
+        }
+        return PipelineConfig.Child(record: record, parent: parentName, mapping: mapping)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import ModelFiles
+import ObjectGraph
+import Readers
+import Yams
+
+extension PipelineReader {
+    // MARK: Sources
+
+    mutating func readSource(_ node: Node, model: ManagedObjectModel) -> PipelineConfig.Source? {
+        let allowed: Set<String> = [
+            "name", "format", "path", "csv", "record", "table", "entity", "key", "fields", "relationships", "children",
+            "where",
+        ]
+        let entries = pairs(node, allowed: allowed, what: "a source")
+        func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }
+        guard let nameNode = entry("name"), let name = text(nameNode, "the source name") else {
+            fail(node, "each source needs a `name`")
+            return nil
+        }
+        let subject = "source \(name)"
+        guard let pathNode = entry("path"), let path = path(pathNode, "path", source: subject) else {
+            if entry("path") == nil {
+                fail(node, "the source needs a `path` (a file, or - for standard input)", entity: subject)
+            }
+            return nil
+        }
+        var format: InputFormat?
+        if let formatNode = entry("format"), let formatName = text(formatNode, "format", source: subject) {
+            format = InputFormat(rawValue: formatName)
+            if format == nil {
+                fail(
+                    formatNode, "unknown format \(formatName.debugDescription) (use csv, xml, sqldump or sqlite)",
+                    entity: subject)
+            }
+        } else if entry("format") == nil {
+            format = try? InputFormat.detect(path: path)
+            if format == nil {
+                fail(
+                    node, "the source needs a `format` (csv, xml, sqldump or sqlite): its file does not tell",
+                    entity: subject)
+            }
+        }
+        guard let format, let mapping = readMapping(node, entries: entries, model: model, source: subject) else {
+            return nil
+        }
+        var source = PipelineConfig.Source(
+            name: name, format: format, path: path, mapping: mapping, line: node.mark?.line ?? 0)
+        if let csv = entry("csv") {
+            if format != .csv { fail(csv, "`csv` options apply to csv sources only", entity: subject) }
+            readCSV(csv, into: &source.csv, source: subject)
+        }
+        if let record = entry("record") { source.record = text(record, "record", source: subject) }
+        if let table = entry("table") { source.table = text(table, "table", source: subject) }
+        switch format {
+        case .xml where source.record == nil:
+            fail(node, "an xml source needs `record` (the path of its records, like /orders/order)", entity: subject)
+        case .sqldump where source.table == nil, .sqlite where source.table == nil:
+            fail(node, "a \(format.rawValue) source needs `table` (the table whose rows it imports)", entity: subject)
+        default: break
+        }
+        if format != .xml, !mapping.children.isEmpty {
+            fail(entry("children"), "children (nested records) apply to xml sources only", entity: subject)
+        }
+        return source
+    }
+
+    mutating func readCSV(_ node: Node, into dialect: inout CSVDialect, source: String) {
+        let allowed: Set<String> = ["header", "delimiter", "quote", "escape", "encoding", "null", "comment", "trim"]
+        for (key, _, value) in pairs(node, allowed: allowed, what: "csv options", entity: source) {
+            switch key {
+            case "header": dialect.hasHeader = flag(value, "csv.header", source: source) ?? true
+            case "delimiter": dialect.delimiter = byte(value, "csv.delimiter", source: source) ?? dialect.delimiter
+            case "quote":
+                if text(value, "csv.quote", source: source, allowEmpty: true)?.lowercased() == "none" {
+                    dialect.quote = nil
+                } else {
+                    dialect.quote = byte(value, "csv.quote", source: source) ?? dialect.quote
+                }
+            case "escape": dialect.escape = byte(value, "csv.escape", source: source)
+            case "comment": dialect.comment = byte(value, "csv.comment", source: source)
+            case "trim": dialect.trimsWhitespace = flag(value, "csv.trim", source: source) ?? false
+            case "null": dialect.nullMarkers = texts(value, "csv.null", source: source) ?? []
+            case "encoding":
+                guard let name = text(value, "csv.encoding", source: source) else { continue }
+                if let encoding = TextEncoding(name: name) {
+                    dialect.encoding = encoding
+                } else {
+                    fail(
+                        value,
+                        "unknown encoding \(name.debugDescription) (known: "
+                            + "\(TextEncoding.allCases.map(\.rawValue).joined(separator: ", ")))",
+                        entity: source)
+                }
+            default: break
+            }
+        }
+    }
+}

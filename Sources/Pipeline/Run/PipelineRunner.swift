@@ -1,0 +1,140 @@
+import Foundation
+import ObjectGraph
+
+/// Runs a pipeline: each source in order, its records read, mapped, linked and written in batches
+/// of `batch.size` top-level records through the run's private-queue contexts, then the final
+/// stage, then the commit. A record that fails (mapping, lookup, validation, a key taken under
+/// `merge: error`) goes to the rejects file with every failure and leaves its batch; the rest is
+/// saved.
+///
+/// The stages, in the order a record meets them:
+/// - `TargetTransaction`: the lock, the work copy or checkpoint, the store;
+/// - per pass over a file (`SourcePass`): `ReadStage` on a thread of its own, then in each context
+///   `BatchImporter`: `MapStage` → `LinkStage` → `WriteStage`; records waiting for a parent are
+///   tried again as parents arrive (`PendingRecords`);
+/// - `FinalStage`: rejects against `errors.max`, indexes, the whole graph validated;
+/// - `TargetTransaction.commit()`: the work copy renamed over the target (`commit: atomic`) or the
+///   checkpoint removed (`commit: batches`).
+///
+/// With `commit: atomic` the target is as before or as after whatever happens; with
+/// `commit: batches` a killed run leaves the batches saved so far and `run(resume: true)` goes on
+/// from the checkpoint. A lock next to the target keeps two runs from writing it at once.
+public final class PipelineRunner {
+    public let config: PipelineConfig
+
+    public init(config: PipelineConfig) {
+        self.config = config
+    }
+
+    /// - Parameters:
+    ///   - dryRun: import into an in-memory store; the target is not touched.
+    ///   - showsProgress: rewrite a progress line on standard error (source, records, rate,
+    ///     percentage of the file read, time left) every half second.
+    ///   - resume: `commit: batches` — go on from the checkpoint an interrupted run left in the
+    ///     target (without it, such a target is an error: `RunError.interrupted`).
+    /// - Throws: `RunError` (with the reader's, the store's or the file's error inside);
+    ///   `PipelineFileError` when a mapping names a field its input does not have.
+    public func run(dryRun: Bool = false, showsProgress: Bool = false, resume: Bool = false) throws -> RunReport {
+        let start = Date()
+        var clock = StageClock()
+        let transaction = try TargetTransaction(config: config, dryRun: dryRun, resume: resume)
+        let rejects = RejectsCollector(rejectsPath: config.rejectsPath)
+        do {
+            try importSources(into: transaction, rejects: rejects, showsProgress: showsProgress, clock: &clock)
+            var report = try FinalStage(config: config, transaction: transaction, rejects: rejects).run(clock: &clock)
+            try transaction.commit()
+            clock.end("commit")
+            report.seconds = Date().timeIntervalSince(start)
+            report.stages = clock.stages
+            report.peakRSSMegabytes = Self.peakRSSMegabytes()
+            return report
+        } catch {
+            transaction.abandon()
+            try? rejects.close()
+            throw Self.runError(error)
+        }
+    }
+
+    /// Every pass over the inputs, each followed by a try of the records waiting for parents.
+    private func importSources(
+        into transaction: TargetTransaction, rejects: RejectsCollector, showsProgress: Bool, clock: inout StageClock
+    ) throws {
+        let contexts = (0..<max(1, config.contexts)).map { number in
+            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: transaction.coordinator)
+            context.name = "import \(number + 1)"
+            context.mergePolicy = config.merge
+            return context
+        }
+        let keys = KnownKeysRegistry(lookups: config.lookups)
+        let pending = PendingRecords(retryAt: config.batchSize)
+        let progress = RunProgress()
+        let line = showsProgress ? ProgressLine(progress) : nil
+        defer { line?.stop() }
+        let position = transaction.resumePosition
+        if let position {
+            // Records the interrupted run left waiting for a parent are read again.
+            for waiting in Set(position.pending.map(\.source)).sorted() {
+                let source = SourcePass(
+                    members: waiting..<waiting + 1, config: config, rejects: rejects, keys: keys, pending: pending,
+                    progress: progress)
+                pending.add(try source.reader.collect(position.pending))
+            }
+        }
+        for members in SourcePass.plan(config, commit: transaction.commitsBatches ? .batches : .atomic) {
+            let index = members.upperBound - 1
+            if let position, index < position.sourceIndex { continue }
+            var pass = SourcePass(
+                members: members, config: config, rejects: rejects, keys: keys, pending: pending, progress: progress)
+            pass.checkpoint = transaction.checkpoint
+            let resumed = position.flatMap { index == $0.sourceIndex ? $0 : nil }
+            if let resumed { (pass.skippedBatches, pass.alsoDone) = (resumed.batches, resumed.alsoDone) }
+            transaction.checkpoint?.begin(
+                sourceIndex: index, skipped: pass.skippedBatches, alsoDone: pass.alsoDone, pending: resumed?.pending)
+            let deferred: Set<ValidationRule> =
+                members.allSatisfy { Self.fillsEveryMinimum(config.sources[$0].mapping, model: config.model) }
+                ? [] : [.minCount]
+            for context in contexts { context.deferredValidationRules = deferred }
+            let seconds = try pass.run(contexts: contexts)
+            for (member, spent) in zip(members, seconds).dropLast() {
+                clock.end(config.sources[member].name, seconds: spent)
+            }
+            try pass.settleWaitingRecords(in: contexts[0], last: index == config.sources.count - 1)
+            clock.end(config.sources[index].name)
+        }
+    }
+
+    /// Whether every object a mapping makes gets the members of its to-many relationships that have
+    /// a minimum count from the same records (nested children linked through the inverse). When not
+    /// (members come from a later source; objects made by find-or-create lookups), batch saves defer
+    /// `.minCount` to the final stage's whole-graph validation.
+    static func fillsEveryMinimum(_ mapping: PipelineConfig.Mapping, model: ManagedObjectModel) -> Bool {
+        func filled(_ entityName: String, by children: [PipelineConfig.Child]) -> Bool {
+            guard let entity = model.entity(named: entityName) else { return true }
+            return entity.relationships.allSatisfy { relationship in
+                guard relationship.isToMany, (relationship.effectiveMinCount ?? 0) > 0 else { return true }
+                return children.contains {
+                    $0.parent == relationship.inverse?.name && $0.mapping.entity == relationship.destinationEntity?.name
+                }
+            }
+        }
+        guard filled(mapping.entity, by: mapping.children) else { return false }
+        for lookup in mapping.relationships where lookup.createsMissing {
+            guard filled(lookup.entity, by: []) else { return false }
+        }
+        return mapping.children.allSatisfy { fillsEveryMinimum($0.mapping, model: model) }
+    }
+
+    /// A failure as the run reports it: the store's errors as `RunError.store`, the rest as they are.
+    private static func runError(_ error: any Error) -> any Error {
+        switch error {
+        case let error as StoreError: return RunError.store(error)
+        default: return error
+        }
+    }
+
+    static func peakRSSMegabytes() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_maxrss) / 1024
+    }
+}

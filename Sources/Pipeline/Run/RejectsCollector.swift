@@ -1,0 +1,31 @@
+import Foundation
+
+/// The run's accounting: per-entity counts (read, inserted, updated, unchanged, rejected) and the
+/// rejected records, written to the rejects file as each batch finishes. Shared by a run's
+/// contexts; every call takes the lock.
+final class RejectsCollector: @unchecked Sendable {
+    // @unchecked: `report` and `file` are only touched with `lock` held.
+    private let lock = NSLock()
+    private var report = RunReport()
+    private var file: RejectsFile
+
+    init(rejectsPath: String?) {
+        file = RejectsFile(path: rejectsPath)
+    }
+
+    /// The counts so far.
+    var currentReport: RunReport { lock.withLock { report } }
+
+    /// Adds a batch's counts and writes its rejected records.
+    /// - Throws: `RunError.file` when the rejects file cannot be written.
+    func add(_ counts: [String: RunReport.Counts], rejected: [RecordReject]) throws {
+        try lock.withLock {
+            for (entity, batch) in counts { report.entities[entity, default: .init()].add(batch) }
+            report.rejected += rejected.count
+            for reject in rejected { try file.write(reject) }
+        }
+    }
+
+    /// Closes the rejects file (every line written is on disk once it returns).
+    func close() throws { try lock.withLock { try file.close() } }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import ModelFiles
+import ObjectGraph
+import Readers
+import Stores
+
+/// What a run did, per entity and in all.
+public struct RunReport: Sendable, Codable {
+    public struct Counts: Sendable, Codable, Equatable {
+        /// Records mapped onto the entity (children and objects created by lookups not included).
+        public var read = 0
+        /// Objects of those records saved as new rows.
+        public var inserted = 0
+        /// Objects of those records that became updates of stored rows (by key, through the merge
+        /// policy) and changed them.
+        public var updated = 0
+        /// Objects of those records equal to the stored rows they met: nothing written.
+        public var unchanged = 0
+        public var rejected = 0
+
+        mutating func add(_ other: Counts) {
+            read += other.read
+            inserted += other.inserted
+            updated += other.updated
+            unchanged += other.unchanged
+            rejected += other.rejected
+        }
+    }
+    public var entities: [String: Counts] = [:]
+    public var rejected = 0
+    public var seconds = 0.0
+    /// Where the time went, in order: one entry per source (named after it), then the final stage's
+    /// `indexes` (built after the load), `validation` (the whole graph) and `commit`.
+    public var stages: [Stage] = []
+    public var peakRSSMegabytes = 0.0
+
+    public struct Stage: Sendable, Codable, Equatable {
+        public var name: String
+        public var seconds: Double
+    }
+}

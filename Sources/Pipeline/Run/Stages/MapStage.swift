@@ -1,0 +1,61 @@
+import ObjectGraph
+import Readers
+
+/// The map stage: each record of a batch becomes an item with its values converted for its
+/// entity (`RecordMapper`), its place among the batch's groups (a top-level record and its nested
+/// children) and, for a record that fails to map, its rejection with every failure.
+struct MapStage {
+    let scope: StageScope
+
+    /// Maps a batch: records read now (batch `number` of the source), or records that waited for a
+    /// parent (`number` nil, each top-level record's `origins` given).
+    /// - Throws: `PipelineFileError` when the mapping names a field the records do not have;
+    ///   `RunError.unmappedRecord`.
+    func map(_ records: [Record], number: Int?, origins: [PendingRecords.Origin]?) throws -> ImportBatch {
+        let kinds = scope.kinds
+        var batch = ImportBatch(number: number, retried: origins)
+        batch.items.reserveCapacity(records.count)
+        let hasChildren = !scope.source.mapping.children.isEmpty
+        var byNumber: [Int: Int] = [:]  // record number → item index (for children)
+        var topLevel = 0
+        for record in records {
+            let kind = try kinds.kind(of: record)
+            let mapper = kinds[kind].mapper
+            var item = ImportBatch.Item(record: record, mapped: MappedRecord(), kind: kind)
+            if kinds[kind].parentRelationship != nil {
+                guard let parentNumber = record.parentRecord, let parent = byNumber[parentNumber] else { continue }
+                item.parent = parent
+                item.top = batch.items[parent].top
+            } else {
+                item.origin =
+                    origins?[topLevel]
+                    ?? PendingRecords.Origin(source: scope.sourceIndex, batch: number ?? 0, record: topLevel)
+                item.top = batch.items.count
+                topLevel += 1
+            }
+            if origins == nil {
+                if kind >= batch.readByKind.count {
+                    batch.readByKind += repeatElement(0, count: kind + 1 - batch.readByKind.count)
+                }
+                batch.readByKind[kind] += 1
+            }
+            do {
+                guard let mapped = try mapper.map(record) else { continue }  // skipped by `where`
+                item.mapped = mapped
+            } catch {
+                item.reject = error
+            }
+            if hasChildren, let number = record.number { byNumber[number] = batch.items.count }
+            batch.items.append(item)
+        }
+        // A record whose parent record was rejected goes with it.
+        for index in batch.items.indices {
+            if let parent = batch.items[index].parent, batch.items[parent].reject != nil,
+                batch.items[index].reject == nil
+            {
+                scope.rejectWithParent(&batch, index)
+            }
+        }
+        return batch
+    }
+}

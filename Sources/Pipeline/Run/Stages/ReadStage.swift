@@ -1,0 +1,151 @@
+import Foundation
+import Readers
+
+/// The read stage of a pass: opens its file's reader and cuts the records into batches of
+/// `batch.size` top-level records (a record's nested children stay in its batch), handed to the
+/// contexts through a bounded queue. Runs on the pass's reading thread.
+///
+/// A pass may read several consecutive sources of one file (`SourcePass.sharesPass`): a top-level
+/// record of another source of the pass ends the current source's batch, and is handed over once
+/// every batch before it is done (so its lookups find what the sources before it wrote).
+struct ReadStage {
+    /// A batch of records of one source of the pass (0: the first, then the ones read alongside)
+    /// and its number in that source (from 0).
+    typealias Batch = (part: Int, number: Int, records: [Record])
+
+    /// The pass's sources, with their places in the pipeline.
+    let parts: [(source: PipelineConfig.Source, index: Int)]
+    let batchSize: Int
+    /// Batches of the first source already in the store (`--resume`): read past, not imported —
+    /// the first `skippedBatches`, and `alsoDone`.
+    var skippedBatches = 0
+    var alsoDone: Set<Int> = []
+
+    private var source: PipelineConfig.Source { parts[0].source }
+
+    init(parts: [(source: PipelineConfig.Source, index: Int)], batchSize: Int) {
+        self.parts = parts
+        self.batchSize = batchSize
+    }
+
+    /// Reads the pass into `queue` until the input ends or `isCancelled` says so; `seconds` gets
+    /// the time spent on each source but the last (which ends when its batches are done).
+    /// - Throws: `RunError.input` with the reader's error and position.
+    func read(
+        into queue: BoundedQueue<Batch>, progress: RunProgress, seconds: inout [Double], isCancelled: () -> Bool
+    ) throws {
+        var reader = try openReader(progress: progress)
+        var partOfKind: [String: Int] = [:]
+        for (part, member) in parts.enumerated().reversed() {
+            partOfKind[member.source.format == .xml ? member.source.record ?? "/" : member.source.table ?? ""] = part
+        }
+        var part = 0, numbers = Array(repeating: 0, count: parts.count)
+        numbers[0] = skippedBatches
+        var batch: [Record] = [], topLevel = 0
+        var mark = Date()
+        // A resumed run reads past the top-level records already imported, and their children.
+        var skipping = skippedBatches * batchSize, skippingChildren = skippedBatches > 0
+        batch.reserveCapacity(batchSize)
+        /// Hands the batch over and starts the next; `false` when the import was cancelled.
+        func hand() -> Bool {
+            defer {
+                numbers[part] += 1
+                batch = []
+                batch.reserveCapacity(batchSize)
+                topLevel = 0
+            }
+            progress.read(records: batch.count)
+            return part != 0 || !alsoDone.contains(numbers[part]) ? queue.push((part, numbers[part], batch)) : true
+        }
+        // Records of one kind share their reader context: the last one's part answers most records.
+        var lastKind: (context: Record.Context, part: Int?)?
+        while !isCancelled() {
+            guard let record = try readNext(&reader) else { break }
+            if skipping > 0 || (skippingChildren && record.parentRecord != nil) {
+                if record.parentRecord == nil { skipping -= 1 }
+                continue
+            }
+            skippingChildren = false
+            if record.parentRecord == nil {
+                if parts.count > 1, lastKind?.context !== record.context {
+                    lastKind = (record.context, partOfKind[record.kind ?? ""])
+                }
+                if let next = lastKind?.part, next != part {
+                    if !batch.isEmpty { guard hand() else { return } }
+                    queue.waitUntilFinished()
+                    let now = Date()
+                    seconds[part] += now.timeIntervalSince(mark)
+                    mark = now
+                    part = next
+                    progress.switchTo(source: parts[part].source.name)
+                }
+                if topLevel >= batchSize { guard hand() else { return } }
+                topLevel += 1
+            }
+            batch.append(record)
+        }
+        if !batch.isEmpty { _ = hand() }
+    }
+
+    /// `--resume`: reads again the records a checkpoint names as waiting for a parent (top-level
+    /// records and their children) from the pass's first source.
+    /// - Throws: `RunError.input`.
+    func collect(_ origins: Set<PendingRecords.Origin>) throws -> [PendingRecords.Group] {
+        let sourceIndex = parts[0].index
+        let wanted = origins.filter { $0.source == sourceIndex }
+        guard let last = wanted.map(\.batch).max() else { return [] }
+        var reader = try openReader(progress: RunProgress())
+        var groups: [PendingRecords.Group] = []
+        var topLevel = -1, current: PendingRecords.Origin?
+        while let record = try readNext(&reader) {
+            if record.parentRecord == nil {
+                topLevel += 1
+                let origin = PendingRecords.Origin(
+                    source: sourceIndex, batch: topLevel / batchSize, record: topLevel % batchSize)
+                if origin.batch > last { break }
+                current = wanted.contains(origin) ? origin : nil
+                if let current { groups.append(.init(origin: current, records: [])) }
+            }
+            if current != nil { groups[groups.count - 1].records.append(record) }
+        }
+        return groups
+    }
+
+    private func readNext(_ reader: inout any RecordReader) throws -> Record? {
+        do { return try reader.next() } catch { throw inputError(error) }
+    }
+
+    /// A reader's failure as the run's: `RunError.input` with the `ReaderError` and its position.
+    private func inputError(_ error: any Error) -> RunError {
+        let reader =
+            error as? ReaderError
+            ?? ReaderError(.io, "\(error)", underlying: error)
+        return .input(source: source.name, reader)
+    }
+
+    private func openReader(progress: RunProgress) throws -> any RecordReader {
+        /// The file, its bytes counted for the progress line.
+        func counted() throws -> ByteSource {
+            let (input, counter) = try Input.openCounting(source.path)
+            progress.begin(source: source.name, counter: counter, path: source.path)
+            return input
+        }
+        do {
+            switch source.format {
+            case .csv: return try CSVReader(source: counted(), dialect: source.csv)
+            case .xml:
+                return try XMLReader(
+                    source: counted(), specs: parts.map { $0.source.mapping.xmlSpec(path: $0.source.record ?? "/") })
+            case .sqldump:
+                return try SQLDumpReader(
+                    source: counted(),
+                    tables: parts.count == 1 ? source.table.map { [$0] } : Set(parts.compactMap(\.source.table)))
+            case .sqlite:
+                progress.begin(source: source.name, counter: nil, path: source.path)
+                return try SQLiteFileReader(path: source.path, tables: source.table.map { [$0] })
+            }
+        } catch {
+            throw inputError(error)
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import ObjectGraph
+import Readers
+
+/// The kinds of record one source yields — its own, and one per nested child record — each
+/// compiled on first sight against the record's field names: its mapper, the relationship to its
+/// parent record, its lookups, and whether batch inserts may write it. Used on one context's queue.
+final class RecordKinds {
+    struct Kind {
+        var mapper: RecordMapper
+        var parentRelationship: String?
+        var resolvers: [LookupResolver]
+        /// Its records may be written by batch inserts (`WriteStage.insertInBulk`).
+        var bulk: Bool
+        /// The run's known keys of its entity (attribute index, keys) that batch inserts feed.
+        var insertedKeys: [(attribute: Int, known: KnownKeys)]
+    }
+
+    private(set) var all: [Kind] = []
+    private var byName: [String: Int] = [:]
+    /// Records of one kind share their reader context: the last one's kind answers most records.
+    private var last: (context: Record.Context, kind: Int)?
+
+    let source: PipelineConfig.Source
+    let model: ManagedObjectModel
+    let file: String
+    private let keys: KnownKeysRegistry
+    /// Whether records of an entity setting these relationships can go by batch insert.
+    private let canInsertInBulk: (EntityDescription, [String]) -> Bool
+
+    init(
+        source: PipelineConfig.Source, config: PipelineConfig, keys: KnownKeysRegistry,
+        canInsertInBulk: @escaping (EntityDescription, [String]) -> Bool
+    ) {
+        self.source = source
+        model = config.model
+        file = config.file
+        self.keys = keys
+        self.canInsertInBulk = canInsertInBulk
+    }
+
+    subscript(kind: Int) -> Kind {
+        _read { yield all[kind] }
+    }
+
+    /// Whether some kind's records may go by batch insert.
+    var anyBulk: Bool { all.contains(where: \.bulk) }
+
+    /// The kind of a record, its mapper compiled on first sight.
+    /// - Throws: `PipelineFileError` when the mapping names a field the record does not have;
+    ///   `RunError.unmappedRecord` for a record kind the mapping does not know.
+    func kind(of record: Record) throws -> Int {
+        if let last, last.context === record.context { return last.kind }
+        let kind = try kind(named: source.format == .xml ? (record.kind ?? source.record ?? "") : "", of: record)
+        last = (record.context, kind)
+        return kind
+    }
+
+    private func kind(named name: String, of record: Record) throws -> Int {
+        if let known = byName[name] { return known }
+        var mapping = source.mapping, parentRelationship: String?
+        var spec = source.mapping.xmlSpec(path: source.record ?? "/")
+        if source.format == .xml, name != source.record {
+            // A nested record: find its child mapping by walking the spec tree.
+            func find(
+                _ children: [PipelineConfig.Child], _ specs: [XMLRecordSpec]
+            ) -> (
+                PipelineConfig.Child, XMLRecordSpec
+            )? {
+                for (child, childSpec) in zip(children, specs) {
+                    if childSpec.kind == name { return (child, childSpec) }
+                    if let found = find(child.mapping.children, childSpec.children) { return found }
+                }
+                return nil
+            }
+            guard let (child, childSpec) = find(source.mapping.children, spec.children) else {
+                throw RunError.unmappedRecord(source: source.name, kind: name)
+            }
+            mapping = child.mapping
+            parentRelationship = child.parent
+            spec = childSpec
+        }
+        let names =
+            record.schema?.names
+            ?? (source.format == .xml ? spec.fields.map(\.name) : (1...max(record.count, 1)).map(String.init))
+        let mapper = try RecordMapper(
+            mapping: mapping, model: model, fieldNames: names, source: source.name,
+            sourceNulls: source.format == .csv ? source.csv.nullMarkers : [], file: file, line: source.line)
+        let resolvers = try mapping.relationships.map {
+            try LookupResolver(lookup: $0, model: model, known: keys.knownKeys(for: $0))
+        }
+        let relationships = mapping.relationships.map(\.relationship) + [parentRelationship].compactMap { $0 }
+        let insertedKeys = keys.singleKeys(of: mapper.entity.name).compactMap { name, known in
+            mapper.entity.attributeIndex(named: name).map { ($0, known) }
+        }
+        all.append(
+            Kind(
+                mapper: mapper, parentRelationship: parentRelationship, resolvers: resolvers,
+                bulk: canInsertInBulk(mapper.entity, relationships), insertedKeys: insertedKeys))
+        byName[name] = all.count - 1
+        return all.count - 1
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import ObjectGraph
+import Readers
+
+/// The write stage: new objects that need nothing of a context go to the store in batch inserts
+/// (`BatchInsertRequest`, parents before children); the rest is saved through the context with
+/// the pipeline's merge policy — records whose objects fail validation or break a key are
+/// rejected with those failures and the save is tried again without them. With `commit: batches`
+/// each save commits with the checkpoint.
+final class WriteStage {
+    let scope: StageScope
+    private let checkpoint: BatchCheckpoint?
+    /// Batch inserts are worth trying: they are possible and the last batches' objects were mostly
+    /// new (an input whose keys the store already holds goes through the context).
+    private(set) var triesBatchInserts = true
+    /// The context's last did-save (which objects it inserted, and updated with changes).
+    private let lastSave = LastSave()
+    private var observation: DidSaveObservation?
+
+    init(scope: StageScope, checkpoint: BatchCheckpoint?) {
+        self.scope = scope
+        self.checkpoint = checkpoint
+        observation = scope.context.observeDidSave { [lastSave] save in lastSave.set(save) }
+    }
+
+    deinit { observation?.cancel() }
+
+    /// Whether records of `entity` setting `relationships` can be written by batch inserts in
+    /// `context`: the store takes them, no checkpoint must commit with the save, the relationships
+    /// are to-ones a foreign key says everything of (`BatchInsertRequest.canSet`), no count rule of
+    /// a to-many could be broken by a new member, and no to-many of the new object has a minimum
+    /// checked at the save.
+    static func canInsertInBulk(
+        _ entity: EntityDescription, setting relationships: [String], context: ManagedObjectContext,
+        checkpoint: BatchCheckpoint?
+    ) -> Bool {
+        guard checkpoint == nil, context.persistentStoreCoordinator.supportsBatchInsert(for: entity) else {
+            return false
+        }
+        for name in relationships {
+            guard let relationship = entity.relationship(named: name), BatchInsertRequest.canSet(relationship),
+                relationship.inverse?.maxCount == nil
+            else { return false }
+        }
+        return entity.relationships.allSatisfy { relationship in
+            guard relationship.isToMany else { return true }
+            let minimum = relationship.effectiveMinCount ?? 0
+            return relationship.maxCount == nil
+                && (minimum == 0 || context.deferredValidationRules.contains(.minCount))
+        }
+    }
+
+    /// Writes the planned batch inserts, a kind at a time, parents first; an object whose parent
+    /// was not written stays behind with it (for the context). An object that meets a stored key
+    /// (a re-import, a duplicate in the input) is refused by the store and left to the context,
+    /// whose merge policy decides — with its children.
+    func insert(_ plan: LinkStage.BatchInsertPlan, into batch: inout ImportBatch) throws {
+        let kinds = scope.kinds
+        let coordinator = scope.context.persistentStoreCoordinator
+        var attempted = 0, refused = 0
+        for (kindIndex, (members, full)) in plan.requests.enumerated() where !members.isEmpty {
+            let parentRelationship = kinds[kindIndex].parentRelationship.flatMap {
+                full.entity.relationship(named: $0)?.index
+            }
+            let kept = members.indices.filter { object in
+                let index = members[object]
+                guard !plan.excluded.contains(batch.items[index].top) else { return false }
+                if let parent = batch.items[index].parent { return batch.items[parent].bulkID != nil }
+                return true
+            }
+            guard !kept.isEmpty else { continue }
+            var request = full
+            if kept.count != members.count {
+                request = BatchInsertRequest(entity: full.entity, capacity: kept.count)
+                for object in kept {
+                    let copy = request.appendObject()
+                    for attribute in full.entity.attributes {
+                        request[copy, attribute.index] = full[object, attribute.index]
+                    }
+                    for relationship in full.entity.relationships where !relationship.isToMany {
+                        request.setDestination(
+                            full.destination(relationship: relationship.index, of: object),
+                            relationship: relationship.index, of: copy)
+                    }
+                }
+            }
+            if let parentRelationship {
+                for (copy, object) in kept.enumerated() {
+                    request.setDestination(
+                        batch.items[batch.items[members[object]].parent!].bulkID, relationship: parentRelationship,
+                        of: copy)
+                }
+            }
+            let ids = try coordinator.execute(request)
+            for (copy, object) in kept.enumerated() { batch.items[members[object]].bulkID = ids[copy] }
+            // Lookups of later records and sources find these objects without asking the store.
+            for (attribute, known) in kinds[kindIndex].insertedKeys {
+                known.remember(values: (0..<request.count).map { request[$0, attribute] }, objectIDs: ids)
+            }
+            attempted += kept.count
+            refused += ids.lazy.filter { $0 == nil }.count
+        }
+        // Mostly stored keys (a re-import): the context's merge is the way for the rest of the source.
+        if attempted >= 64 && refused * 4 > attempted { triesBatchInserts = false }
+    }
+
+    /// Saves the batch's objects; records whose objects fail validation or break a key under
+    /// `merge: error` are rejected with those failures and the save is tried again without them.
+    /// - Parameters:
+    ///   - waiting: the groups of the batch that wait for a parent, and
+    ///   - resolved: (for a retry) the origins that no longer wait — what the checkpoint records.
+    /// - Throws: `RunError.batchNotSaved` when a failure names no record of the batch; `StoreError`.
+    func save(
+        _ batch: inout ImportBatch, waiting: [PendingRecords.Origin], resolved: [PendingRecords.Origin]
+    ) throws {
+        let context = scope.context
+        while true {
+            do {
+                if let checkpoint {
+                    try checkpoint.save(context, batch: batch.number, waiting: waiting, resolved: resolved)
+                } else {
+                    try context.save()
+                }
+                return
+            } catch let error as ValidationError {
+                var progressed = false
+                for failure in error.failures {
+                    guard let index = batch.owner(of: failure.objectID) else { continue }
+                    let item = batch.items[index]
+                    let field = failure.key.flatMap { scope.kinds[item.kind].mapper.field(of: $0, in: item.record) }
+                    scope.reject(
+                        &batch, index, property: failure.key ?? failure.entityName, rule: "\(failure.rule)",
+                        message: failure.message, raw: field?.raw ?? failure.value, position: field?.position)
+                    progressed = true
+                }
+                if !progressed { throw RunError.batchNotSaved(source: scope.source.name, underlying: error) }
+            } catch let error as MergeError {
+                var progressed = false
+                for conflict in error.constraintConflicts {
+                    for id in [conflict.objectID] + conflict.otherObjectIDs {
+                        guard let index = batch.owner(of: id) else { continue }
+                        scope.reject(
+                            &batch, index, property: conflict.keyNames.joined(separator: ", "), rule: "unique",
+                            message: "\(conflict)")
+                        progressed = true
+                    }
+                }
+                if !progressed { throw RunError.batchNotSaved(source: scope.source.name, underlying: error) }
+            }
+        }
+    }
+
+    /// The batch's counts per entity once it is saved: read (when first read), inserted, updated,
+    /// unchanged (equal to the stored row: nothing written), rejected; and its rejected records.
+    func outcome(of batch: ImportBatch) -> (counts: [String: RunReport.Counts], rejected: [RecordReject]) {
+        let kinds = scope.kinds
+        var counts: [String: RunReport.Counts] = [:]
+        for (kind, read) in batch.readByKind.enumerated() where read > 0 {
+            counts[kinds[kind].mapper.entity.name, default: .init()].read += read
+        }
+        let saved = lastSave.take()
+        let inserted = Set(saved?.inserted ?? []), updated = Set(saved?.updated ?? [])
+        var rejected: [RecordReject] = []
+        var byKind = [RunReport.Counts](repeating: .init(), count: kinds.all.count)
+        for index in batch.items.indices where !batch.items[index].waits {
+            let kind = batch.items[index].kind
+            if let reject = batch.items[index].reject {
+                counts[reject.entity, default: .init()].rejected += 1
+                rejected.append(reject)
+            } else if batch.items[index].bulkID != nil {
+                byKind[kind].inserted += 1
+            } else if let object = batch.items[index].object {
+                if inserted.contains(object.objectID) {
+                    byKind[kind].inserted += 1
+                } else if updated.contains(object.objectID) {
+                    byKind[kind].updated += 1
+                } else {
+                    byKind[kind].unchanged += 1
+                }
+            }
+        }
+        for (kind, kindCounts) in byKind.enumerated() where kindCounts != RunReport.Counts() {
+            counts[kinds[kind].mapper.entity.name, default: .init()].add(kindCounts)
+        }
+        return (counts, rejected)
+    }
+}
+
+/// A context's last did-save, handed from the save's callback to the batch that saved.
+private final class LastSave: @unchecked Sendable {
+    // @unchecked: `save` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var save: ContextDidSave?
+    func set(_ save: ContextDidSave) { lock.withLock { self.save = save } }
+    func take() -> ContextDidSave? {
+        lock.withLock {
+            defer { save = nil }
+            return save
+        }
+    }
+}

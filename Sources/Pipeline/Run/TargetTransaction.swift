@@ -1,0 +1,205 @@
+import Foundation
+import ModelFiles
+import ObjectGraph
+import Stores
+
+/// A run's target as one transaction: the lock that keeps a second run out, the file the run
+/// writes, and how it becomes the target.
+///
+/// - `commit: atomic`: the run writes a copy of the target (`<target>.sluice-tmp`, or a new file
+///   for a new target) and `commit()` renames it over the target — one atomic step, after syncing
+///   it — so the target is as before or as after, whatever happens. A target another program
+///   wrote meanwhile is not replaced (`RunError.targetChanged`).
+/// - `commit: batches`: the run writes the target itself, each batch's save committing with a
+///   checkpoint (`checkpoint`); `resumePosition` is where an interrupted run stopped.
+/// - A dry run, or an in-memory target: an in-memory store, no file, no lock.
+///
+/// The lock is held from `init` until the transaction is released.
+final class TargetTransaction {
+    let config: PipelineConfig
+    /// The target's file; `nil` for an in-memory store.
+    let target: URL?
+    /// The file the run writes: the work copy (`commit: atomic`) or the target (`commit: batches`).
+    let work: URL?
+    let coordinator: PersistentStoreCoordinator
+    /// The store the run writes, until `commit()` or `abandon()` removes it.
+    private(set) var store: (any PersistentStore)?
+    /// `commit: batches`: saves commit with it.
+    private(set) var checkpoint: BatchCheckpoint?
+    /// `commit: batches` with `--resume`: where the interrupted run stopped.
+    private(set) var resumePosition: BatchCheckpoint.Position?
+    private var lock: StoreLock?
+    /// The target's file state when the run copied it (`commit: atomic`).
+    private var copiedState: [String]?
+
+    /// Whether saves commit batch by batch (with a checkpoint) rather than at the end.
+    var commitsBatches: Bool { config.commit == .batches && target != nil }
+
+    /// Takes the lock, copies the target (`commit: atomic`), opens the store and, for
+    /// `commit: batches`, reads the checkpoint an interrupted run left.
+    /// - Parameters:
+    ///   - dryRun: an in-memory store; the target is not touched.
+    ///   - resume: `commit: batches`: go on from the checkpoint (without it, a target holding one
+    ///     is refused: `RunError.interrupted`).
+    /// - Throws: `RunError` (`.locked`, `.file`, `.store`, `.interrupted`).
+    init(config: PipelineConfig, dryRun: Bool, resume: Bool) throws {
+        self.config = config
+        let target = dryRun || config.store == .inMemory ? nil : config.targetPath.map { URL(fileURLWithPath: $0) }
+        self.target = target
+        coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
+        var work = target
+        if let target {
+            let folder = target.deletingLastPathComponent()
+            do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
+                throw RunError.file(RunFileError(.createFolder, "of the target", path: folder.path, underlying: error))
+            }
+            do { lock = try StoreLock(forStoreAt: target.path) } catch let error as StoreLock.Error {
+                switch error {
+                case .locked(let path): throw RunError.locked(path: path)
+                case .io(let path, let errno):
+                    throw RunError.file(RunFileError(.lock, "the lock file", path: path, errno: errno))
+                }
+            }
+            if config.commit == .atomic { work = try Self.workCopy(of: target, config: config, state: &copiedState) }
+        }
+        self.work = work
+        do {
+            try openStore(resume: resume)
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
+    private var storeOptions: [String: String] { config.sharesFile ? ["shares_file": "true"] : [:] }
+
+    private func openStore(resume: Bool) throws {
+        var options = storeOptions
+        if let work, work != target, config.store == .sqlite {
+            // The work copy is private until it is renamed into place, and thrown away when the
+            // run fails: each save needs no durability of its own, so its pages are written once
+            // (no WAL) and never synced; the whole file is synced before the rename (`commit`).
+            options["journal_mode"] = "MEMORY"
+            options["synchronous"] = "OFF"
+        }
+        let store: any PersistentStore
+        do {
+            store = try TargetStore.add(
+                to: coordinator, at: work, type: work == nil ? nil : config.store.storeType, options: options)
+        } catch let error as StoreError {
+            throw RunError.store(error)
+        }
+        self.store = store
+        guard work != nil else { return }
+        // The model goes with the store (written with its first save), for `inspect` and `validate`.
+        var metadata = coordinator.metadata(for: store)
+        StoredModel.record(fileAt: config.modelPath, in: &metadata)
+        coordinator.setMetadata(metadata, for: store)
+        guard commitsBatches else { return }
+        let made = BatchCheckpoint(
+            coordinator: coordinator, store: store, pipeline: BatchCheckpoint.identity(of: config))
+        if let left = BatchCheckpoint.position(in: coordinator.metadata(for: store)) {
+            let interrupted = { (reason: InterruptedRun.Reason) in
+                RunError.interrupted(
+                    InterruptedRun(
+                        target: self.target?.path ?? "", reason: reason, source: left.sourceIndex + 1,
+                        batches: left.batches))
+            }
+            guard resume else { throw interrupted(.needsResume) }
+            guard left.pipeline == made.pipeline else { throw interrupted(.otherPipeline) }
+            resumePosition = left
+        }
+        checkpoint = made
+    }
+
+    /// Ends the run: the checkpoint goes, the metadata is saved, the store closed and — with
+    /// `commit: atomic` — the work copy synced and renamed over the target.
+    /// - Throws: `RunError` (`.store`, `.file`, `.targetChanged`); the target is then as it was.
+    func commit() throws {
+        guard let store else { return }
+        do {
+            try checkpoint?.finish()
+            try coordinator.saveMetadata()
+        } catch let error as StoreError {
+            throw RunError.store(error)
+        }
+        coordinator.removePersistentStore(store)
+        self.store = nil
+        if let target, let work, work != target { try Self.move(work, over: target, copiedState: copiedState) }
+    }
+
+    /// After a failure: the store is closed and the work copy removed (the target is as it was).
+    func abandon() {
+        if let store { coordinator.removePersistentStore(store) }
+        store = nil
+        if let target, let work, work != target { Self.removeStoreFiles(at: work) }
+    }
+
+    // MARK: The work copy
+
+    /// The file the run writes: a copy of the target (or nothing, for a new target) next to it.
+    private static func workCopy(of target: URL, config: PipelineConfig, state: inout [String]?) throws -> URL {
+        let work = URL(fileURLWithPath: target.path + ".sluice-tmp")
+        removeStoreFiles(at: work)  // what a killed run left
+        guard FileManager.default.fileExists(atPath: target.path) else { return work }
+        if (try? SQLiteStore.metadata(at: target)) != nil || !config.sharesFile {
+            // A cleanly closed store has no WAL left; open it once to make sure of that before copying.
+            let check = PersistentStoreCoordinator(managedObjectModel: config.model)
+            do {
+                let existing = try TargetStore.add(
+                    to: check, at: target, type: config.store.storeType,
+                    options: config.sharesFile ? ["shares_file": "true"] : [:])
+                check.removePersistentStore(existing)
+            } catch let error as StoreError {
+                throw RunError.store(error)
+            }
+        }
+        // Another program's database is never opened as a store here (that would add the
+        // store's tables to it): its file and WAL are copied as they are.
+        state = fileState(of: target)
+        for suffix in ["", "-wal"] where suffix.isEmpty || FileManager.default.fileExists(atPath: target.path + suffix)
+        {
+            do { try FileManager.default.copyItem(atPath: target.path + suffix, toPath: work.path + suffix) } catch {
+                throw RunError.file(
+                    RunFileError(.copy, "the target to work on", path: target.path + suffix, underlying: error))
+            }
+        }
+        return work
+    }
+
+    /// Size and modification time of a file and its WAL, to see whether another program wrote it.
+    private static func fileState(of url: URL) -> [String] {
+        ["", "-wal"].map { suffix in
+            var info = stat()
+            guard stat(url.path + suffix, &info) == 0 else { return "none" }
+            return "\(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+        }
+    }
+
+    /// Renames the finished copy over the target: one atomic step. A target another program wrote
+    /// since it was copied (a shared database) is not replaced: that would lose its writes.
+    private static func move(_ work: URL, over target: URL, copiedState: [String]?) throws {
+        if let copiedState, fileState(of: target) != copiedState { throw RunError.targetChanged(path: target.path) }
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: work.path + suffix) }
+        try sync(work, "the finished store")
+        guard rename(work.path, target.path) == 0 else {
+            throw RunError.file(.posix(.rename, "the finished store", path: target.path))
+        }
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target.path + suffix) }
+        try sync(target.deletingLastPathComponent(), "the target's folder")
+    }
+
+    /// Flushes a file (or a folder, for a rename in it) to the disk.
+    private static func sync(_ url: URL, _ role: String) throws {
+        let descriptor = open(url.path, O_RDONLY)
+        guard descriptor >= 0 else { throw RunError.file(.posix(.open, role, path: url.path)) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw RunError.file(.posix(.sync, role, path: url.path)) }
+    }
+
+    static func removeStoreFiles(at url: URL) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            try? FileManager.default.removeItem(atPath: url.path + suffix)
+        }
+    }
+}

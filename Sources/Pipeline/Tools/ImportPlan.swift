@@ -1,0 +1,258 @@
+import Foundation
+import ModelFiles
+import ObjectGraph
+import Readers
+import Stores
+
+/// `sluice import INPUT... --to STORE`: the one-off form of a pipeline. The inputs are read once to
+/// infer a model (unless one is given, or the target is a Sluice store that holds its model); then a
+/// pipeline is written for them — one source per file, per SQL table, or per XML record path, every
+/// column mapped onto the attribute inference named after it, foreign keys as must-exist lookups
+/// (a child row before its parent waits for it), keys for upserts — and run like any other.
+/// `pipelineText` is that pipeline, so a user can keep it and run it from cron instead.
+public struct ImportPlan {
+    public struct Options: Sendable {
+        public var inputs: [String]
+        public var target: String
+        /// The inputs' format: `csv`, `xml`, `sqldump` or `sqlite`; `nil` (or `auto`) tells it per file.
+        public var format: String?
+        /// The entity of a single CSV or XML input (default: from the file name or record element).
+        public var entity: String?
+        /// XML: the path of the record elements.
+        public var record: String?
+        /// XML: the record's fields, `name` → `@attr`, `child` or `child/grandchild`.
+        public var fields: [(name: String, path: String)] = []
+        /// Attributes identifying an object (default: the input's primary key, or a unique `id`).
+        public var key: [String]?
+        /// A model file to import into instead of an inferred one.
+        public var modelPath: String?
+        /// CSV: the dialect (sniffed per file when `nil`).
+        public var csv: CSVDialect?
+        /// CSV: what the command line says of the dialect; applied over what sniffing the first
+        /// CSV input finds, and the result used for every CSV input (see `csv`).
+        public var csvFlags = CSVFlags()
+        public var batchSize = 5_000
+        public var maxErrors = 0
+        public var rejects: String?
+        public var merge = "object-trumps"
+
+        public init(inputs: [String], target: String) {
+            self.inputs = inputs
+            self.target = target
+        }
+    }
+
+    /// The pipeline file's text (absolute paths).
+    public let pipelineText: String
+    /// The inferred model file's text, or `nil` when the model is given or stored in the target.
+    public let modelText: String?
+
+    /// Infers what is needed and writes the pipeline.
+    /// - Parameter modelFile: where the pipeline says the model is (the inferred model is to be
+    ///   written there; ignored when the model is given or stored).
+    /// - Throws: `ReaderError` for unreadable inputs or missing options; `StoreError`.
+    public init(_ options: Options, modelFile: String) throws {
+        guard !options.inputs.isEmpty else { throw ReaderError(.invalidOption, "give at least one input") }
+        let givenFormat = try InputFormat.named(options.format)
+        var options = options
+        if options.csv == nil { options.csv = try options.csvFlags.dialect(for: options.inputs, format: givenFormat) }
+        var inference = ModelInference()
+        var sources: [(path: String, format: InputFormat, firstEntity: Int, spec: XMLRecordSpec?)] = []
+        for path in options.inputs {
+            let format = try givenFormat ?? InputFormat.detect(path: path)
+            if options.entity != nil, options.inputs.count > 1, format == .csv || format == .xml {
+                throw ReaderError(
+                    .invalidOption, "--entity names the entity of one CSV or XML input; give one input per import")
+            }
+            var spec: XMLRecordSpec?
+            if format == .xml {
+                guard let record = options.record else {
+                    throw ReaderError(
+                        .invalidOption,
+                        "an XML input needs --record (the path of its record elements, like /orders/order)")
+                }
+                spec =
+                    options.fields.isEmpty
+                    ? try XMLReader.discoverSpec(path: path, recordPath: record)
+                    : XMLRecordSpec(path: record, fields: options.fields)
+            }
+            let first = inference.entities.count
+            try inference.add(
+                inputAt: path, format: format, recordPath: options.record, entity: options.entity, dialect: options.csv,
+                spec: spec)
+            sources.append((path, format, first, spec))
+        }
+
+        // A key given for an inferred model becomes its uniqueness constraint (upserts need one).
+        if let key = options.key {
+            for source in sources {
+                let columns = inference.entities[source.firstEntity].columns.map(\.source).filter {
+                    key.contains(ModelInference.attributeName($0))
+                }
+                if columns.count == key.count { inference.entities[source.firstEntity].uniqueKeys.append(columns) }
+            }
+        }
+        // The model: given, stored in the target, or the inferred one.
+        var modelPath = modelFile, inferred: String? = inference.modelFile(), model: ManagedObjectModel?
+        if let given = options.modelPath {
+            modelPath = URL(fileURLWithPath: given).standardizedFileURL.path
+            inferred = nil
+            model = try ModelFile.load(contentsOf: URL(fileURLWithPath: modelPath))
+        } else if FileManager.default.fileExists(atPath: options.target),
+            let metadata = try? SQLiteStore.metadata(at: URL(fileURLWithPath: options.target)),
+            let stored = try StoredModel.model(in: metadata, store: options.target),
+            let recorded = StoredModel.text(in: metadata), !recorded.isJSON
+        {
+            // Into an existing store: its own model, written out for the pipeline to read.
+            model = stored
+            inferred = recorded.text
+        }
+        modelText = inferred
+
+        let plans = inference.plans()
+        var text = "# Written by `sluice import`; run it again with `sluice run`.\nversion: 1\n"
+        text += "model: \(Self.quoted(modelPath))\n"
+        // Another program's SQLite database: the store's tables go next to its own.
+        var shared = false
+        if FileManager.default.fileExists(atPath: options.target) {
+            do { _ = try SQLiteStore.metadata(at: URL(fileURLWithPath: options.target)) } catch let error as StoreError
+                where error.code == .incompatibleModel
+            {
+                shared = true
+            }
+        }
+        text +=
+            "target: { store: sqlite, path: "
+            + "\(Self.quoted(URL(fileURLWithPath: options.target).standardizedFileURL.path)), commit: "
+            + "atomic\(shared ? ", shared: true" : "") }\n"
+        text += "batch: { size: \(options.batchSize), contexts: 2 }\n"
+        text += "merge: \(options.merge)\n"
+        text +=
+            "errors: { max: \(options.maxErrors)"
+            + (options.rejects.map { ", rejects: \(Self.quoted(URL(fileURLWithPath: $0).standardizedFileURL.path))" }
+                ?? "") + " }\n"
+        text += "sources:\n"
+        for (number, source) in sources.enumerated() {
+            let end = number + 1 < sources.count ? sources[number + 1].firstEntity : plans.count
+            let path = Self.quoted(URL(fileURLWithPath: source.path).standardizedFileURL.path)
+            for index in source.firstEntity..<end where plans[index].parent == nil {
+                let plan = plans[index]
+                guard model == nil || model?.entity(named: plan.name) != nil else {
+                    throw ReaderError(
+                        .invalidOption,
+                        "the target's model has no entity \(plan.name) for \(source.path) (it has: "
+                            + "\(model!.entities.map(\.name).sorted().joined(separator: ", "))); name it with --entity"
+                    )
+                }
+                let sourceName = source.format == .sqldump || source.format == .sqlite ? plan.origin : plan.name
+                text += "  - name: \(Self.quoted(sourceName))\n"
+                text += "    format: \(source.format.rawValue)\n    path: \(path)\n"
+                var dialect =
+                    try source.format == .csv ? options.csv ?? CSVSniffer.sniff(path: source.path) : CSVDialect()
+                // Inference takes an empty field for null; so does the import, unless markers are given.
+                if dialect.nullMarkers.isEmpty { dialect.nullMarkers = [""] }
+                switch source.format {
+                case .csv:
+                    text += "    csv: \(Self.csvOptions(dialect))\n"
+                case .xml: text += "    record: \(Self.quoted(options.record ?? ""))\n"
+                case .sqldump, .sqlite: text += "    table: \(Self.quoted(plan.origin))\n"
+                }
+                let numbered = source.format == .csv && !dialect.hasHeader
+                text += try Self.mapping(
+                    plans, index, spec: source.spec, numberedColumns: numbered, key: options.key, model: model,
+                    indent: "    ")
+            }
+        }
+        pipelineText = text
+    }
+
+    /// A mapping's lines: entity, key, fields, lookups, nested children.
+    /// - Parameter numberedColumns: CSV without a header: columns are `1`, `2`, … (inference calls
+    ///   them `field1`, `field2`, …).
+    /// - Throws: `ReaderError` when a given or stored model has no attribute or relationship for a
+    ///   column (importing it would drop the column's values).
+    private static func mapping(
+        _ plans: [ModelInference.EntityPlan], _ index: Int, spec: XMLRecordSpec?, numberedColumns: Bool,
+        key: [String]?, model: ManagedObjectModel?, indent: String
+    ) throws -> String {
+        let plan = plans[index]
+        let entity = model?.entity(named: plan.name)
+        var text = "\(indent)entity: \(quoted(plan.name))\n"
+        if let entity {
+            let missing =
+                plan.fields.filter { entity.attribute(named: $0.attribute) == nil }.map {
+                    "\($0.column) (attribute \($0.attribute))"
+                }
+                + plan.lookups.filter { entity.relationship(named: $0.relationship) == nil }.map {
+                    "\($0.column) (relationship \($0.relationship))"
+                }
+            guard missing.isEmpty else {
+                throw ReaderError(
+                    .invalidOption,
+                    "the model's entity \(plan.name) has nothing for the column\(missing.count == 1 ? "" : "s") "
+                        + "\(missing.joined(separator: ", ")) of \(plan.origin); importing would drop them"
+                )
+            }
+        }
+        let fields = plan.fields
+        let keyNames = (key ?? plan.key).filter { name in fields.contains { $0.attribute == name } }
+        if !keyNames.isEmpty, plan.parent == nil {
+            text += "\(indent)key: [\(keyNames.map(quoted).joined(separator: ", "))]\n"
+        }
+        let paths = Dictionary(spec?.fields.map { ($0.name, $0.path) } ?? [], uniquingKeysWith: { first, _ in first })
+        func from(_ column: String) -> String {
+            if spec != nil { return paths[column] ?? column }
+            if numberedColumns, column.hasPrefix("field"), let number = Int(column.dropFirst(5)) {
+                return String(number)
+            }
+            return column
+        }
+        text += "\(indent)fields:\n"
+        for field in fields { text += "\(indent)  \(quoted(field.attribute)): \(quoted(from(field.column)))\n" }
+        let lookups = plan.lookups
+        if !lookups.isEmpty {
+            text += "\(indent)relationships:\n"
+            for lookup in lookups {
+                text +=
+                    "\(indent)  \(quoted(lookup.relationship)): { entity: \(quoted(lookup.destination)), key: { "
+                    + "\(quoted(lookup.destinationAttribute)): \(quoted(from(lookup.column))) }, missing: reject "
+                    + "}\n"
+            }
+        }
+        let children = plans.indices.filter { plans[$0].parent?.entity == index }
+        if !children.isEmpty, let spec {
+            text += "\(indent)children:\n"
+            for child in children {
+                guard
+                    let childSpec = spec.children.first(where: {
+                        ModelInference.entityName($0.kind ?? $0.path) == plans[child].name
+                    })
+                else { continue }
+                text += "\(indent)  - record: \(quoted(childSpec.path))\n"
+                text += "\(indent)    parent: \(quoted(plans[child].parent!.relationship))\n"
+                text += try mapping(
+                    plans, child, spec: childSpec, numberedColumns: false, key: nil, model: model,
+                    indent: indent + "    ")
+            }
+        }
+        return text
+    }
+
+    private static func csvOptions(_ dialect: CSVDialect) -> String {
+        func byte(_ value: UInt8) -> String { quoted(String(UnicodeScalar(value))) }
+        var parts = [
+            "header: \(dialect.hasHeader)", "delimiter: \(byte(dialect.delimiter))",
+            "quote: \(dialect.quote.map(byte) ?? "none")", "encoding: \(dialect.encoding.rawValue)",
+            "null: [\(dialect.nullMarkers.map(quoted).joined(separator: ", "))]",
+        ]
+        if let escape = dialect.escape { parts.append("escape: \(byte(escape))") }
+        if let comment = dialect.comment { parts.append("comment: \(byte(comment))") }
+        return "{ " + parts.joined(separator: ", ") + " }"
+    }
+
+    /// A YAML scalar in double quotes (JSON's escapes, which YAML shares).
+    static func quoted(_ text: String) -> String {
+        let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\\/", with: "/")
+    }
+}

@@ -1,0 +1,18 @@
+import ModelFiles
+import Readers
+
+/// `sluice infer`: a model file (YAML) proposed for inputs, from every value they hold.
+public enum ModelProposal {
+    /// The proposed model file's text for `inputs`.
+    /// - Parameters:
+    ///   - format: `csv`, `xml`, `sqldump`, `sqlite`, or `nil`/`auto` to detect each input's.
+    ///   - recordPath: XML: the path of the record elements.
+    /// - Throws: `ReaderError`: unreadable input (with its position), an unknown format, XML
+    ///   without a record path.
+    public static func modelFile(for inputs: [String], format: String?, recordPath: String?) throws -> String {
+        let format = try InputFormat.named(format)
+        var inference = ModelInference()
+        for input in inputs { try inference.add(inputAt: input, format: format, recordPath: recordPath) }
+        return inference.modelFile()
+    }
+}

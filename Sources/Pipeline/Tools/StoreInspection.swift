@@ -1,0 +1,102 @@
+import Foundation
+import ModelFiles
+import ObjectGraph
+import Stores
+
+/// What `sluice inspect` shows about a store.
+public struct StoreSummary: Sendable, Codable {
+    public var path: String
+    public var type: String
+    public var identifier: String
+    public var modelVersionHash: String?
+    /// Where the model came from: `stored` (the store's metadata), `given` (`--model`) or `none`.
+    public var model: String
+    /// Objects per entity (each entity's own, sub-entities counted on their own line); `nil` when no
+    /// model is known.
+    public var entities: [String: Int]?
+    /// Whether the store holds the checkpoint of an interrupted `commit: batches` run.
+    public var interruptedRun: Bool
+    /// The metadata's other entries (the stored model and checkpoint left out).
+    public var userInfo: [String: String]
+}
+
+/// Opens stores a run wrote, for `sluice inspect` and `sluice validate`.
+public enum StoreInspection {
+    /// `summary(ofStoreAt:model:)` with the model file at `modelPath`, or the stored model when `nil`.
+    /// - Throws: `ModelFileError`; what `summary(ofStoreAt:model:)` throws.
+    public static func summary(ofStoreAt path: String, modelAt modelPath: String?) throws -> StoreSummary {
+        try summary(ofStoreAt: URL(fileURLWithPath: path), model: loadModel(modelPath))
+    }
+
+    /// `violations(inStoreAt:model:)` with the model file at `modelPath`, or the stored model when `nil`.
+    /// - Throws: `ModelFileError`; what `violations(inStoreAt:model:)` throws.
+    public static func violations(inStoreAt path: String, modelAt modelPath: String?) throws -> [GraphViolation] {
+        try violations(inStoreAt: URL(fileURLWithPath: path), model: loadModel(modelPath))
+    }
+
+    /// The model file at `path`, when one is given.
+    static func loadModel(_ path: String?) throws -> ManagedObjectModel? {
+        try path.map { try ModelFile.load(contentsOf: URL(fileURLWithPath: $0)) }
+    }
+
+    /// Reads the store's metadata and, when a model is known (given, or stored by the run that wrote
+    /// the store), counts its objects per entity. Opens the file read-only.
+    /// - Throws: `StoreError`; `ModelFileError` for a stored model that does not read.
+    public static func summary(ofStoreAt url: URL, model given: ManagedObjectModel? = nil) throws -> StoreSummary {
+        let metadata = try TargetStore.metadata(ofStoreAt: url)
+        let model = try given ?? StoredModel.model(in: metadata, store: url.path)
+        var summary = StoreSummary(
+            path: url.path, type: metadata.storeType, identifier: metadata.identifier,
+            modelVersionHash: metadata.modelVersionHash,
+            model: given != nil ? "given" : model != nil ? "stored" : "none",
+            entities: nil, interruptedRun: metadata.userInfo[BatchCheckpoint.key] != nil,
+            userInfo: metadata.userInfo.filter { $0.key != StoredModel.key && $0.key != BatchCheckpoint.key })
+        if let model {
+            summary.entities = try withStore(at: url, model: model) { context in
+                var counts: [String: Int] = [:]
+                for entity in model.entities {
+                    var request = FetchRequest(entityName: entity.name)
+                    request.includesSubentities = false
+                    counts[entity.name] = try context.count(for: request)
+                }
+                return counts
+            }
+        }
+        return summary
+    }
+
+    /// Every rule of the model the stored graph breaks (`GraphValidation`).
+    /// - Parameter given: the model to validate against; by default the one stored with the store.
+    /// - Throws: `StoreError`; `ModelFileError`; `StoreInspection.NoModel` when none is known.
+    public static func violations(inStoreAt url: URL, model given: ManagedObjectModel? = nil) throws -> [GraphViolation]
+    {
+        let metadata = try TargetStore.metadata(ofStoreAt: url)
+        guard let model = try given ?? StoredModel.model(in: metadata, store: url.path) else {
+            throw NoModel(path: url.path)
+        }
+        return try withStore(at: url, model: model) { context in
+            try GraphValidation.violations(in: context.persistentStoreCoordinator)
+        }
+    }
+
+    /// The store holds no model and none was given.
+    public struct NoModel: Error, CustomStringConvertible {
+        public var path: String
+        public var description: String {
+            "\(path) does not hold the model it was written with (it was not written by `sluice run` or `sluice "
+                + "import`); give it with --model"
+        }
+    }
+
+    private static func withStore<T>(
+        at url: URL, model: ManagedObjectModel, _ body: (ManagedObjectContext) throws -> T
+    ) throws -> T {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let type = TargetStore.type(ofStoreAt: url)
+        let store = try TargetStore.add(
+            to: coordinator, at: url, type: type, options: type == SQLiteStore.storeType ? ["read_only": "true"] : [:])
+        defer { coordinator.removePersistentStore(store) }
+        let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+        return try context.performAndWait { try body(context) }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import ModelFiles
+import ObjectGraph
+import Stores
+
+/// Opens the store an import writes to: SQLite for a file path (the default target), in-memory when
+/// there is no path. Registers the built-in store types first.
+public enum TargetStore {
+    /// Makes the built-in store types (`SQLite`, `XML`, `Binary`) known to every coordinator.
+    public static func registerBuiltInTypes() {
+        SQLiteStore.register()
+        XMLStore.register()
+        BinaryStore.register()
+    }
+
+    /// The type of the store file at `url` from its first bytes (`SQLite format 3`, `SLUICEBS`,
+    /// `<?xml`), or from its extension when it does not exist yet (`.xml`, `.bin`/`.sluicebin`,
+    /// anything else SQLite).
+    public static func type(ofStoreAt url: URL) -> String {
+        if let handle = try? FileHandle(forReadingFrom: url), let head = try? handle.read(upToCount: 16) {
+            try? handle.close()
+            if head.starts(with: Data("SQLite format 3".utf8)) { return SQLiteStore.storeType }
+            if head.starts(with: Data("SLUICEBS".utf8)) { return BinaryStore.storeType }
+            if head.starts(with: Data("<?xml".utf8)) || head.starts(with: Data("<sluice-store".utf8)) {
+                return XMLStore.storeType
+            }
+        }
+        switch url.pathExtension.lowercased() {
+        case "xml": return XMLStore.storeType
+        case "bin", "sluicebin": return BinaryStore.storeType
+        default: return SQLiteStore.storeType
+        }
+    }
+
+    /// The metadata of the store file at `url`, of whichever built-in type, read without a model.
+    /// - Throws: `StoreError`.
+    public static func metadata(ofStoreAt url: URL) throws -> StoreMetadata {
+        switch type(ofStoreAt: url) {
+        case XMLStore.storeType: return try XMLStore.metadata(at: url)
+        case BinaryStore.storeType: return try BinaryStore.metadata(at: url)
+        default: return try SQLiteStore.metadata(at: url)
+        }
+    }
+
+    /// `sluice convert`: copies the store at `source` into a new store of `type` at `destination`
+    /// (`PersistentStoreCoordinator.migratePersistentStore`), keeping object references where the
+    /// target allows. The model is `model`, or the one recorded in the source.
+    /// - Returns: the number of objects copied.
+    /// - Throws: `StoreError`; `StoreInspection.NoModel`.
+    public static func convert(
+        _ source: URL, to destination: URL, type: String? = nil, model given: ManagedObjectModel? = nil
+    ) throws -> Int {
+        registerBuiltInTypes()
+        let sourceType = Self.type(ofStoreAt: source)
+        var model = given
+        if model == nil { model = try StoredModel.model(in: try metadata(ofStoreAt: source), store: source.path) }
+        guard let model else { throw StoreInspection.NoModel(path: source.path) }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: sourceType, at: source)
+        let copy = try coordinator.migratePersistentStore(
+            store, to: destination, type: type ?? Self.type(ofStoreAt: destination))
+        defer { coordinator.removePersistentStore(copy) }
+        return try model.entities.filter { $0.superentity == nil }.reduce(0) { total, entity in
+            total
+                + (try copy.countRows(
+                    StoreFetchRequest(
+                        entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true, fetchLimit: 0,
+                        fetchOffset: 0)))
+        }
+    }
+
+    /// `convert(_:to:type:model:)` for paths and names as a command line gives them: `type` is
+    /// `sqlite`, `xml` or `binary` (`nil`: from the destination's extension); the model file at
+    /// `modelPath`, or the one recorded in the source when `nil`.
+    /// - Throws: `UsageError` for an unknown type; `ModelFileError`; what `convert` throws.
+    public static func convert(
+        _ source: String, to destination: String, typeName: String?, modelAt modelPath: String?
+    ) throws -> Int {
+        let types = ["sqlite": SQLiteStore.storeType, "xml": XMLStore.storeType, "binary": BinaryStore.storeType]
+        let type = try typeName.map { name in
+            guard let type = types[name.lowercased()] else {
+                throw UsageError("--to must be sqlite, xml or binary, not \(name.debugDescription)")
+            }
+            return type
+        }
+        return try convert(
+            URL(fileURLWithPath: source), to: URL(fileURLWithPath: destination), type: type,
+            model: StoreInspection.loadModel(modelPath))
+    }
+
+    /// Adds the target store to `coordinator`: `url` nil gives an in-memory store; otherwise a SQLite
+    /// store (or `type`, when given) at `url`, creating its directory.
+    /// - Throws: `StoreError` (unknown type, a file written with another model, I/O).
+    @discardableResult
+    public static func add(
+        to coordinator: PersistentStoreCoordinator, at url: URL?, type: String? = nil,
+        options: [String: String] = [:]
+    ) throws -> any PersistentStore {
+        registerBuiltInTypes()
+        guard let url else {
+            return try coordinator.addPersistentStore(type: type ?? InMemoryStore.storeType, options: options)
+        }
+        do {
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(
+                .io, "Could not create the directory for the store: \(error.localizedDescription)", url: url)
+        }
+        return try coordinator.addPersistentStore(type: type ?? SQLiteStore.storeType, at: url, options: options)
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+/// The formats `sluice` reads, and how one is chosen for `--format auto`.
+public enum InputFormat: String, Sendable, CaseIterable {
+    case csv, xml, sqldump, sqlite
+
+    /// The format of `path`: a SQLite database by its header, otherwise by the name without `.gz`
+    /// (`.csv`/`.tsv`/`.txt` CSV, `.xml` XML, `.sql` dump), otherwise by the first bytes (`<` XML).
+    /// - Throws: `ReaderError` when the file cannot be read or nothing tells the format.
+    public static func detect(path: String) throws -> InputFormat {
+        let source = try Input.open(path)
+        var head = [UInt8](repeating: 0, count: 64)
+        let n = try head.withUnsafeMutableBytes { try source.read(into: $0) }
+        head = Array(head[..<n])
+        if head.starts(with: Array("SQLite format 3\0".utf8)) { return .sqlite }
+        var name = path.lowercased()
+        if name.hasSuffix(".gz") { name.removeLast(3) }
+        if name.hasSuffix(".csv") || name.hasSuffix(".tsv") || name.hasSuffix(".txt") { return .csv }
+        if name.hasSuffix(".xml") { return .xml }
+        if name.hasSuffix(".sql") { return .sqldump }
+        let text = head.drop { $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
+        if text.first == UInt8(ascii: "<") { return .xml }
+        throw ReaderError(
+            .invalidOption, "cannot tell the format of \(path); give it with --format csv|xml|sqldump|sqlite")
+    }
+}
+
+extension InputFormat {
+    /// The format named `name` (`csv`, `xml`, `sqldump`, `sqlite`); `nil` for `auto` or no name,
+    /// which means: detect it per file (`detect(path:)`).
+    /// - Throws: `ReaderError` (`.invalidOption`) for any other name.
+    public static func named(_ name: String?) throws -> InputFormat? {
+        guard let name, name != "auto" else { return nil }
+        guard let format = InputFormat(rawValue: name) else {
+            let known = (["auto"] + allCases.map(\.rawValue)).joined(separator: ", ")
+            throw ReaderError(.invalidOption, "unknown format \(name.debugDescription) (known: \(known))")
+        }
+        return format
+    }
+}

@@ -1,0 +1,130 @@
+import Drivers
+import Foundation
+
+/// Reads the tables of a SQLite database file through SQLite's C API, read-only: a file whose last
+/// transactions are still in its `-wal` file reads as committed.
+///
+/// Records come table after table (in `tables` order), with `kind` = the table name and the columns as
+/// field names. Integers are decimal text, reals their shortest exact form, blobs lowercase hex.
+///
+/// ```swift
+/// let reader = try SQLiteFileReader(path: "legacy.db", tables: ["products"])
+/// print(reader.tables[0].columns.map(\.name))
+/// while let record = try reader.next() { ... }
+/// ```
+public final class SQLiteFileReader: RecordReader {
+    public let path: String
+    /// The tables read, with their schema.
+    public let tables: [TableSchema]
+    private let connection: SQLiteConnection
+    private var tableIndex = 0
+    private var statement: SQLiteStatement?
+    private var context: Record.Context?
+    private var rowNumber = 0
+    private var recordNumber = 0
+
+    /// - Parameter tables: the tables to read (all ordinary tables when `nil`), in that order.
+    /// - Throws: `ReaderError.Kind.sqlite` when the file is not a readable SQLite database or a named
+    ///   table does not exist.
+    public init(path: String, tables names: [String]? = nil) throws {
+        self.path = path
+        do {
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw ReaderError(.io, "cannot open \(path): no such file")
+            }
+            connection = try SQLiteConnection(path: path, mode: .readOnly)
+            let list = try connection.makeStatement(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")
+            var all: [String] = []
+            while try list.step() { all.append(list.string(0) ?? "") }
+            for name in names ?? [] where !all.contains(name) {
+                throw ReaderError(
+                    .sqlite, "\(path) has no table \(name.debugDescription) (it has \(all.joined(separator: ", ")))")
+            }
+            let open = connection
+            tables = try (names ?? all).map { try SQLiteFileReader.schema(of: $0, in: open) }
+        } catch let error as SQLiteError {
+            throw ReaderError(.sqlite, "cannot read \(path) as a SQLite database: \(error)", underlying: error)
+        }
+    }
+
+    private static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    private static func schema(of table: String, in connection: SQLiteConnection) throws -> TableSchema {
+        let info = try connection.makeStatement("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)")
+        info.bind(table, at: 1)
+        var columns: [TableSchema.Column] = [], keyed: [(Int64, String)] = []
+        while try info.step() {
+            let name = info.string(0) ?? ""
+            columns.append(.init(name: name, declaredType: info.string(1) ?? "", isNotNull: info.int64(2) != 0))
+            if info.int64(3) > 0 { keyed.append((info.int64(3), name)) }
+        }
+        let keys = try connection.makeStatement(
+            "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq")
+        keys.bind(table, at: 1)
+        var foreign: [Int64: TableSchema.ForeignKey] = [:], order: [Int64] = []
+        while try keys.step() {
+            let id = keys.int64(0)
+            if foreign[id] == nil {
+                order.append(id)
+                foreign[id] = .init(columns: [], table: keys.string(1) ?? "", referencedColumns: [])
+            }
+            foreign[id]!.columns.append(keys.string(2) ?? "")
+            if let to = keys.string(3) { foreign[id]!.referencedColumns.append(to) }
+        }
+        let indexes = try connection.makeStatement(
+            "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1 AND origin = 'u'")
+        indexes.bind(table, at: 1)
+        var unique: [[String]] = []
+        while try indexes.step() {
+            let columnsOf = try connection.makeStatement("SELECT name FROM pragma_index_info(?) ORDER BY seqno")
+            columnsOf.bind(indexes.string(0) ?? "", at: 1)
+            var group: [String] = []
+            while try columnsOf.step() { group.append(columnsOf.string(0) ?? "") }
+            unique.append(group)
+        }
+        return TableSchema(
+            name: table, columns: columns, primaryKey: keyed.sorted { $0.0 < $1.0 }.map(\.1),
+            foreignKeys: order.map { foreign[$0]! }, uniqueKeys: unique)
+    }
+
+    public func next() throws -> Record? {
+        do {
+            while tableIndex < tables.count {
+                let table = tables[tableIndex]
+                if statement == nil {
+                    statement = try connection.makeStatement("SELECT * FROM \(Self.quoted(table.name))")
+                    context = Record.Context(
+                        file: path, schema: RecordSchema(names: table.columns.map(\.name)), kind: table.name)
+                    rowNumber = 0
+                }
+                guard let statement, let context else { break }
+                if try statement.step() {
+                    rowNumber += 1
+                    recordNumber += 1
+                    var fields: [[UInt8]?] = []
+                    for column in 0..<Int32(table.columns.count) {
+                        switch statement.value(column) {
+                        case .null: fields.append(nil)
+                        case .integer(let v): fields.append(Array(String(v).utf8))
+                        case .real(let v): fields.append(SQLValueText.real(v))
+                        case .text(let v): fields.append(Array(v.utf8))
+                        case .blob(let v): fields.append(SQLValueText.hex(v))
+                        }
+                    }
+                    return Record(
+                        byteFields: fields, context: context, line: rowNumber, column: 1, number: recordNumber)
+                }
+                self.statement = nil
+                tableIndex += 1
+            }
+            return nil
+        } catch let error as SQLiteError {
+            throw ReaderError(
+                .sqlite, "reading table \(tables[tableIndex].name) of \(path): \(error)",
+                at: SourcePosition(file: path, line: rowNumber, column: 1, record: recordNumber), underlying: error)
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Drivers
+import Foundation
+
+extension XMLReader {
+    /// Proposes a record spec for the elements at `recordPath` by looking at the first `sampleRecords`
+    /// of them: the record element's attributes, the text and attributes of its child elements (and of
+    /// their children), and child elements that repeat inside a record as child records.
+    /// Elements are matched by local name (namespace prefixes are ignored here).
+    /// - Throws: `ReaderError` for unreadable or malformed input, or when no element matches.
+    public static func discoverSpec(path: String, recordPath: String, sampleRecords: Int = 1000) throws -> XMLRecordSpec
+    {
+        let source = try Input.open(path)
+        let discovery = Discovery(recordPath: recordPath.split(separator: "/").map(String.init), limit: sampleRecords)
+        let parser: XMLPushParser
+        do { parser = try XMLPushParser(handler: discovery, fileName: source.name) } catch {
+            throw ReaderError(.malformedXML, "\(error)", underlying: error)
+        }
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while !discovery.isDone, try parser.feedNextChunk(from: source, buffer: &chunk) {}
+        guard discovery.records > 0 else {
+            throw ReaderError(.invalidOption, "no element of \(path) matches the record path \(recordPath)")
+        }
+        let repeated = discovery.repeated
+        var fields: [(name: String, path: String)] = discovery.fields.filter { field in
+            !repeated.contains(where: { field == $0 || field.hasPrefix($0 + "/") })
+        }.map { (fieldName($0), $0) }
+        fields.sort { $0.path < $1.path }
+        let children = repeated.sorted().map { child in
+            XMLRecordSpec(
+                path: child, kind: child,
+                fields: discovery.fields.filter { $0.hasPrefix(child + "/") }.sorted().map { field in
+                    let relative = String(field.dropFirst(child.count + 1))
+                    return (fieldName(relative), relative)
+                })
+        }
+        return XMLRecordSpec(path: recordPath, fields: fields, children: children)
+    }
+
+    /// `@id` → `id`, `ship-to/city` → `ship-to_city`.
+    static func fieldName(_ path: String) -> String {
+        path.replacingOccurrences(of: "@", with: "").replacingOccurrences(of: "/", with: "_")
+    }
+
+    private final class Discovery: XMLEventHandler {
+        let recordPath: [String]
+        let limit: Int
+        var stack: [String] = []
+        var records = 0
+        /// Field paths relative to the record element (`@a`, `b`, `b/@c`, `b/d`), in first-seen order.
+        var fields: [String] = []
+        var repeated: Set<String> = []
+        var seenInRecord: Set<String> = []
+        var hasText: [Bool] = []
+        var isDone = false
+
+        init(recordPath: [String], limit: Int) {
+            self.recordPath = recordPath
+            self.limit = limit
+        }
+
+        private var relative: [String]? {
+            guard stack.count >= recordPath.count, Array(stack.prefix(recordPath.count)) == recordPath else {
+                return nil
+            }
+            return Array(stack.dropFirst(recordPath.count))
+        }
+
+        private func note(_ field: String) { if !fields.contains(field) { fields.append(field) } }
+
+        override func startElement(
+            localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
+            attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int
+        ) {
+            stack.append(String(cString: localName))
+            hasText.append(false)
+            guard let relative, relative.count <= 2 else { return }
+            if relative.isEmpty {
+                records += 1
+                seenInRecord = []
+            } else if relative.count == 1 {
+                if !seenInRecord.insert(relative[0]).inserted { repeated.insert(relative[0]) }
+            }
+            let prefix = relative.joined(separator: "/")
+            for a in 0..<attributeCount {
+                guard let name = attributes?[5 * a] else { continue }
+                note((prefix.isEmpty ? "" : prefix + "/") + "@" + String(cString: name))
+            }
+        }
+
+        override func endElement() {
+            if let relative, !relative.isEmpty, relative.count <= 2, hasText.last == true {
+                note(relative.joined(separator: "/"))
+            }
+            if relative?.isEmpty == true, records >= limit { isDone = true }
+            stack.removeLast()
+            hasText.removeLast()
+        }
+
+        override func characters(_ text: UnsafeBufferPointer<UInt8>) {
+            if !hasText.isEmpty, text.contains(where: { $0 != 32 && $0 != 10 && $0 != 9 && $0 != 13 }) {
+                hasText[hasText.count - 1] = true
+            }
+        }
+    }
+}

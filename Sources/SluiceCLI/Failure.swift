@@ -1,0 +1,20 @@
+import ArgumentParser
+import Foundation
+import Pipeline
+
+/// Prints `error` as `sluice: <error>` on standard error and gives the exit status it stands for
+/// (`ExitStatus(for:)`: chosen by the error's type, never its text).
+func failure(_ error: any Error) -> ExitCode {
+    FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
+    return ExitCode(ExitStatus(for: error).rawValue)
+}
+
+/// Runs `body`; an error it throws is printed and becomes its exit status.
+func exitingOnFailure<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch let exit as ExitCode { throw exit } catch { throw failure(error) }
+}
+
+/// `--format`: the input formats `sluice` reads.
+enum FormatOption: String, CaseIterable, ExpressibleByArgument {
+    case auto, csv, xml, sqldump, sqlite
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import Pipeline
+
+/// `sluice validate STORE`: every rule of the model the stored graph breaks.
+struct Validate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Validate a whole store against its model and list every rule it breaks.",
+        discussion: """
+            Checks required attributes and relationships, minimum and maximum values, lengths and
+            patterns, to-many minimum and maximum counts and uniqueness constraints over every
+            object, each rule as one query of the store (memory stays flat). Uses the model the
+            store was written with, or `--model` (e.g. a stricter one, before adopting it).
+
+            Examples:
+              sluice validate out/shop.sqlite
+              sluice validate out/shop.sqlite --model SampleData/shop.model.yaml
+
+            Exit status: 0 the store is valid; 1 it breaks rules (listed on standard output);
+            2 the model does not read or none is known; 3 no such store, or not a Sluice store.
+            """)
+
+    @Argument(help: "The store (SQLite, XML or binary, written by Sluice).")
+    var store: String
+
+    @Option(help: "The model (YAML, JSON or Xcode) to validate against, instead of the one stored.")
+    var model: String?
+
+    func run() throws {
+        let violations = try exitingOnFailure { try StoreInspection.violations(inStoreAt: store, modelAt: model) }
+        guard !violations.isEmpty else { return print("\(store): valid") }
+        print("\(store): \(violations.count) rule\(violations.count == 1 ? "" : "s") broken")
+        for violation in violations { print("  \(violation)") }
+        throw ExitCode(ExitStatus.dataErrors.rawValue)
+    }
+}

@@ -1,0 +1,294 @@
+import Drivers
+import Foundation
+import ObjectGraph
+
+extension SQLiteStore {
+    // MARK: Fetching
+
+    public func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        let table = schema.map(for: request.entity).table
+        let query = try SQLiteQueryBuilder(store: self).select(request, columns: table.selectList(alias: "t0"))
+        let rows = try run(query) { try readRow($0, table: table) }
+        guard !query.isExact else { return rows }
+        return try request.apply(to: rows) { RowSubject(store: self, row: $0) }
+    }
+
+    public func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID] {
+        let table = schema.map(for: request.entity).table
+        let query = try SQLiteQueryBuilder(store: self).select(request, columns: "t0._pk, t0._ent")
+        guard query.isExact else { return try fetchRows(request).map(\.objectID) }
+        return try run(query) { try objectID(primaryKey: $0.int64(0), entityNumber: $0.int64(1), table: table.name) }
+    }
+
+    public func countRows(_ request: StoreFetchRequest) throws -> Int {
+        let query = try SQLiteQueryBuilder(store: self).select(request.unpaged, columns: "count(*)", sorted: false)
+        guard query.isExact else { return try fetchRows(request.unpaged).count }
+        return Int(try run(query) { $0.int64(0) }.first ?? 0)
+    }
+
+    /// Rows whose constrained attributes hold one of `keys`, for a save's uniqueness check: answered
+    /// from the constraint's unique index (always built), without building the indexes a bulk load
+    /// defers — a lookup per save would otherwise build them after the first save and make every
+    /// later insert of the load maintain them.
+    public func rows(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [StoreRow] {
+        let map = schema.map(for: entity)
+        var found: [StoreRow] = []
+        try lookUp(keys, of: entity, on: properties, selectingRows: true) { statement, _ in
+            found.append(try readRow(statement, table: map.table))
+        }
+        return found
+    }
+
+    /// Only the key columns and `_pk`, `_ent`: SQLite answers from the unique index alone (it holds the rowid).
+    public func objectIDs(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [KeyedObjectID] {
+        var found: [KeyedObjectID] = []
+        try lookUp(keys, of: entity, on: properties, selectingRows: false) { statement, table in
+            let primaryKey = statement.int64(0)
+            let entity = try self.entity(number: statement.int64(1), primaryKey: primaryKey, table: table)
+            var key: [AttributeValue] = []
+            key.reserveCapacity(properties.count)
+            for (offset, property) in properties.enumerated() {
+                let position = Int32(2 + offset)
+                guard let attribute = property as? AttributeDescription else {
+                    // A to-one relationship: the destination's primary key, as `ManagedObjectID.keyValue` has it.
+                    key.append(statement.isNull(position) ? .null : .integer(statement.int64(position)))
+                    continue
+                }
+                let stored = statement.value(position)
+                guard let value = SQLiteValueCoding.attributeValue(stored, as: attribute.type) else {
+                    throw StoreError(
+                        .corrupt,
+                        "Column \(attribute.name) of table \(table), row _pk=\(primaryKey), holds \(stored), which is "
+                            + "not a valid \(attribute.type) value",
+                        url: url)
+                }
+                key.append(value)
+            }
+            found.append(KeyedObjectID(key: key, objectID: objectID(of: entity, primaryKey: primaryKey)))
+        }
+        return found
+    }
+
+    /// One grouping query over the table (`GROUP BY` the key's columns `HAVING COUNT(*) > 1`).
+    public func duplicateKeys(
+        of entity: EntityDescription, on properties: [PropertyDescription], limit: Int
+    ) throws -> [DuplicateKey] {
+        let map = schema.map(for: entity)
+        let columns = keyColumns(map, properties).map { quote($0) }
+        guard columns.count == properties.count, !columns.isEmpty, limit > 0 else { return [] }
+        // A unique index on these columns (or some of them) already rules duplicates out, NULLs
+        // apart as here: nothing to look for.
+        let keyColumns = Set(self.keyColumns(map, properties))
+        do {
+            for index in schema.indexes
+            where index.isUnique && index.table == map.table.name && Set(index.columns).isSubset(of: keyColumns) {
+                let exists = try connection.cachedStatement(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?")
+                exists.bind(index.name, at: 1)
+                defer { try? exists.reset() }
+                if try exists.step() { return [] }
+            }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Reading the indexes of \(map.table.name) failed")
+        }
+        var conditions = columns.map { "\($0) IS NOT NULL" }
+        if map.sharesTable {
+            conditions.append("_ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))")
+        }
+        let list = columns.joined(separator: ", ")
+        let sql =
+            "SELECT \(list), COUNT(*) FROM \(quote(map.table.name)) WHERE \(conditions.joined(separator: " AND ")) "
+            + "GROUP BY \(list) HAVING COUNT(*) > 1 LIMIT \(limit)"
+        var found: [DuplicateKey] = []
+        do {
+            let statement = try connection.makeStatement(sql)
+            while try statement.step() {
+                var key: [AttributeValue] = []
+                for (offset, property) in properties.enumerated() {
+                    let position = Int32(offset)
+                    guard let attribute = property as? AttributeDescription else {
+                        key.append(.integer(statement.int64(position)))
+                        continue
+                    }
+                    let stored = statement.value(position)
+                    guard let value = SQLiteValueCoding.attributeValue(stored, as: attribute.type) else {
+                        throw StoreError(
+                            .corrupt,
+                            "Column \(attribute.name) of table \(map.table.name) holds \(stored), which is not a "
+                                + "valid \(attribute.type) value",
+                            url: url)
+                    }
+                    key.append(value)
+                }
+                found.append(DuplicateKey(key: key, count: Int(statement.int64(Int32(properties.count)))))
+            }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Looking for duplicate keys of \(entity.name) failed")
+        }
+        return found
+    }
+
+    /// Runs the prepared key lookup of `entity` on `attributes` for `keys`, 500 keys at a time, calling
+    /// `row` for each row found (the statement positioned on it, and the table's name).
+    func lookUp(
+        _ keys: [AttributeValue], of entity: EntityDescription, on properties: [PropertyDescription],
+        selectingRows: Bool,
+        _ row: (SQLiteStatement, String) throws -> Void
+    ) throws {
+        let map = schema.map(for: entity)
+        let columns = keyColumns(map, properties)
+        // Models refuse constraints on transient attributes, which have no column (nothing stored to clash with).
+        guard columns.count == properties.count, !columns.isEmpty else { return }
+        var start = 0
+        do {
+            while start < keys.count {
+                let end = min(start + 500 * columns.count, keys.count)
+                // Statements exist for 1, 2, 4, … 256 and 500 keys (unused places bound to NULL, which
+                // matches nothing): a handful per key rather than one per count, each holding memory.
+                let count = (end - start) / columns.count
+                let places = count > 256 ? 500 : 1 << (Int.bitWidth - (count - 1).leadingZeroBitCount)
+                let statement = try keyLookupStatement(
+                    map, columns, count: count == 1 ? 1 : places, selectingRows: selectingRows)
+                var parameter: Int32 = 1
+                for value in keys[start..<end] {
+                    SQLiteValueCoding.bind(value, to: statement, at: parameter)
+                    parameter += 1
+                }
+                while parameter <= Int32(statement.parameterCount) {
+                    statement.bindNull(at: parameter)
+                    parameter += 1
+                }
+                while try statement.step() { try row(statement, map.table.name) }
+                start = end
+            }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Could not look up keys of \(entity.name)")
+        }
+    }
+
+    /// The columns of key properties: attributes' columns, to-one relationships' foreign keys.
+    func keyColumns(_ map: SQLiteSchema.EntityMap, _ properties: [PropertyDescription]) -> [String] {
+        properties.compactMap { property in
+            property is RelationshipDescription
+                ? map.foreignKeys[property.index]?.column : map.attributeColumns[property.index]
+        }
+    }
+
+    /// The prepared lookup for `count` keys, its SQL built once per entity, columns and count.
+    func keyLookupStatement(
+        _ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int, selectingRows: Bool
+    ) throws -> SQLiteStatement {
+        let key = KeyLookup(entity: map.number, columns: columns, count: count, selectingRows: selectingRows)
+        if let statement = keyLookups[key] {
+            try statement.reset()
+            return statement
+        }
+        let statement = try connection.makeStatement(
+            keyLookupSQL(map, columns, count: count, selectingRows: selectingRows))
+        keyLookups[key] = statement
+        return statement
+    }
+
+    struct KeyLookup: Hashable {
+        let entity: Int64
+        let columns: [String]
+        let count: Int
+        let selectingRows: Bool
+    }
+
+    /// `SELECT <row> FROM <table> WHERE col IN (?, ...)`; for compound keys the keys are a table of
+    /// constant rows joined to the table (`WITH k(c0, c1) AS (VALUES (?, ?), ...) ... CROSS JOIN`),
+    /// since SQLite 3.40 answers `(a, b) IN (VALUES ...)` by scanning the whole index. Either way each
+    /// key is one search of the constraint's unique index.
+    func keyLookupSQL(
+        _ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int, selectingRows: Bool = true
+    ) -> String {
+        let kinds =
+            map.sharesTable ? " AND t0._ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))" : ""
+        let selected =
+            selectingRows
+            ? map.table.selectList(alias: "t0")
+            : "t0._pk, t0._ent, " + columns.map { "t0.\(quote($0))" }.joined(separator: ", ")
+        if columns.count == 1 {
+            let list = Array(repeating: "?", count: count).joined(separator: ", ")
+            return
+                "SELECT \(selected) FROM \(quote(map.table.name)) t0 WHERE t0.\(quote(columns[0])) IN (\(list))\(kinds)"
+        }
+        let tuple = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let names = columns.indices.map { "c\($0)" }
+        let join = columns.indices.map { "t0.\(quote(columns[$0])) = k.c\($0)" }.joined(separator: " AND ")
+        return
+            "WITH k(\(names.joined(separator: ", "))) AS (VALUES "
+            + "\(Array(repeating: tuple, count: count).joined(separator: ", "))) "
+            + "SELECT \(selected) FROM k CROSS JOIN \(quote(map.table.name)) t0 ON \(join) WHERE 1\(kinds)"
+    }
+
+    /// SQLite's plan (`EXPLAIN QUERY PLAN`, one line per step) for the key lookup of a uniqueness
+    /// check of `entity` on `attributes` with `keys` keys, e.g. `SEARCH t0 USING INDEX ...`.
+    public func keyLookupPlan(
+        of entity: EntityDescription, on properties: [PropertyDescription], keys: Int
+    ) throws -> [String] {
+        let map = schema.map(for: entity)
+        let statement = try connection.makeStatement(
+            "EXPLAIN QUERY PLAN " + keyLookupSQL(map, keyColumns(map, properties), count: keys))
+        var plan: [String] = []
+        while try statement.step() { plan.append(statement.string(3) ?? "") }
+        return plan
+    }
+
+    func run<T>(
+        _ query: SQLiteQuery, buildingIndexes: Bool = true, _ read: (SQLiteStatement) throws -> T
+    ) throws -> [T] {
+        if buildingIndexes { try buildPendingIndexes(on: query.tables) }
+        do {
+            let statement = try connection.cachedStatement(query.sql)
+            for (offset, value) in query.arguments.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
+            var results: [T] = []
+            while try statement.step() { results.append(try read(statement)) }
+            return results
+        } catch let error as SQLiteError {
+            throw storeError(error, "A fetch failed")
+        }
+    }
+
+    public func destinations(
+        of relationship: RelationshipDescription, for objectID: ManagedObjectID
+    ) throws -> [ManagedObjectID] {
+        guard let key = primaryKey(of: objectID) else { return [] }
+        let sql: String
+        let tableName: String
+        switch schema.map(for: relationship.entity).toMany[relationship.index] {
+        case .foreignKey(let table, let foreignKey, let orderColumn)?:
+            tableName = table.name
+            sql =
+                "SELECT _pk, _ent FROM \(quote(table.name)) WHERE \(quote(foreignKey.column)) = ? ORDER BY "
+                + "\(orderColumn.map { quote($0) + ", " } ?? "")_pk"
+        case .joinTable(let join, let isSource)?:
+            tableName = join.name
+            let side = join.side(isSource: isSource)
+            sql =
+                "SELECT \(side.far), \(side.farEntity.map(quote) ?? "NULL") FROM \(quote(join.name)) WHERE "
+                + "\(side.near) = ? ORDER BY \(side.order.map { quote($0) + ", " } ?? "")rowid"
+        case nil:
+            preconditionFailure("\(relationship) is not a to-many relationship")
+        }
+        let destination = schema.map(for: relationship.destinationEntity)
+        try buildPendingIndexes(on: [tableName])
+        do {
+            let statement = try connection.cachedStatement(sql)
+            statement.bind(key, at: 1)
+            var ids: [ManagedObjectID] = []
+            while try statement.step() {
+                let number = statement.isNull(1) ? destination.number : statement.int64(1)
+                ids.append(try self.objectID(primaryKey: statement.int64(0), entityNumber: number, table: tableName))
+            }
+            return ids
+        } catch let error as SQLiteError {
+            throw storeError(error, "Could not load \(relationship) of \(objectID)", objectID: objectID)
+        }
+    }
+}

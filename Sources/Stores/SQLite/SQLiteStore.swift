@@ -1,0 +1,367 @@
+import Drivers
+import Foundation
+import ObjectGraph
+
+/// The store for large data: a SQLite file any SQLite client can read, with queries run in the
+/// database so nothing needs to be in memory at once.
+///
+/// Layout: a table per root entity named after it (`_pk INTEGER PRIMARY KEY`, `_ent` entity number,
+/// `_opt` row version, a column per attribute, a foreign-key column per to-one relationship), a join
+/// table per many-to-many or inverse-less to-many relationship, `_sluice_metadata` (store UUID, model
+/// version hashes, user keys) and `_sluice_keys` (primary keys handed out per table). See
+/// `SQLiteSchema` for names and `SQLiteValueCoding` for value formats.
+///
+/// ```swift
+/// SQLiteStore.register()
+/// let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+/// try coordinator.addPersistentStore(type: SQLiteStore.storeType, at: URL(fileURLWithPath: "shop.sqlite"),
+///                                    options: ["journal_mode": "WAL", "synchronous": "NORMAL"])
+/// ```
+///
+/// Options: `journal_mode` (WAL by default), `synchronous` (NORMAL), `cache_size` (SQLite's
+/// meaning: pages, or KiB when negative; -4096 (4 MiB) by default), `index_build` (`after_load`, the
+/// default, builds non-unique indexes of an empty store once the first read needs them or the store
+/// is removed, which is much faster for bulk loads; `during_load` keeps them from the start),
+/// `read_only` (`true`/`false`). Unknown options are an error.
+///
+/// Every save is one transaction: a failure (a conflict, a broken uniqueness constraint, I/O) rolls
+/// it back and leaves the file as it was.
+public final class SQLiteStore: PersistentStore {
+    public static let storeType = "SQLite"
+
+    /// Makes the type available to every coordinator as `SQLiteStore.storeType`.
+    public static func register() {
+        PersistentStoreCoordinator.registerStoreType(SQLiteStore.self, named: storeType)
+    }
+
+    public let url: URL?
+    public let configurationName: String?
+    public var metadata: StoreMetadata
+    let model: ManagedObjectModel
+    let schema: SQLiteSchema
+    let options: Options
+    private(set) var connection: SQLiteConnection!
+    /// The metadata as last written to the file.
+    var writtenMetadata: StoreMetadata?
+    /// Non-unique indexes still to build (bulk load into an empty store).
+    private(set) var pendingIndexes: [SQLiteSchema.Index] = []
+    var readers: [ObjectIdentifier: RowReader] = [:]
+    /// By entity index: an ID of this store that the IDs of the entity's rows are derived from.
+    var idTemplates: [ManagedObjectID?] = []
+    /// The next primary key to hand out per table, and the values last written to `_sluice_keys`.
+    var nextKeys: [String: Int64] = [:]
+    var writtenKeys: [String: Int64] = [:]
+    var insertPlans: [ObjectIdentifier: WritePlan] = [:]
+    /// UPDATE plans by entity and set of changed columns (an import's updates share a few sets).
+    var updatePlans: [UpdatePlanKey: WritePlan] = [:]
+
+    struct UpdatePlanKey: Hashable {
+        let entity: ObjectIdentifier
+        let changes: ChangedProperties?
+    }
+    /// Prepared uniqueness lookups (`rows(of:matching:on:)`).
+    var keyLookups: [KeyLookup: SQLiteStatement] = [:]
+
+    struct Options {
+        var journalMode = "WAL"
+        var synchronous = "NORMAL"
+        var cacheSize: Int64 = -4096
+        var buildIndexesAfterLoad = true
+        var readOnly = false
+        /// `shares_file`: a SQLite database of another program may hold the store's tables next to
+        /// its own (which the store never touches; a table name both want is refused).
+        var sharesFile = false
+
+        init(_ values: [String: String], url: URL?) throws {
+            func invalid(_ key: String, _ allowed: String) -> StoreError {
+                StoreError(
+                    .invalidOption,
+                    "SQLite store option \(key)=\(values[key]!.debugDescription) is not valid; use \(allowed)", url: url
+                )
+            }
+            for (key, value) in values {
+                switch key {
+                case "journal_mode":
+                    let allowed = ["DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF"]
+                    guard allowed.contains(value.uppercased()) else {
+                        throw invalid(key, allowed.joined(separator: ", "))
+                    }
+                    journalMode = value.uppercased()
+                case "synchronous":
+                    let allowed = ["OFF", "NORMAL", "FULL", "EXTRA"]
+                    guard allowed.contains(value.uppercased()) else {
+                        throw invalid(key, allowed.joined(separator: ", "))
+                    }
+                    synchronous = value.uppercased()
+                case "cache_size":
+                    guard let size = Int64(value) else {
+                        throw invalid(key, "a whole number (pages, or KiB when negative)")
+                    }
+                    cacheSize = size
+                case "index_build":
+                    guard value == "after_load" || value == "during_load" else {
+                        throw invalid(key, "after_load or during_load")
+                    }
+                    buildIndexesAfterLoad = value == "after_load"
+                case "read_only":
+                    guard let flag = Bool(value) else { throw invalid(key, "true or false") }
+                    readOnly = flag
+                case "shares_file":
+                    guard let flag = Bool(value) else { throw invalid(key, "true or false") }
+                    sharesFile = flag
+                default:
+                    throw StoreError(
+                        .invalidOption,
+                        "SQLite store option \(key.debugDescription) is unknown; known options: cache_size, "
+                            + "index_build, journal_mode, read_only, shares_file, synchronous",
+                        url: url)
+                }
+            }
+        }
+    }
+
+    public required init(
+        coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]
+    ) throws {
+        self.url = url
+        self.configurationName = configurationName
+        self.model = coordinator.managedObjectModel
+        self.schema = SQLiteSchema(model: model)
+        self.options = try Options(options, url: url)
+        self.metadata = StoreMetadata(storeType: Self.storeType)
+    }
+
+    deinit {
+        if connection != nil { try? buildPendingIndexes() }
+    }
+
+    // MARK: Opening
+
+    public func load() throws {
+        let path = url?.path ?? ":memory:"
+        do {
+            connection = try SQLiteConnection(path: path, mode: options.readOnly ? .readOnly : .readWriteCreate)
+            try connection.execute("PRAGMA busy_timeout = 5000")
+            if !options.readOnly {
+                try connection.execute("PRAGMA journal_mode = \(options.journalMode)")
+                try connection.execute("PRAGMA synchronous = \(options.synchronous)")
+            }
+            try connection.execute("PRAGMA cache_size = \(options.cacheSize)")
+            try SQLiteFunctions.register(on: connection)
+            if try tableExists("_sluice_metadata") {
+                try readMetadata()
+                if metadata.modelVersionHash == model.versionHash { try prepareExistingSchema() }
+                // Otherwise the coordinator refuses the store, naming what differs; nothing is touched.
+            } else {
+                let existing = try Set(
+                    connection.makeStatement(
+                        "SELECT name FROM sqlite_master WHERE type IN ('table', 'index', 'view', 'trigger')"
+                    ).allStrings())
+                if !existing.isEmpty {
+                    guard options.sharesFile else {
+                        throw StoreError(
+                            .incompatibleModel,
+                            "The file is a SQLite database but not a Sluice store (it has no _sluice_metadata table); "
+                                + "import it with the SQLite reader instead of opening it as a store, or share the "
+                                + "file (option shares_file)",
+                            url: url)
+                    }
+                    let ours =
+                        ["_sluice_metadata", "_sluice_keys"] + schema.tables.map(\.name) + schema.joinTables.map(\.name)
+                        + schema.indexes.map(\.name)
+                    let clashes = ours.filter { name in
+                        existing.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
+                    }
+                    guard clashes.isEmpty else {
+                        throw StoreError(
+                            .incompatibleModel,
+                            "The database already has \(clashes.joined(separator: ", ")), which the store would "
+                                + "create; nothing was changed (rename the entities, or use another file)",
+                            url: url)
+                    }
+                }
+                guard !options.readOnly else {
+                    throw StoreError(.io, "The store does not exist yet and read_only is set", url: url)
+                }
+                try createSchema()
+            }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Could not open the SQLite store")
+        }
+    }
+
+    func tableExists(_ name: String) throws -> Bool {
+        let statement = try connection.makeStatement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+        statement.bind(name, at: 1)
+        return try statement.step()
+    }
+
+    func createSchema() throws {
+        metadata.modelVersionHash = model.versionHash
+        metadata.entityVersionHashes = model.entityVersionHashes
+        try transaction {
+            try connection.execute("CREATE TABLE _sluice_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            try connection.execute("CREATE TABLE _sluice_keys (\"table\" TEXT PRIMARY KEY, next INTEGER NOT NULL)")
+            for sql in schema.tableStatements { try connection.execute(sql) }
+            for table in schema.tables {
+                let insert = try connection.makeStatement("INSERT INTO _sluice_keys VALUES (?, 1)")
+                insert.bind(table.name, at: 1)
+                try insert.stepToEnd()
+            }
+            for index in schema.indexes where index.isUnique || !options.buildIndexesAfterLoad {
+                try connection.execute(index.sql)
+            }
+            try writeMetadata()
+        }
+        try loadKeys()
+        pendingIndexes = options.buildIndexesAfterLoad ? schema.indexes.filter { !$0.isUnique } : []
+    }
+
+    /// A store written with this model: makes sure tables and indexes exist (a crash during a bulk
+    /// load can leave indexes unbuilt) and that key allocation is ahead of every stored key.
+    func prepareExistingSchema() throws {
+        let existing = try Set(
+            connection.makeStatement("SELECT name FROM sqlite_master WHERE type = 'index'").allStrings())
+        let missing = schema.indexes.filter { !existing.contains($0.name) }
+        guard !options.readOnly else { return try loadKeys() }
+        try transaction {
+            for sql in schema.tableStatements { try connection.execute(sql) }
+            for table in schema.tables {
+                let sync = try connection.makeStatement(
+                    """
+                    INSERT INTO _sluice_keys VALUES (?1, (SELECT coalesce(max(_pk), 0) + 1 FROM \(quote(table.name))))
+                    ON CONFLICT("table") DO UPDATE SET next = max(next, excluded.next)
+                    """)
+                sync.bind(table.name, at: 1)
+                try sync.stepToEnd()
+            }
+            for index in missing where index.isUnique { try connection.execute(index.sql) }
+        }
+        try loadKeys()
+        pendingIndexes = missing.filter { !$0.isUnique }
+        if !options.buildIndexesAfterLoad { try buildPendingIndexes() }
+    }
+
+    /// Builds the indexes a bulk load deferred (all of them, or those of `tables`). Reads build the
+    /// ones of the tables they read; call it yourself to pay the cost at a moment of your choosing
+    /// (the end of an import).
+    public func buildPendingIndexes(on tables: Set<String>? = nil) throws {
+        let due = pendingIndexes.filter { tables?.contains($0.table) ?? true }
+        guard !due.isEmpty, !options.readOnly else { return }
+        do {
+            try transaction { for index in due { try connection.execute(index.sql) } }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Could not build the store's indexes")
+        }
+        pendingIndexes.removeAll { index in due.contains { $0.name == index.name } }
+    }
+
+    public func willRemove(from coordinator: PersistentStoreCoordinator) {
+        try? buildPendingIndexes()
+        if !options.readOnly { try? connection?.execute("PRAGMA optimize") }
+    }
+
+    // MARK: Metadata
+
+    func readMetadata() throws {
+        metadata = try Self.readMetadata(connection, url: url)
+        writtenMetadata = metadata
+    }
+
+    static func readMetadata(_ connection: SQLiteConnection, url: URL?) throws -> StoreMetadata {
+        let statement = try connection.makeStatement("SELECT key, value FROM _sluice_metadata")
+        var values: [String: String] = [:]
+        while try statement.step() { values[statement.string(0) ?? ""] = statement.string(1) ?? "" }
+        guard let identifier = values["identifier"] else {
+            throw StoreError(.corrupt, "The store's _sluice_metadata table has no identifier row", url: url)
+        }
+        var hashes: [String: String] = [:]
+        if let json = values["entityVersionHashes"] {
+            guard let decoded = try? JSONDecoder().decode([String: String].self, from: Data(json.utf8)) else {
+                throw StoreError(.corrupt, "The store's entity version hashes are not valid JSON", url: url)
+            }
+            hashes = decoded
+        }
+        var userInfo: [String: String] = [:]
+        for (key, value) in values where key.hasPrefix("user.") { userInfo[String(key.dropFirst(5))] = value }
+        return StoreMetadata(
+            storeType: values["storeType"] ?? Self.storeType, identifier: identifier,
+            modelVersionHash: values["modelVersionHash"], entityVersionHashes: hashes, userInfo: userInfo)
+    }
+
+    /// The metadata of the store at `url`, read without a model and without opening it as a store
+    /// (Core Data's `metadataForPersistentStore(ofType:at:)`): what `sluice inspect` shows and how a
+    /// program finds out which model a file needs.
+    /// - Throws: `StoreError` when the file does not exist, is not SQLite, or is not a Sluice store.
+    public static func metadata(at url: URL) throws -> StoreMetadata {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw StoreError(.io, "There is no store at this path", url: url)
+        }
+        do {
+            let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
+            try connection.execute("PRAGMA busy_timeout = 5000")
+            let exists = try connection.makeStatement(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sluice_metadata'")
+            guard try exists.step() else {
+                throw StoreError(
+                    .incompatibleModel,
+                    "The file is a SQLite database but not a Sluice store (it has no _sluice_metadata table)", url: url)
+            }
+            return try readMetadata(connection, url: url)
+        } catch let error as SQLiteError {
+            throw StoreError(.io, "Could not read the store's metadata: \(error)", url: url, underlying: error)
+        }
+    }
+
+    /// Writes metadata that changed since it was last written (inside the caller's transaction).
+    func writeMetadata() throws {
+        guard metadata != writtenMetadata else { return }
+        let hashes = String(decoding: try JSONEncoder.sorted.encode(metadata.entityVersionHashes), as: UTF8.self)
+        try connection.execute("DELETE FROM _sluice_metadata")
+        let insert = try connection.cachedStatement("INSERT INTO _sluice_metadata VALUES (?, ?)")
+        var rows = [
+            ("storeType", metadata.storeType), ("identifier", metadata.identifier), ("entityVersionHashes", hashes),
+            ("schemaVersion", "1"), ("sqliteVersion", SQLiteConnection.libraryVersion),
+        ]
+        if let hash = metadata.modelVersionHash { rows.append(("modelVersionHash", hash)) }
+        rows += metadata.userInfo.map { ("user.\($0.key)", $0.value) }
+        for (key, value) in rows {
+            try insert.reset()
+            insert.bind(key, at: 1)
+            insert.bind(value, at: 2)
+            try insert.stepToEnd()
+        }
+        writtenMetadata = metadata
+    }
+
+    // MARK: Transactions and errors
+
+    func transaction(_ body: () throws -> Void) throws {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            try body()
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    func storeError(_ error: SQLiteError, _ what: String, objectID: ManagedObjectID? = nil) -> StoreError {
+        let code: StoreError.Code
+        switch error.code.primary {
+        case .corrupt, .notADatabase: code = .corrupt
+        case .constraint: code = .constraintViolation
+        default: code = .io
+        }
+        return StoreError(code, "\(what): \(error)", url: url, objectID: objectID, underlying: error)
+    }
+}
+
+extension JSONEncoder {
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}
