@@ -1,4 +1,5 @@
 import Foundation
+import ModelFiles
 import ObjectGraph
 import Pipeline
 import Readers

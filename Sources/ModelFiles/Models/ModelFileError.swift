@@ -27,6 +27,8 @@ public struct ModelFileIssue: Sendable, Hashable, CustomStringConvertible {
 /// A model file that cannot be loaded: every mistake found, each with file, line and column.
 public struct ModelFileError: Error, Sendable, CustomStringConvertible {
     public var issues: [ModelFileIssue]
+
+    public init(issues: [ModelFileIssue]) { self.issues = issues }
     public var description: String {
         let count = issues.count
         return "The model file has \(count) error\(count == 1 ? "" : "s"):\n"

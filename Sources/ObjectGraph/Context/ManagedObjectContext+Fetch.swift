@@ -26,6 +26,7 @@ extension ManagedObjectContext {
     /// current values.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         checkQueue()
+        try throwIfStoreFailed()
         return try fetchMerged(request)
     }
 
@@ -65,6 +66,7 @@ extension ManagedObjectContext {
     /// The number of objects the request would return (limit and offset applied).
     public func count(for request: FetchRequest) throws -> Int {
         checkQueue()
+        try throwIfStoreFailed()
         let entity = try entity(for: request)
         if request.predicate != nil { _ = try request.predicate!.compiled(for: entity) }
         if !hasPendingChanges(for: entity, request), request.fetchLimit == 0, request.fetchOffset == 0 {

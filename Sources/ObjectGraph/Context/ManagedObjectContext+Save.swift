@@ -9,9 +9,10 @@ extension ManagedObjectContext {
     ///
     /// - Throws: `ValidationError` holding every failure of every object; `MergeError` listing every
     ///   conflict under `MergePolicy.error`; `StoreError` from the store (I/O, a row changed by
-    ///   another process).
+    ///   another process), or the `storeFailure` a fault met.
     public func save() throws {
         checkQueue()
+        try throwIfStoreFailed()
         var (inserted, updated, deleted, insertedThenDeleted) = collectChanges()
         guard !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty || !insertedThenDeleted.isEmpty else {
             for object in changedObjects { object.isInChangedList = false }

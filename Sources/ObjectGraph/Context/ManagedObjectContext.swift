@@ -44,6 +44,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// once at the end): an order saved before the lines of a later source arrive may defer
     /// `.minCount`. Empty by default: every rule is checked at every save.
     public var deferredValidationRules: Set<ValidationRule> = []
+    /// The first failure of a store to give this context a row or a relationship it asked for while
+    /// firing a fault (an I/O error, a damaged file). Such an object gets its entity's default values
+    /// instead of trapping; until `reset()`, `save()`, `fetch` and `count` throw this error, so
+    /// nothing made up is ever written.
+    public private(set) var storeFailure: StoreError?
     let queue: DispatchQueue?
     private let queueToken = UUID()
     /// The thread that made a `.confinement` context.
@@ -344,17 +349,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
             let pending = batch.ids.filter { registry[$0]?.faultState == true }
             batch.ids = []
             if pending.count > 1 {
-                do {
-                    _ = materialize(try source.sourceRows(for: pending))
-                } catch {
-                    preconditionFailure("could not load a batch of \(pending.count) faults: \(error)")
-                }
+                // A batch that cannot be read is read object by object below (and fails there).
+                if let rows = try? source.sourceRows(for: pending) { _ = materialize(rows) }
                 if !object.faultState { return }
             }
         }
         let row: StoreRow?
         do { row = try source.sourceRows(for: [object.objectID]).first } catch {
-            preconditionFailure("could not load \(object.objectID): \(error)")
+            return recordStoreFailure(error, loading: object)
         }
         guard let row else {
             preconditionFailure(
@@ -367,6 +369,30 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.awakeFromFetch()
     }
 
+    /// A fault whose row could not be read (an I/O error, a damaged file): the object is filled
+    /// with its entity's default values and no relationships so the caller goes on without a trap,
+    /// and the failure is kept — `save()`, `fetch` and `count` throw it until `reset()`, so made-up
+    /// values never reach a store. (A row deleted elsewhere stays a programming error, as in Core Data.)
+    private func recordStoreFailure(_ error: any Error, loading object: ManagedObject) {
+        noteStoreFailure(error, "could not load \(object.objectID) from its store", objectID: object.objectID)
+        object.fill(from: StoreRow(placeholderFor: object.objectID, entity: object.entity), in: self)
+    }
+
+    /// Keeps the first store failure of the context (see `storeFailure`).
+    func noteStoreFailure(_ error: any Error, _ what: String, objectID: ManagedObjectID?) {
+        guard storeFailure == nil else { return }
+        if let error = error as? StoreError {
+            storeFailure = error
+        } else {
+            storeFailure = StoreError(.io, "\(what): \(error)", objectID: objectID, underlying: error)
+        }
+    }
+
+    /// Throws the store failure a fault met, if any (before a save, fetch or count).
+    func throwIfStoreFailed() throws {
+        if let storeFailure { throw storeFailure }
+    }
+
     func fulfillRelationshipFault(
         _ storage: ToManyStorage, of object: ManagedObject, _ relationship: RelationshipDescription
     ) {
@@ -374,7 +400,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if !object.objectID.isTemporaryID {
             let ids: [ManagedObjectID]
             do { ids = try source.sourceDestinations(of: relationship, for: object.objectID) } catch {
-                preconditionFailure("could not load \(relationship.name) of \(object.objectID): \(error)")
+                // As for a fault (see `recordStoreFailure`): the edits made here only, the failure kept.
+                noteStoreFailure(
+                    error, "could not load \(relationship.name) of \(object.objectID)", objectID: object.objectID)
+                ids = []
             }
             var loaded = ids.map { self.object(with: $0) }.filter { !storage.removed.contains($0) }
             loaded.append(contentsOf: storage.added)
@@ -455,6 +484,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         registry.removeAll(keepingCapacity: true)
         changedObjects.removeAll(keepingCapacity: true)
         flushSnapshotReleases()
+        storeFailure = nil
     }
 
     func forget(_ object: ManagedObject) {

@@ -37,6 +37,14 @@ public struct StoreRow: @unchecked Sendable {
 }
 
 extension StoreRow {
+    /// A row of `entity`'s default values and no relationships: what a context fills a fault with
+    /// when its store cannot read the row (`ManagedObjectContext.storeFailure`).
+    init(placeholderFor objectID: ManagedObjectID, entity: EntityDescription) {
+        self.init(
+            objectID: objectID, entity: entity, version: 0, attributeValues: entity.defaultAttributeValues,
+            toOneDestinations: Array(repeating: nil, count: entity.relationships.count))
+    }
+
     /// The row's value of a key property: an attribute's value, or a to-one destination's `keyValue`.
     public func keyValue(of property: PropertyDescription) -> AttributeValue {
         if let relationship = property as? RelationshipDescription {

@@ -132,6 +132,13 @@ public struct InterruptedRun: Sendable, CustomStringConvertible {
     public var source: Int
     public var batches: Int
 
+    public init(target: String, reason: Reason, source: Int, batches: Int) {
+        self.target = target
+        self.reason = reason
+        self.source = source
+        self.batches = batches
+    }
+
     public var description: String {
         switch reason {
         case .needsResume:
