@@ -1,14 +1,13 @@
 import Foundation
 import ModelFiles
 import ObjectGraph
+import TestSupport
 import Testing
 
 /// Xcode models (`SampleData/xcode/`): three real-world-shaped models load into the expected model,
 /// and what Sluice does not use is named in warnings.
 @Suite struct XcodeModelTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
-        "../../SampleData/xcode"
-    ).standardized
+    static let root = repositoryRoot.appendingPathComponent("SampleData/xcode")
 
     static func load(_ name: String) throws -> (ManagedObjectModel, [String]) {
         var warnings: [String] = []

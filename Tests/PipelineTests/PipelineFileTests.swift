@@ -7,8 +7,7 @@ import TestSupport
 import Testing
 
 @Suite struct PipelineFileTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
-        .standardized
+    static let root = repositoryRoot
     /// Pipelines written by a test live in Pipelines/ so `../SampleData/...` resolves as in the examples.
     static let file = root.appendingPathComponent("Pipelines/test.yaml").path
 

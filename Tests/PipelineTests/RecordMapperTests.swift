@@ -6,8 +6,7 @@ import TestSupport
 import Testing
 
 @Suite struct RecordMapperTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
-        .standardized
+    static let root = repositoryRoot
 
     static func shop() throws -> PipelineConfig {
         try PipelineFile.load(contentsOf: root.appendingPathComponent("Pipelines/shop.yaml"), environment: [:])

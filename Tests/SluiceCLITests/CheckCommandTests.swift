@@ -3,8 +3,7 @@ import TestSupport
 import Testing
 
 @Suite struct CheckCommandTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
-        .standardized
+    static let root = repositoryRoot
 
     @Test func theExamplePipelineChecksClean() throws {
         let result = try runSluice(["check", "Pipelines/shop.yaml"])

@@ -8,8 +8,7 @@ import Glibc
 #endif
 
 @Suite struct RunCommandTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
-        .standardized
+    static let root = repositoryRoot
 
     static func query(_ path: String, _ sql: String) throws -> [[SQLiteValue]] {
         let connection = try SQLiteConnection(path: path, mode: .readOnly)

@@ -3,45 +3,6 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Runs the built `sluice` binary, as cron would.
-struct CommandResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-func runSluice(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
-    let binary = root.appendingPathComponent(".build/debug/sluice")
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
-    process.currentDirectoryURL = root
-    if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return CommandResult(
-        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-        stderr: String(decoding: stderr, as: UTF8.self))
-}
-
-/// Starts the built `sluice` with its output discarded, for tests that kill it or run beside it.
-func startSluice(_ arguments: [String]) throws -> Process {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
-    let process = Process()
-    process.executableURL = root.appendingPathComponent(".build/debug/sluice")
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    return process
-}
-
 @Suite struct SeedCommandTests {
     @Test func sampleSeedPrintsTheStore() throws {
         let result = try runSluice(["seed", "SampleData/shop.model.yaml", "SampleData/shop.seed.yaml"])
