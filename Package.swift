@@ -54,6 +54,9 @@ let package = Package(
             name: "ReadersTests", dependencies: ["Readers", "Drivers", "TestSupport"], swiftSettings: settings),
         .testTarget(name: "StoresTests", dependencies: ["Stores", "Drivers", "TestSupport"], swiftSettings: settings),
         .testTarget(
+            name: "StoreConformanceTests", dependencies: ["ObjectGraph", "Stores", "TestSupport"],
+            swiftSettings: settings),
+        .testTarget(
             name: "ModelFilesTests", dependencies: ["ModelFiles", "ObjectGraph", "Readers", "TestSupport"],
             swiftSettings: settings),
         .testTarget(

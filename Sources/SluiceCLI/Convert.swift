@@ -29,21 +29,20 @@ struct Convert: ParsableCommand {
     var destination: String
 
     @Option(help: "sqlite, xml or binary (default: from the destination's extension).")
-    var to: String?
+    var to: StoreTypeOption?
 
     @Option(help: "The model (YAML, JSON or Xcode), instead of the one stored.")
     var model: String?
 
-    func validate() throws {
-        if let to, !["sqlite", "xml", "binary"].contains(to.lowercased()) {
-            throw ValidationError("--to must be sqlite, xml or binary, not \(to.debugDescription)")
-        }
-    }
-
     func run() throws {
         let count = try exitingOnFailure {
-            try TargetStore.convert(source, to: destination, typeName: to, modelAt: model)
+            try TargetStore.convert(source, to: destination, typeName: to?.rawValue, modelAt: model)
         }
         print("Copied \(count) object\(count == 1 ? "" : "s") from \(source) to \(destination).")
     }
+}
+
+/// `--to` of `sluice convert`: the store types Sluice writes.
+enum StoreTypeOption: String, CaseIterable, ExpressibleByArgument {
+    case sqlite, xml, binary
 }

@@ -110,6 +110,19 @@ public struct TestGraph {
         context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
     }
 
+    private init(model: ManagedObjectModel, coordinator: PersistentStoreCoordinator, store: any PersistentStore) {
+        self.model = model
+        self.coordinator = coordinator
+        self.store = store
+        context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
+    }
+
+    /// The same coordinator and store with a new context in place of `context`: how a test sees an
+    /// in-memory store afresh, which a new coordinator would find empty.
+    public func withNewContext() -> TestGraph {
+        TestGraph(model: model, coordinator: coordinator, store: store)
+    }
+
     /// A second context on the same coordinator (what another import worker would use).
     public func makeContext() -> ManagedObjectContext {
         ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)

@@ -29,6 +29,7 @@ public enum ExitStatus: Int32, Sendable {
         case let error as StoreError: self = Self.status(of: error)
         case is PipelineFileError, is ModelFileError, is StoreInspection.NoModel, is UsageError: self = .usage
         case is SeedFileError, is ValidationError, is MergeError: self = .dataErrors
+        case is RunFileError: self = .failure
         default: self = .failure
         }
     }

@@ -1,27 +1,25 @@
-import Drivers
 import Foundation
 import ObjectGraph
-import Stores
 import TestSupport
 import Testing
 
 /// Child contexts: a child's save goes into its parent, the parent's save into the store.
 @Suite struct NestedContextTests {
-    /// A root context on a new SQLite store with a child and a grandchild, all on private queues.
+    /// A root context on a new store with a child and a grandchild, all on private queues.
     struct Levels {
-        let file: SQLiteFile
+        let file: StoreFile
         let root: ManagedObjectContext, child: ManagedObjectContext, grandchild: ManagedObjectContext
-        init() throws {
-            file = try SQLiteFile(model: try CompanyModel.make())
+        init(_ kind: StoreKind) throws {
+            file = try StoreFile(kind, model: try CompanyModel.make())
             root = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: file.graph.coordinator)
             child = ManagedObjectContext(concurrencyType: .privateQueue, parent: root)
             grandchild = ManagedObjectContext(concurrencyType: .privateQueue, parent: child)
         }
-        func stored(_ sql: String) throws -> [[SQLiteValue]] { try file.query(sql) }
     }
 
-    @Test func childSavesReachTheParentOnlyAndTheParentsSaveReachesTheStore() throws {
-        let levels = try Levels()
+    @Test(arguments: StoreKind.allCases)
+    func childSavesReachTheParentOnlyAndTheParentsSaveReachesTheStore(_ kind: StoreKind) throws {
+        let levels = try Levels(kind)
         let (root, child) = (levels.root, levels.child)
         let ids = try child.performAndWait {
             let sales = child.insertNewObject(forEntityName: "Department")
@@ -34,7 +32,7 @@ import Testing
             #expect(!sales.objectID.isTemporaryID && !ann.objectID.isTemporaryID, "a child's save makes IDs permanent")
             return (sales.objectID, ann.objectID)
         }
-        #expect(try levels.stored("SELECT count(*) FROM Department") == [[.integer(0)]], "nothing reached the store")
+        #expect(try levels.file.storedCount("Department") == 0, "nothing reached the store")
         try root.performAndWait {
             #expect(root.insertedObjects.count == 2)
             let ann = try root.existingObject(with: ids.1)
@@ -45,10 +43,8 @@ import Testing
                 "the inverse is kept in step")
             try root.save()
         }
-        #expect(
-            try levels.stored("SELECT d.name, e.name FROM Department d JOIN Person e ON e.department = d._pk") == [
-                [.text("Sales"), .text("Ann")]
-            ])
+        #expect(try levels.file.stored("Department", ["name"]) == [["Sales"]])
+        #expect(try levels.file.stored("Person", ["name", "department.name"]) == [["Ann", "Sales"]])
 
         // An update and a delete go the same way.
         try child.performAndWait {
@@ -57,19 +53,20 @@ import Testing
             child.delete(try child.existingObject(with: ids.0))
             try child.save()
         }
-        #expect(try levels.stored("SELECT name, department FROM Person") == [[.text("Ann"), .integer(1)]])
+        #expect(try levels.file.stored("Person", ["name", "department.name"]) == [["Ann", "Sales"]])
         try root.performAndWait {
             #expect(root.updatedObjects.count == 1 && root.deletedObjects.count == 1)
             try root.save()
         }
         #expect(
-            try levels.stored("SELECT name, department FROM Person") == [[.text("Anne"), .null]],
+            try levels.file.stored("Person", ["name", "department.name"]) == [["Anne", "nil"]],
             "the delete rule (nullify) applied")
-        #expect(try levels.stored("SELECT count(*) FROM Department") == [[.integer(0)]])
+        #expect(try levels.file.storedCount("Department") == 0)
     }
 
-    @Test func threeLevelsSaveUpwardOneLevelAtATime() throws {
-        let levels = try Levels()
+    @Test(arguments: StoreKind.allCases)
+    func threeLevelsSaveUpwardOneLevelAtATime(_ kind: StoreKind) throws {
+        let levels = try Levels(kind)
         let id = try levels.grandchild.performAndWait {
             let badge = levels.grandchild.insertNewObject(forEntityName: "Badge")
             badge["code"] = "G1"
@@ -81,17 +78,18 @@ import Testing
             #expect(levels.child.hasChanges)
             try levels.child.save()
         }
-        #expect(try levels.stored("SELECT count(*) FROM Badge") == [[.integer(0)]])
+        #expect(try levels.file.storedCount("Badge") == 0)
         try levels.root.performAndWait {
             #expect(try levels.root.existingObject(with: id).string(forKey: "code") == "G1")
             try levels.root.save()
         }
-        #expect(try levels.stored("SELECT code FROM Badge") == [[.text("G1")]])
+        #expect(try levels.file.stored("Badge", ["code"]) == [["G1"]])
         #expect(levels.file.graph.coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation) == id)
     }
 
-    @Test func aChildFetchSeesItsParentsUnsavedChanges() throws {
-        let levels = try Levels()
+    @Test(arguments: StoreKind.allCases)
+    func aChildFetchSeesItsParentsUnsavedChanges(_ kind: StoreKind) throws {
+        let levels = try Levels(kind)
         let (root, child) = (levels.root, levels.child)
         let (kept, changed, removed, added) = try root.performAndWait {
             let objects = ["kept", "changed", "removed"].map { code in
@@ -122,14 +120,12 @@ import Testing
         let addedID = root.performAndWait { added.objectID }
         #expect(!addedID.isTemporaryID && seen[0].0 == addedID)
         try root.performAndWait { try root.save() }
-        #expect(
-            try levels.stored("SELECT _pk, code FROM Badge ORDER BY code").map { $0[1] } == [
-                .text("added"), .text("changed again"), .text("kept"),
-            ])
+        #expect(try levels.file.stored("Badge", ["code"]) == [["added"], ["changed again"], ["kept"]])
     }
 
-    @Test func childObjectsRelateToObjectsTheParentInsertedAndNeverSaved() throws {
-        let levels = try Levels()
+    @Test(arguments: StoreKind.allCases)
+    func childObjectsRelateToObjectsTheParentInsertedAndNeverSaved(_ kind: StoreKind) throws {
+        let levels = try Levels(kind)
         let (root, child) = (levels.root, levels.child)
         let department = root.performAndWait {
             let department = root.insertNewObject(forEntityName: "Department")
@@ -154,14 +150,12 @@ import Testing
                 ])
             try root.save()
         }
-        #expect(
-            try levels.stored(
-                "SELECT count(*) FROM Person p JOIN Department d ON p.department = d._pk WHERE d.name = 'Research'")
-                == [[.integer(2)]])
+        #expect(try levels.file.storedCount("Employee", where: "department.name == 'Research'") == 2)
     }
 
-    @Test func aChildsDiscardedChangesNeverReachTheParent() throws {
-        let levels = try Levels()
+    @Test(arguments: StoreKind.allCases)
+    func aChildsDiscardedChangesNeverReachTheParent(_ kind: StoreKind) throws {
+        let levels = try Levels(kind)
         try levels.child.performAndWait {
             levels.child.insertNewObject(forEntityName: "Badge")["code"] = "discarded"
             levels.child.rollback()
