@@ -33,7 +33,8 @@ bench: ## Run the benchmarks (release build); prints one BENCH line per case
 	python3 ../shared/bench/gen.py medium > /dev/null
 	.build/release/sluice-bench
 
-tsan: ## Run the tests under the thread sanitizer
+tsan: ## Run the tests under the thread sanitizer (the CLI tests run the debug binary, built first)
+	$(SWIFT) build --product sluice
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
 FUZZ_SECONDS ?= 600
