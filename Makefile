@@ -28,9 +28,10 @@ run: build ## Run the example pipeline (CSV + SQL dump + XML) into out/shop.sqli
 	@echo "Query it with any SQLite client, for example:"
 	@echo "  sqlite3 out/shop.sqlite 'SELECT o.number, c.name FROM \"Order\" o JOIN Customer c ON c._pk = o.customer'"
 
-bench: ## Run the benchmarks (release build); prints one BENCH line per case
+BENCH ?= ../shared/bench
+bench: ## Run the benchmarks (release build; the kit's data generator at $(BENCH)); one BENCH line per case
 	$(SWIFT) build -c release --product sluice-bench
-	python3 ../shared/bench/gen.py medium > /dev/null
+	python3 $(BENCH)/gen.py medium > /dev/null
 	.build/release/sluice-bench
 
 tsan: ## Run the tests under the thread sanitizer (the CLI tests run the debug binary, built first)
