@@ -27,11 +27,14 @@ import Testing
             as? [String: Any]
         #expect(((report?["entities"] as? [String: Any])?["Order"] as? [String: Int])?["updated"] == 1)
         #expect(
-            try R.query(store, "SELECT note FROM \"Order\" WHERE number = 1005") == [
+            try R.query(store, "SELECT note FROM orders WHERE order_number = 1005") == [
                 [.text("gift wrap & card: \"Happy birthday\"")]
             ])
-        // +02:00 is kept as the instant it names: 12:00 GMT, seconds since 2001.
-        #expect(try R.query(store, "SELECT placedAt FROM \"Order\" WHERE number = 1005") == [[.real(745_416_000)]])
+        // +02:00 is kept as the instant it names: 12:00 UTC, as text SQLite's date functions read.
+        #expect(
+            try R.query(store, "SELECT placed_at, unixepoch(placed_at) FROM orders WHERE order_number = 1005") == [
+                [.text("2024-08-15 12:00:00"), .integer(745_416_000 + 978_307_200)]
+            ])
 
         let legacy = try runSluice(["run", "Pipelines/legacy-orders.yaml"], environment: environment)
         #expect(legacy.status == 0, "\(legacy.stderr)")
@@ -40,8 +43,9 @@ import Testing
         let orders = try R.query(
             store,
             """
-            SELECT o.number, c.name, count(l._pk), sum(l.quantity) FROM "Order" o JOIN Customer c ON c._pk = o.customer
-            LEFT JOIN OrderLine l ON l."order" = o._pk WHERE o.number > 9000 GROUP BY o._pk ORDER BY 1
+            SELECT o.order_number, c.name, count(l.id), sum(l.quantity) FROM orders o
+            JOIN customers c USING (customer_id)
+            LEFT JOIN order_lines l ON l.order_id = o.order_number WHERE o.order_number > 9000 GROUP BY 1 ORDER BY 1
             """)
         #expect(
             orders == [
@@ -49,7 +53,7 @@ import Testing
                 [.integer(9002), .text("Édouard Manet"), .integer(1), .integer(1000)],
                 [.integer(9003), .text("Ada O'Brien"), .integer(1), .integer(2)],
             ])
-        #expect(try R.query(store, "SELECT count(*) FROM Customer") == [[.integer(5)]])  // 3 + 2, Ada not twice
+        #expect(try R.query(store, "SELECT count(*) FROM customers") == [[.integer(5)]])  // 3 + 2, Ada not twice
 
         // Again: the keys meet every stored object; nothing changes.
         let again = try runSluice(["run", "Pipelines/legacy-orders.yaml"], environment: environment)

@@ -21,9 +21,9 @@ import Testing
         #expect(result.stdout.contains("Code: 3 read, 3 inserted"))
         // `007` and `0123` stay text; 1.50 is a decimal; NULL is null; the comment line is skipped.
         #expect(
-            try R.query(store, "SELECT field1, field2, CAST(field3 AS REAL), field4 FROM Code ORDER BY _pk") == [
+            try R.query(store, "SELECT field1, field2, field3, field4 FROM codes ORDER BY id") == [
                 [.text("007"), .text("Bond"), .real(1.5), .null],
-                [.text("0123"), .text("Q"), .real(2), .real(725_846_400)],
+                [.text("0123"), .text("Q"), .integer(2), .text("2024-01-02 00:00:00")],
                 [.text("42"), .text("M"), .real(-3.25), .null],
             ])
         let model = try String(contentsOf: directory.url.appendingPathComponent("codes.model.yaml"), encoding: .utf8)
@@ -43,7 +43,7 @@ import Testing
         #expect(
             again.stdout.contains("People: 3 read, 1 inserted, 1 updated, 1 unchanged, 0 rejected"), "\(again.stdout)")
         #expect(
-            try R.query(store, "SELECT code, name FROM People ORDER BY code") == [
+            try R.query(store, "SELECT code, name FROM people ORDER BY code") == [
                 [.text("A1"), .text("Ada L.")], [.text("B2"), .text("Boris")], [.text("C3"), .text("Cleo")],
             ])
     }
@@ -57,7 +57,7 @@ import Testing
         ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(
-            try R.query(store, "SELECT number FROM Purchase ORDER BY number") == [
+            try R.query(store, "SELECT number FROM orders ORDER BY number") == [
                 [.integer(1001)], [.integer(1002)], [.integer(1003)],
             ])
         let missing = try runSluice(["import", R.root.path + "/SampleData/orders.xml", "--to", store])
@@ -88,8 +88,8 @@ import Testing
         let lines = try R.query(
             store,
             """
-            SELECT o.id, c.name, l.lineNo FROM OrderLine l JOIN "Order" o ON o._pk = l."order" JOIN Customer c ON \
-            c._pk = o.customer ORDER BY 1, 3
+            SELECT o.id, c.name, l.line_no FROM order_lines l JOIN orders o ON o.id = l.order_id JOIN customers c ON \
+            c.id = o.customer_id ORDER BY 1, 3
             """)
         #expect(
             lines == [
@@ -119,10 +119,10 @@ import Testing
         let other = try SQLiteConnection(path: store, mode: .readWriteCreate)
         try other.execute(
             """
-            UPDATE OrderLine SET quantity = 0 WHERE lineNo = 2;
-            DELETE FROM OrderLine WHERE "order" = (SELECT _pk FROM "Order" WHERE number = 1002);
-            DROP INDEX Customer_unique_email;
-            UPDATE Customer SET country = 'IRL', email = 'ada@example.com' WHERE id = 3;
+            UPDATE order_lines SET quantity = 0 WHERE line_no = 2;
+            DELETE FROM order_lines WHERE order_id = 1002;
+            DROP INDEX customers_unique_email;
+            UPDATE customers SET country = 'IRL', email = 'ada@example.com' WHERE customer_id = 3;
             """)
         let result = try runSluice(["validate", store])
         #expect(result.status == 1)

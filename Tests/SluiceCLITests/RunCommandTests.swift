@@ -47,18 +47,19 @@ import Glibc
         let lines = try Self.query(
             store,
             """
-            SELECT o.number, c.email, l.lineNo, p.sku, l.quantity FROM "Order" o JOIN Customer c ON c._pk = o.customer
-            JOIN OrderLine l ON l."order" = o._pk JOIN Product p ON p._pk = l.product ORDER BY 1, 3
+            SELECT o.order_number, c.email, l.line_no, p.sku, l.quantity FROM orders o
+            JOIN customers c ON c.customer_id = o.customer_id JOIN order_lines l ON l.order_id = o.order_number
+            JOIN products p ON p.id = l.product_id ORDER BY 1, 3
             """)
         #expect(lines.count == 4)
         #expect(lines.first == [.integer(1001), .text("ada@example.com"), .integer(1), .text("W-100"), .integer(3)])
         #expect(!FileManager.default.fileExists(atPath: store + ".sluice-tmp"))
     }
 
-    /// Every row of every entity table, versions (`_opt`) included.
+    /// Every row of every entity table, keys first.
     static func everything(_ store: String) throws -> [[SQLiteValue]] {
-        try ["Customer", "Order", "OrderLine", "Product"].flatMap {
-            try query(store, "SELECT * FROM \"\($0)\" ORDER BY _pk")
+        try ["customers", "orders", "order_lines", "products"].flatMap {
+            try query(store, "SELECT * FROM \"\($0)\" ORDER BY 1")
         }
     }
 
@@ -97,7 +98,7 @@ import Glibc
         let third = try runSluice(["run", changed.path], environment: environment)
         #expect(third.status == 0, "\(third.stderr)")
         #expect(third.stdout.contains("Customer: 3 read, 0 inserted, 1 updated, 2 unchanged"), "\(third.stdout)")
-        #expect(try Self.query(store, "SELECT count(*) FROM Customer WHERE name = 'Renamed'") == [[.integer(1)]])
+        #expect(try Self.query(store, "SELECT count(*) FROM customers WHERE name = 'Renamed'") == [[.integer(1)]])
     }
 
     @Test func rejectedRecordsGoToTheRejectsFileAndTooManyFailTheRunLeavingTheTargetAlone() throws {
@@ -106,7 +107,7 @@ import Glibc
         let first = try runSluice(["run", try Self.customersPipeline(in: directory, csv: good).path])
         #expect(first.status == 0, "\(first.stderr)")
         let store = directory.url.appendingPathComponent("out/c.sqlite").path
-        let before = try Self.query(store, "SELECT id, name, email FROM Customer")
+        let before = try Self.query(store, "SELECT customer_id, name, email FROM customers")
 
         let bad =
             good + "x2,Bo,bo@example.com,2024-02-30\n3,Cy,not-an-email,2024-03-01\n4,Di,di@example.com,2024-04-01\n"
@@ -116,7 +117,8 @@ import Glibc
             second.stderr.contains("2 records were rejected, more than errors.max (0); the target is unchanged"),
             "\(second.stderr)")
         #expect(
-            try Self.query(store, "SELECT id, name, email FROM Customer") == before, "atomic: nothing of the failed run"
+            try Self.query(store, "SELECT customer_id, name, email FROM customers") == before,
+            "atomic: nothing of the failed run"
         )
         let rejects = try String(
             contentsOfFile: directory.url.appendingPathComponent("out/rejects.jsonl").path, encoding: .utf8
@@ -134,7 +136,8 @@ import Glibc
 
         let allowed = try runSluice(["run", try Self.customersPipeline(in: directory, csv: bad, max: 5).path])
         #expect(allowed.status == 0, "\(allowed.stderr)")
-        #expect(try Self.query(store, "SELECT id FROM Customer ORDER BY id") == [[.integer(1)], [.integer(4)]])
+        #expect(
+            try Self.query(store, "SELECT customer_id FROM customers ORDER BY 1") == [[.integer(1)], [.integer(4)]])
     }
 
     @Test func aDryRunLeavesNoTarget() throws {
@@ -166,7 +169,7 @@ import Glibc
         #expect(first.terminationStatus == 0)
         #expect(second.status == 4 && second.stderr.contains("another run is writing the target"), "\(second.stderr)")
         #expect(
-            try Self.query(directory.url.appendingPathComponent("out/c.sqlite").path, "SELECT count(*) FROM Customer")
+            try Self.query(directory.url.appendingPathComponent("out/c.sqlite").path, "SELECT count(*) FROM customers")
                 == [[.integer(50_000)]])
     }
 
@@ -202,7 +205,7 @@ import Glibc
             Thread.sleep(forTimeInterval: delay)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let count = try RunCommandTests.query(store, "SELECT count(*) FROM Customer")
+            let count = try RunCommandTests.query(store, "SELECT count(*) FROM customers")
             guard case .integer(let n) = count.first?.first else {
                 Issue.record("the target cannot be read after a kill at \(delay) s")
                 continue
@@ -214,7 +217,7 @@ import Glibc
         #expect(outcomes.contains(1), "at least one kill must land mid-run for the test to mean something")
         let finish = try runSluice(["run", pipeline.path])
         #expect(finish.status == 0, "\(finish.stderr)")
-        #expect(try RunCommandTests.query(store, "SELECT count(*) FROM Customer") == [[.integer(20_001)]])
+        #expect(try RunCommandTests.query(store, "SELECT count(*) FROM customers") == [[.integer(20_001)]])
         #expect(!FileManager.default.fileExists(atPath: store + ".sluice-tmp"))
     }
 }

@@ -31,7 +31,7 @@ import Testing
         #expect(result.stdout.contains("into the SQLite store \(store.path)"))
         let db = try SQLiteConnection(path: store.path, mode: .readOnly)
         let query = try db.makeStatement(
-            "SELECT o.number, c.name FROM \"Order\" o JOIN Customer c ON c._pk = o.customer ORDER BY o.number")
+            "SELECT o.order_number, c.name FROM orders o JOIN customers c USING (customer_id) ORDER BY 1")
         var rows: [String] = []
         while try query.step() { rows.append("\(query.int64(0)) \(query.string(1) ?? "")") }
         #expect(rows == ["1001 Ada O'Brien", "1002 Бори́с Пастерна́к", "1003 Ada O'Brien"])
@@ -43,7 +43,7 @@ import Testing
         #expect(again.status == 1)
         #expect(again.stderr.contains("2 Customer objects have id = 1"))
         let count = try SQLiteConnection(path: store.path, mode: .readOnly).makeStatement(
-            "SELECT count(*) FROM Customer")
+            "SELECT count(*) FROM customers")
         #expect(try count.step() && count.int64(0) == 3)
     }
 

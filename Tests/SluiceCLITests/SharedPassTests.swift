@@ -71,9 +71,9 @@ import Testing
     }
 
     static let contents = """
-        SELECT o.number, c.email, l.lineNo, p.sku, l.quantity, l.price FROM "Order" o JOIN Customer c ON c._pk = \
-        o.customer
-        JOIN OrderLine l ON l."order" = o._pk JOIN Product p ON p._pk = l.product ORDER BY 1, 3
+        SELECT o.order_number, c.email, l.line_no, p.sku, l.quantity, l.price FROM orders o
+        JOIN customers c USING (customer_id) JOIN order_lines l ON l.order_id = o.order_number
+        JOIN products p ON p.id = l.product_id ORDER BY 1, 3
         """
 
     @Test func oneFileIsReadOnceAndEndsAsReadingItPerSource() throws {
@@ -98,7 +98,7 @@ import Testing
         #expect(rows.count == 5)
         #expect(rows == (try R.query(three, Self.contents)))
         #expect(
-            rows.first == [.integer(1), .text("ada@example.com"), .integer(1), .text("W-1"), .integer(2), .text("2.5")])
+            rows.first == [.integer(1), .text("ada@example.com"), .integer(1), .text("W-1"), .integer(2), .real(2.5)])
         // Each source of the pass still has its stage in the report, in the pipeline's order.
         let json =
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
@@ -121,7 +121,7 @@ import Testing
         let rejects = try String(contentsOf: directory.url.appendingPathComponent("r.jsonl"), encoding: .utf8)
         #expect(rejects.contains("no Customer with id = 9"), "\(rejects)")
         #expect(
-            try R.query(store, "SELECT number FROM \"Order\" ORDER BY 1") == [
+            try R.query(store, "SELECT order_number FROM orders ORDER BY 1") == [
                 [.integer(1)], [.integer(2)], [.integer(3)],
             ])
     }

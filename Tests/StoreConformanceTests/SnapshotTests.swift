@@ -45,7 +45,7 @@ import Testing
     static func loop(_ kind: StoreKind) -> (batches: Int, batchSize: Int, overlap: Int) {
         switch kind {
         case .sqlite: return (200, 5_000, 2_500)
-        case .inMemory: return (20, 1_000, 500)
+        case .inMemory, .sqliteGraph: return (20, 1_000, 500)
         case .xml, .binary: return (20, 100, 50)
         }
     }
@@ -88,11 +88,14 @@ import Testing
         try first.save()
         let theirs = try second.existingObject(with: badge.objectID)
         _ = try second.existingObject(with: other.objectID)
-        #expect(coordinator.snapshotVersion(for: badge.objectID) == 1)
+        let read = try #require(coordinator.snapshotVersion(for: badge.objectID))
+        #expect(read == 1 || kind.versionsByContent)
 
         badge["code"] = "A2"
         try first.save()
-        #expect(coordinator.snapshotVersion(for: badge.objectID) == 2)
+        let written = try #require(coordinator.snapshotVersion(for: badge.objectID))
+        #expect(written != read, "the snapshot follows the save")
+        #expect(written == 2 || kind.versionsByContent)
         second.refresh(theirs, mergeChanges: false)
         #expect(theirs.string(forKey: "code") == "A2", "a fault fired after another context's save sees the saved row")
 

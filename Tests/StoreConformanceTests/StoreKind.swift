@@ -4,18 +4,20 @@ import Stores
 import TestSupport
 import Testing
 
-/// The store types the tests of this target run on: the in-memory store, the SQLite store, and the
-/// two atomic stores (XML, binary), which read their whole file when added and write it whole at
-/// every save. A test takes one as its argument (`@Test(arguments: StoreKind.allCases)`).
+/// The store types the tests of this target run on: the in-memory store, the SQLite store in both
+/// layouts (plain, the default, whose row versions are content hashes; graph, with `_opt`
+/// counters), and the two atomic stores (XML, binary), which read their whole file when added and
+/// write it whole at every save. A test takes one as its argument
+/// (`@Test(arguments: StoreKind.allCases)`).
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case inMemory, sqlite, xml, binary
+    case inMemory, sqlite, sqliteGraph, xml, binary
 
     /// The store's registered type name (registering the type on first use).
     var storeType: String {
         switch self {
         case .inMemory:
             return InMemoryStore.storeType
-        case .sqlite:
+        case .sqlite, .sqliteGraph:
             SQLiteStore.register()
             return SQLiteStore.storeType
         case .xml:
@@ -31,19 +33,29 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var fileName: String? {
         switch self {
         case .inMemory: return nil
-        case .sqlite: return "store.sqlite"
+        case .sqlite, .sqliteGraph: return "store.sqlite"
         case .xml: return "store.xml"
         case .binary: return "store.sluicebin"
         }
     }
 
+    /// Whether the store's row versions are hashes of the rows' values rather than counters (the
+    /// plain SQLite layout).
+    var versionsByContent: Bool { self == .sqlite }
+
+    /// Options the store is opened with.
+    var options: [String: String] { self == .sqliteGraph ? ["layout": "graph"] : [:] }
+
     /// Options for a store opened only to read what another coordinator wrote.
-    var readOnlyOptions: [String: String] { self == .sqlite ? ["read_only": "true"] : [:] }
+    var readOnlyOptions: [String: String] {
+        self == .sqlite || self == .sqliteGraph ? options.merging(["read_only": "true"]) { $1 } : options
+    }
 
     var testDescription: String {
         switch self {
         case .inMemory: return "in-memory"
         case .sqlite: return "SQLite"
+        case .sqliteGraph: return "SQLite graph layout"
         case .xml: return "XML"
         case .binary: return "binary"
         }
@@ -72,7 +84,7 @@ final class StoreFile {
             directory = nil
             url = nil
         }
-        graph = try TestGraph(model: model, storeType: kind.storeType, url: url)
+        graph = try TestGraph(model: model, storeType: kind.storeType, url: url, options: kind.options)
     }
 
     var context: ManagedObjectContext { graph.context }
@@ -85,7 +97,7 @@ final class StoreFile {
     func reopen() throws -> TestGraph {
         if let url {
             graph.coordinator.removePersistentStore(graph.store)
-            graph = try TestGraph(model: model, storeType: kind.storeType, url: url)
+            graph = try TestGraph(model: model, storeType: kind.storeType, url: url, options: kind.options)
         } else {
             graph = graph.withNewContext()
         }

@@ -115,13 +115,13 @@ import Testing
             "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Line' ORDER BY name")
         var names: [String] = []
         while try statement.step() { names.append(statement.string(0) ?? "") }
-        #expect(names == ["Line_unique_order_no"])
+        #expect(names == ["Line_unique_order_id_no"])
         // Each key one search of that index, never a scan of the table or of the index.
         let store = try #require(graph.store as? SQLiteStore)
         let line = try #require(graph.model.entity(named: "Line"))
         let plan = try store.keyLookupPlan(
             of: line, on: [line.relationship(named: "order")!, line.attribute(named: "no")!], keys: 500)
-        #expect(plan.contains { $0.hasPrefix("SEARCH t0 USING") && $0.contains("Line_unique_order_no") }, "\(plan)")
+        #expect(plan.contains { $0.hasPrefix("SEARCH t0 USING") && $0.contains("Line_unique_order_id_no") }, "\(plan)")
         #expect(!plan.contains { $0.hasPrefix("SCAN t0") }, "\(plan)")
     }
 

@@ -2,6 +2,15 @@ import Foundation
 import Readers
 
 extension ModelInference {
+    /// `data/orders.csv.gz` → `orders`: a file's name without folders and extensions.
+    static func tableName(_ path: String) -> String {
+        var base = (path as NSString).lastPathComponent
+        for suffix in [".gz", ".csv", ".tsv", ".txt"] where base.lowercased().hasSuffix(suffix) {
+            base = String(base.dropLast(suffix.count))
+        }
+        return base.isEmpty ? "records" : base
+    }
+
     /// Reads `path` in `format` (detected when `nil`) into the proposal. XML needs `recordPath`.
     /// - Throws: `ReaderError` for unreadable input or a missing record path.
     /// - Parameters:
@@ -15,15 +24,19 @@ extension ModelInference {
         let entity = name ?? Self.entityName(path)
         switch try format ?? InputFormat.detect(path: path) {
         case .csv:
-            try add(CSVReader(path: path, dialect: dialect ?? CSVSniffer.sniff(path: path)), entity: entity)
+            try add(
+                CSVReader(path: path, dialect: dialect ?? CSVSniffer.sniff(path: path)), entity: entity,
+                table: Self.tableName(path))
         case .xml:
             guard let recordPath else {
                 throw ReaderError(
                     .invalidOption, "inferring a model from XML needs the record path (--record /root/element)")
             }
             let spec = try given ?? XMLReader.discoverSpec(path: path, recordPath: recordPath)
-            let element = name ?? recordPath.split(separator: "/").last.map(String.init) ?? entity
-            try add(XMLReader(path: path, spec: spec), entity: Self.entityName(element))
+            let element = recordPath.split(separator: "/").last.map(String.init) ?? entity
+            try add(
+                XMLReader(path: path, spec: spec), entity: name ?? Self.entityName(element), table: Self.plural(element)
+            )
         case .sqldump:
             let reader = try SQLDumpReader(path: path)
             // A table's schema is known once its CREATE TABLE is read, which precedes its rows.

@@ -4,9 +4,14 @@ import Readers
 
 /// Proposes a model file from inputs (`sluice infer`): an entity per CSV file, XML record kind or SQL
 /// table; attribute types from every value of the input (not a sample); required when no value is
-/// null or empty; keys from declared primary keys and unique constraints, or an `id` column whose
-/// values are all different; relationships from declared foreign keys, or from `<name>_id` columns
-/// whose values are keys of another input's `<name>` entity.
+/// null or empty; keys from declared primary keys and unique constraints, or a column whose values
+/// are all different and present and whose name says it identifies (`id`, `customer_id`, `…_no`,
+/// `code`, `sku`, …); relationships from declared foreign keys, or from `<name>_id` columns of the
+/// key's type where another input's `<name>` entity has a key of one column.
+///
+/// The model keeps the source's names for the store: each entity's `table` is the file or table it
+/// came from (`orders.csv` → `orders`), each attribute's and foreign key's `column` the source's
+/// column, while entities and attributes get Swift names (`Order`, `placedAt`).
 ///
 /// ```swift
 /// var inference = ModelInference()
@@ -107,6 +112,9 @@ public struct ModelInference {
         package var foreignKeys: [TableSchema.ForeignKey] = []
         /// The SQL table or file the entity came from.
         package var origin: String
+        /// The table name the store gives the entity: the file's or table's name (`orders`), or for
+        /// XML records the element's name in the plural.
+        package var table: String = ""
         /// For nested records (XML children): the entity of their parent records.
         package var parent: Int?
     }
@@ -119,8 +127,9 @@ public struct ModelInference {
     /// children or other tables, become entities of their own, named after their kind).
     /// - Throws: the reader's non-recoverable errors; records with recoverable errors are skipped.
     /// - Parameter schemas: the tables' declared schemas (keys), asked for when a table's first record arrives.
-    public mutating func add(_ reader: some RecordReader, entity: String, schemas: () -> [TableSchema] = { [] }) throws
-    {
+    public mutating func add(
+        _ reader: some RecordReader, entity: String, table: String? = nil, schemas: () -> [TableSchema] = { [] }
+    ) throws {
         var reader = reader
         var indexByKind: [String: Int] = [:]
         var lastEntityByNumber: (number: Int, entity: Int)?
@@ -138,24 +147,31 @@ public struct ModelInference {
                 index = known
             } else {
                 let names = record.schema?.names ?? (0..<record.count).map { "field\($0 + 1)" }
-                let table = schemas().first { $0.name == record.kind }
+                let declaredTable = schemas().first { $0.name == record.kind }
                 let name = record.kind.map { Self.entityName($0) } ?? entity
-                let keyColumns = Set(table.map { $0.primaryKey + $0.uniqueKeys.flatMap { $0 } } ?? []).union(["id"])
+                let keyColumns = Set(declaredTable.map { $0.primaryKey + $0.uniqueKeys.flatMap { $0 } } ?? [])
                 let declared =
-                    table.map {
+                    declaredTable.map {
                         Dictionary(
                             $0.columns.map { ($0.name, $0.declaredType) }, uniquingKeysWith: { first, _ in first })
                     } ?? [:]
                 var proposed = Entity(
                     name: name,
                     columns: names.map {
-                        Column(source: $0, keyCandidate: keyColumns.contains($0), declaredType: declared[$0])
+                        Column(
+                            source: $0, keyCandidate: keyColumns.contains($0) || Self.namesIdentifier($0),
+                            declaredType: declared[$0])
                     },
                     origin: record.kind ?? entity)
-                if let table {
-                    proposed.primaryKey = table.primaryKey
-                    proposed.uniqueKeys = table.uniqueKeys
-                    proposed.foreignKeys = table.foreignKeys
+                proposed.table =
+                    record.kind.map { kind in
+                        // SQL tables keep their names; XML record elements name one record: `order` → `orders`.
+                        schemas().contains { $0.name == kind } ? kind : Self.plural(kind)
+                    } ?? table ?? entity
+                if let declaredTable {
+                    proposed.primaryKey = declaredTable.primaryKey
+                    proposed.uniqueKeys = declaredTable.uniqueKeys
+                    proposed.foreignKeys = declaredTable.foreignKeys
                 }
                 entities.append(proposed)
                 index = entities.count - 1
@@ -186,6 +202,46 @@ public struct ModelInference {
             name.removeLast()
         }
         return name.isEmpty ? "Record" : name
+    }
+
+    /// `order` → `orders`, `category` → `categories`, `address` → `addresses`.
+    static func plural(_ word: String) -> String {
+        let lower = word.lowercased()
+        if lower.hasSuffix("y"), let before = lower.dropLast().last, !"aeiou".contains(before) {
+            return String(word.dropLast()) + "ies"
+        }
+        if ["s", "x", "z", "ch", "sh"].contains(where: { lower.hasSuffix($0) }) { return word + "es" }
+        return word + "s"
+    }
+
+    /// Whether a column's name says it identifies a row: `id`, `customer_id`, `customerId`, `CustomerID`,
+    /// `order_no`, `order_nr`, `code`, `key`, `sku` (and `…_code`, `…_key`, `…_sku`).
+    static func namesIdentifier(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        if ["id", "code", "key", "sku", "nr", "no"].contains(lower) { return true }
+        if name.hasSuffix("Id") || name.hasSuffix("ID") || name.hasSuffix("Nr") || name.hasSuffix("No") { return true }
+        for suffix in ["id", "code", "key", "sku", "nr", "no"] {
+            for separator in ["_", "-", " ", "."] where lower.hasSuffix(separator + suffix) { return true }
+        }
+        return false
+    }
+
+    /// The columns that identify an entity's records: its declared primary key, else a declared
+    /// unique key, else the best column whose values are all different and present and whose name
+    /// says it identifies — one named after the entity (`customer_id` in customers), then `id`,
+    /// then integers, then the first.
+    package func key(of entity: Entity) -> [String] {
+        if !entity.primaryKey.isEmpty { return entity.primaryKey }
+        if let unique = entity.uniqueKeys.first { return unique }
+        let candidates = entity.columns.filter { $0.isUnique && Self.namesIdentifier($0.source) }
+        func squashed(_ text: String) -> String { text.lowercased().filter { $0.isLetter || $0.isNumber } }
+        let own = [squashed(entity.name) + "id", squashed(entity.table) + "id"]
+        let best =
+            candidates.first { own.contains(squashed($0.source)) } ?? candidates.first {
+                $0.source.lowercased() == "id"
+            }
+            ?? candidates.first { $0.type == .integer64 } ?? candidates.first
+        return best.map { [$0.source] } ?? []
     }
 
     /// `signup_date` → `signupDate`, `Full Name` → `fullName`.
@@ -220,14 +276,20 @@ public struct ModelInference {
                 }
             }
             guard entity.foreignKeys.isEmpty else { continue }
-            for column in entity.columns where column.source.lowercased().hasSuffix("_id") && column.type == .integer64
-            {
+            let ownKey = key(of: entity)
+            for column in entity.columns where column.source.lowercased().hasSuffix("_id") && column.values > 0 {
                 let stem = Self.entityName(String(column.source.dropLast(3)))
-                if let target = entities.firstIndex(where: {
-                    $0.name == stem && $0.columns.contains { $0.source == "id" && $0.isUnique }
-                }) {
-                    links.append(Link(from: index, column: column.source, to: target, referencedColumn: "id"))
-                }
+                guard
+                    let target = entities.indices.first(where: { entities[$0].name == stem }),
+                    target != index || ownKey != [column.source]
+                else { continue }
+                // The destination's key: one column, of the same type.
+                let targetKey = key(of: entities[target])
+                guard targetKey.count == 1,
+                    let keyColumn = entities[target].columns.first(where: { $0.source == targetKey[0] }),
+                    keyColumn.type == column.type
+                else { continue }
+                links.append(Link(from: index, column: column.source, to: target, referencedColumn: targetKey[0]))
             }
         }
         return links
@@ -260,8 +322,7 @@ public struct ModelInference {
                     link.column
                 )
             }
-            var key = entity.primaryKey.map(Self.attributeName)
-            if key.isEmpty, entity.columns.contains(where: { $0.source == "id" && $0.isUnique }) { key = ["id"] }
+            var key = self.key(of: entity).map(Self.attributeName)
             if key.contains(where: { name in linkedColumns.contains { Self.attributeName($0) == name } }) { key = [] }
             return EntityPlan(
                 name: entity.name, origin: entity.origin,
@@ -283,24 +344,28 @@ public struct ModelInference {
         var text =
             "# Proposed by `sluice infer` from every value of the inputs; review before use.\nversion: 1\nentities:\n"
         for (index, entity) in entities.enumerated() {
-            text += "  \(entity.name):\n    attributes:\n"
+            text += "  \(entity.name):\n"
+            if !entity.table.isEmpty, entity.table != entity.name {
+                text += "    table: \(Self.yamlName(entity.table))\n"
+            }
+            text += "    attributes:\n"
             let linked = Set(links.filter { $0.from == index }.map(\.column))
             for column in entity.columns where !linked.contains(column.source) {
                 var rules = ["type: \(column.type)"]
                 if column.nulls == 0, column.values > 0 { rules.append("optional: false") }
-                text +=
-                    "      \(Self.attributeName(column.source)): { \(rules.joined(separator: ", ")) }    # column "
-                    + "\(column.source.debugDescription)\n"
+                let attribute = Self.attributeName(column.source)
+                if attribute != column.source { rules.append("column: \(Self.yamlName(column.source))") }
+                text += "      \(attribute): { \(rules.joined(separator: ", ")) }\n"
             }
             var relationships: [String] = []
             for link in links where link.from == index {
                 let name = Self.relationshipName(forColumn: link.column)
                 let inverse = Self.inverseName(of: entity.name)
                 let required = entity.columns.first { $0.source == link.column }.map { $0.nulls == 0 } ?? false
+                let column = link.column == name + "_id" ? "" : ", column: \(Self.yamlName(link.column))"
                 relationships.append(
                     "      \(name): { destination: \(entities[link.to].name), inverse: "
-                        + "\(inverse)\(required ? ", optional: false" : "") }    # column "
-                        + "\(link.column.debugDescription)"
+                        + "\(inverse)\(required ? ", optional: false" : "")\(column) }"
                 )
             }
             for link in links where link.to == index {
@@ -333,8 +398,9 @@ public struct ModelInference {
             }
             var unique = entity.uniqueKeys.map { $0.map(name) }
             if !entity.primaryKey.isEmpty { unique.insert(entity.primaryKey.map(name), at: 0) }
-            if unique.isEmpty, let id = entity.columns.first(where: { $0.source == "id" && $0.isUnique }) {
-                unique = [[Self.attributeName(id.source)]]
+            if unique.isEmpty {
+                let key = self.key(of: entity)
+                if !key.isEmpty { unique = [key.map(name)] }
             }
             // A key of one relationship alone would make the relationship one-to-one: left out.
             let kept = unique.filter { key in !(key.count == 1 && linked.contains { name($0) == key[0] }) }
@@ -345,6 +411,17 @@ public struct ModelInference {
             }
         }
         return text
+    }
+
+    /// A name as a YAML flow scalar: as is when plain, else double-quoted.
+    static func yamlName(_ name: String) -> String {
+        let plain =
+            name.first.map { $0.isLetter || $0 == "_" } == true
+            && name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }
+            && !["true", "false", "null", "yes", "no", "on", "off", "y", "n"].contains(name.lowercased())
+        if plain { return name }
+        let data = (try? JSONEncoder().encode(name)) ?? Data("\"\"".utf8)
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\\/", with: "/")
     }
 
     /// `customer_id` → `customer`: the to-one relationship a key column becomes.

@@ -125,14 +125,16 @@ private struct Loader: YAMLFileReader {
         var relationships: [RelationshipDescription] = []
         var unique: [[String]] = []
         var indexes: [IndexDescription] = []
+        var table: String?
         if body.scalar?.string == "" || body.null != nil {
             return EntityDescription(name: name)
         }
-        let allowed: Set<String> = ["parent", "abstract", "attributes", "relationships", "unique", "indexes"]
+        let allowed: Set<String> = ["parent", "abstract", "table", "attributes", "relationships", "unique", "indexes"]
         for (key, _, value) in pairs(body, allowed: allowed, what: "entity \(name)", entity: name) {
             switch key {
             case "parent": parent = string(value, "parent", entity: name, property: nil)
             case "abstract": isAbstract = bool(value, "abstract", entity: name, property: nil) ?? false
+            case "table": table = storageName(value, "table", entity: name, property: nil)
             case "attributes":
                 for (attributeName, nameNode, spec) in pairs(
                     value, allowed: nil, what: "attributes of \(name)", entity: name)
@@ -188,7 +190,17 @@ private struct Loader: YAMLFileReader {
         }
         return EntityDescription(
             name: name, parent: parent, isAbstract: isAbstract, attributes: attributes,
-            relationships: relationships, uniquenessConstraints: unique, indexes: indexes)
+            relationships: relationships, uniquenessConstraints: unique, indexes: indexes, tableName: table)
+    }
+
+    /// A table or column name: any non-empty text (quoted in SQL as needed).
+    mutating func storageName(_ node: Node, _ what: String, entity: String, property: String?) -> String? {
+        guard let text = string(node, what, entity: entity, property: property) else { return nil }
+        guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value == 0 }) else {
+            fail(node, "\(what) must be a non-empty name", entity: entity, property: property)
+            return nil
+        }
+        return text
     }
 
     mutating func attributeType(_ text: String, _ node: Node, entity: String, property: String) -> AttributeType? {
@@ -219,7 +231,7 @@ private struct Loader: YAMLFileReader {
             return AttributeDescription(name: name, type: type, isOptional: optional)
         }
         let allowed: Set<String> = [
-            "type", "optional", "transient", "default", "min", "max", "minLength", "maxLength", "regex",
+            "type", "optional", "transient", "default", "min", "max", "minLength", "maxLength", "regex", "column",
         ]
         let fields = pairs(spec, allowed: allowed, what: "attribute \(entity).\(name)", entity: entity, property: name)
         guard let typeField = fields.first(where: { $0.key == "type" }) else {
@@ -234,6 +246,7 @@ private struct Loader: YAMLFileReader {
         var minValue: AttributeValue?, maxValue: AttributeValue?
         var minLength: Int?, maxLength: Int?
         var regex: String?
+        var column: String?
         for (key, _, value) in fields {
             switch key {
             case "optional": optional = bool(value, "optional", entity: entity, property: name) ?? true
@@ -244,13 +257,15 @@ private struct Loader: YAMLFileReader {
             case "minLength": minLength = int(value, "minLength", entity: entity, property: name)
             case "maxLength": maxLength = int(value, "maxLength", entity: entity, property: name)
             case "regex": regex = string(value, "regex", entity: entity, property: name)
+            case "column": column = storageName(value, "column", entity: entity, property: name)
             default: break
             }
         }
         return AttributeDescription(
             name: name, type: type, isOptional: optional, isTransient: transient, defaultValue: defaultValue,
-            minValue: minValue, maxValue: maxValue, minLength: minLength, maxLength: maxLength, regularExpression: regex
-        )
+            minValue: minValue, maxValue: maxValue, minLength: minLength, maxLength: maxLength,
+            regularExpression: regex,
+            columnName: column)
     }
 
     /// Parses a default or bound written in the file as a value of the attribute's type, exactly.
@@ -273,7 +288,7 @@ private struct Loader: YAMLFileReader {
 
     mutating func readRelationship(_ name: String, _ spec: Node, entity: String) -> RelationshipDescription? {
         let allowed: Set<String> = [
-            "destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount", "maxCount",
+            "destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount", "maxCount", "column",
         ]
         let fields = pairs(
             spec, allowed: allowed, what: "relationship \(entity).\(name)", entity: entity, property: name)
@@ -282,6 +297,7 @@ private struct Loader: YAMLFileReader {
         var inverse: String?
         var rule = DeleteRule.nullify
         var minCount: Int?, maxCount: Int?
+        var column: String?
         for (key, _, value) in fields {
             switch key {
             case "destination": destination = string(value, "destination", entity: entity, property: name)
@@ -291,6 +307,7 @@ private struct Loader: YAMLFileReader {
             case "inverse": inverse = string(value, "inverse", entity: entity, property: name)
             case "minCount": minCount = int(value, "minCount", entity: entity, property: name)
             case "maxCount": maxCount = int(value, "maxCount", entity: entity, property: name)
+            case "column": column = storageName(value, "column", entity: entity, property: name)
             case "deleteRule":
                 let text = value.scalar?.string ?? ""
                 let rules: [String: DeleteRule] = [
@@ -315,6 +332,6 @@ private struct Loader: YAMLFileReader {
         }
         return RelationshipDescription(
             name: name, destination: destination, inverse: inverse, isToMany: toMany, isOrdered: ordered,
-            isOptional: optional, deleteRule: rule, minCount: minCount, maxCount: maxCount)
+            isOptional: optional, deleteRule: rule, minCount: minCount, maxCount: maxCount, columnName: column)
     }
 }

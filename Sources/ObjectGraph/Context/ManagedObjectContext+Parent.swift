@@ -52,8 +52,10 @@ extension ManagedObjectContext: RowSource {
         }
     }
 
-    func sourceNewObjectIDs(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID] {
-        try source.sourceNewObjectIDs(for: entity, count: count)
+    func sourceNewObjectIDs(
+        for entity: EntityDescription, count: Int, value: (Int, AttributeDescription) -> AttributeValue
+    ) throws -> [ManagedObjectID] {
+        try source.sourceNewObjectIDs(for: entity, count: count, value: value)
     }
 
     func sourceLocked<T>(_ body: () throws -> T) rethrows -> T { try body() }

@@ -37,7 +37,7 @@ extension ManagedObjectContext {
         if !deferredValidationRules.isEmpty { failures.removeAll { deferredValidationRules.contains($0.rule) } }
         if !failures.isEmpty { throw ValidationError(failures: failures) }
 
-        try obtainPermanentIDs(for: inserted)
+        try assignPermanentIDs(to: inserted, includingKeyed: false)
         // Conflicts are settled and the changes written with the coordinator locked: no other context
         // saves between the version check and the write. A child's save goes into its parent as is.
         var request = SaveChangesRequest()
@@ -50,6 +50,7 @@ extension ManagedObjectContext {
                 // Objects the store deleted that this save writes again are inserted anew.
                 inserted += try resolveConflicts(updated: &updated, deleted: &deleted, readNow: constraints.adopted)
             }
+            try assignKeyedIDs(to: inserted, absorbed: insertedThenDeleted)
             request.insertedRows.reserveCapacity(inserted.count)
             for object in inserted {
                 request.insertedRows.append(row(of: object, version: 1))
@@ -74,8 +75,15 @@ extension ManagedObjectContext {
         }
 
         if parent == nil {
-            for object in inserted { object.version = 1 }
-            for object in rewritten { object.version += 1 }
+            let coordinator = persistentStoreCoordinator
+            for (object, version) in zip(inserted, coordinator.writtenVersions(of: request.insertedRows) { _ in nil }) {
+                object.version = version
+            }
+            for (object, version) in zip(
+                rewritten, coordinator.writtenVersions(of: request.updatedRows) { request.updatedRows[$0].version })
+            {
+                object.version = version
+            }
         }
         for object in inserted { finishSave(of: object) }
         for object in updated { finishSave(of: object) }
@@ -90,6 +98,18 @@ extension ManagedObjectContext {
                 ? updated.map(\.objectID)
                 : updated.filter { !unchanged.contains(ObjectIdentifier($0)) }.map(\.objectID),
             deleted: request.deletedObjects.map(\.objectID))
+    }
+
+    /// Gives the save's inserted objects that a store keeps under a key their permanent IDs, once
+    /// uniqueness conflicts are settled; objects merged into them (`absorbed`) take the winner's new
+    /// ID, as references to them without an inverse write the winner's key.
+    private func assignKeyedIDs(to inserted: [ManagedObject], absorbed: [ManagedObject]) throws {
+        let waiting = inserted.filter { $0.objectID.isTemporaryID }
+        guard !waiting.isEmpty else { return }
+        let before = waiting.map(\.objectID)
+        try assignPermanentIDs(to: waiting, includingKeyed: true)
+        let renamed = Dictionary(zip(before, waiting.map(\.objectID)), uniquingKeysWith: { first, _ in first })
+        for loser in absorbed { if let id = renamed[loser.objectID] { loser.objectID = id } }
     }
 
     /// The changed objects by change state.

@@ -560,31 +560,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
         persistentStoreCoordinator.releaseSnapshots(releasedSnapshots)
         releasedSnapshots.removeAll(keepingCapacity: true)
     }
-
-    // MARK: Permanent IDs
-
-    /// Gives each object with a temporary ID its permanent ID now, from the store that will hold it.
-    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
-        checkQueue()
-        let pending =
-            objects.allSatisfy { $0.objectID.isTemporaryID && $0.context === self }
-            ? objects : objects.filter { $0.objectID.isTemporaryID && $0.context === self }
-        guard let first = pending.first else { return }
-        var byEntity: [EntityDescription: [ManagedObject]] = [:]
-        if pending.allSatisfy({ $0.entity === first.entity }) {
-            byEntity[first.entity] = pending  // the usual import batch: one entity
-        } else {
-            for object in pending { byEntity[object.entity, default: []].append(object) }
-        }
-        registry.reserveCapacity(registry.count + pending.count)
-        for (entity, group) in byEntity.sorted(by: { $0.key.index < $1.key.index }) {
-            let ids = try source.sourceNewObjectIDs(for: entity, count: group.count)
-            for index in group.indices {
-                group[index].objectID = ids[index]
-                registry[ids[index]] = group[index]
-            }
-        }
-    }
 }
 
 extension Notification.Name {

@@ -15,7 +15,11 @@ protocol RowSource: AnyObject {
     func sourceDestinations(
         of relationship: RelationshipDescription, for objectID: ManagedObjectID
     ) throws -> [ManagedObjectID]
-    func sourceNewObjectIDs(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID]
+    /// Permanent IDs for new objects (`value(i, attribute)`: object `i`'s value of an attribute,
+    /// for stores that keep objects under a key; see `PersistentStore.referenceAttribute(for:)`).
+    func sourceNewObjectIDs(
+        for entity: EntityDescription, count: Int, value: (Int, AttributeDescription) -> AttributeValue
+    ) throws -> [ManagedObjectID]
     /// Runs `body` so that no other save reaches the source between a conflict check and the write.
     /// (Only stores have versions to check: a child's save overwrites its parent's state, and the
     /// parent's save is checked against the store.)
@@ -40,8 +44,10 @@ extension PersistentStoreCoordinator: RowSource {
     ) throws -> [ManagedObjectID] {
         try destinations(of: relationship, for: objectID)
     }
-    func sourceNewObjectIDs(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID] {
-        try newObjectIDs(for: entity, count: count)
+    func sourceNewObjectIDs(
+        for entity: EntityDescription, count: Int, value: (Int, AttributeDescription) -> AttributeValue
+    ) throws -> [ManagedObjectID] {
+        try newObjectIDs(for: entity, count: count, value: value)
     }
     func sourceLocked<T>(_ body: () throws -> T) rethrows -> T { try performLocked(body) }
     func sourceSave(_ request: SaveChangesRequest) throws { try save(request) }

@@ -6,7 +6,8 @@ extension PersistentStoreCoordinator {
     /// `migratePersistentStore(_:to:options:type:)`). Every object keeps its reference object where
     /// the target allows it: an atomic store takes any reference (an integer one as its digits), the
     /// SQLite store takes integer references (digits from an atomic store included) and gives others
-    /// new keys. Metadata's user keys go along.
+    /// new keys; a store that keeps an entity under a key (the plain SQLite layout) names its objects
+    /// by that key's values. Metadata's user keys go along.
     /// - Throws: `StoreError`; nothing is removed when the copy fails.
     @discardableResult
     public func migratePersistentStore(
@@ -37,11 +38,15 @@ extension PersistentStoreCoordinator {
                 var newIDs: [ManagedObjectID: ManagedObjectID] = [:]
                 var needingNew: [EntityDescription: [ManagedObjectID]] = [:]
                 for row in rows {
-                    let kept: ManagedObjectID.Reference?
+                    var kept: ManagedObjectID.Reference?
                     switch row.objectID.reference {
                     case .integer(let key): kept = takesStrings ? .string(String(key)) : .integer(key)
                     case .string(let text): kept = takesStrings ? .string(text) : Int64(text).map { .integer($0) }
                     case .temporary: kept = nil
+                    }
+                    // A target that keeps the entity under a key names each object by its key's value.
+                    if let key = target.referenceAttribute(for: row.entity) {
+                        kept = row.attributeValues[key.index].asInteger.map { .integer($0) }
                     }
                     if let kept {
                         newIDs[row.objectID] = ManagedObjectID(

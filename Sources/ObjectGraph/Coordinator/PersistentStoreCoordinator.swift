@@ -14,6 +14,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private let lock = NSRecursiveLock()
     private var stores: [any PersistentStore] = []
     private var storesByIdentifier: [String: any PersistentStore] = [:]
+    /// Whether some store versions rows by content (`RowVersioning.contentHash`): saves then ask each
+    /// row's store for its new version instead of counting.
+    private var versionsByContent = false
     /// The snapshot of every stored row some object of some root context was filled from (a fetch, a
     /// fault, a key conflict), with the number of such objects. Saves through this coordinator keep the rows current (a
     /// deleted row's entry stays, row-less, while objects still refer to it); an entry goes when its count reaches 0.
@@ -92,6 +95,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             if store.metadata.storeType != type { store.metadata.storeType = type }
             stores.append(store)
             storesByIdentifier[store.identifier] = store
+            versionsByContent = stores.contains { $0.rowVersioning == .contentHash }
             return store
         }
     }
@@ -102,6 +106,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             store.willRemove(from: self)
             stores.removeAll { $0 === store }
             storesByIdentifier.removeValue(forKey: store.identifier)
+            versionsByContent = stores.contains { $0.rowVersioning == .contentHash }
         }
     }
 
@@ -227,7 +232,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try lock.withLock { try store(for: objectID).destinations(of: relationship, for: objectID) }
     }
 
-    func newObjectIDs(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID] {
+    /// Permanent IDs for `count` new objects of `entity` from the store that will hold them: references
+    /// it hands out, or — when it keeps the entity under a key (`referenceAttribute(for:)`) — each
+    /// object's value of that attribute, which `value(i, attribute)` gives for object `i`.
+    /// - Throws: `StoreError.constraintViolation` when an object has no value for the key yet.
+    func newObjectIDs(
+        for entity: EntityDescription, count: Int, value: (Int, AttributeDescription) -> AttributeValue
+    ) throws -> [ManagedObjectID] {
         try lock.withLock {
             guard let store = stores(for: entity).first else {
                 throw StoreError(
@@ -238,7 +249,37 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             }
             let template = ManagedObjectID(
                 entityName: entity.name, storeIdentifier: store.identifier, reference: .temporary(0))
-            return try store.newReferences(for: entity, count: count).map { template.withReference($0) }
+            guard let attribute = store.referenceAttribute(for: entity) else {
+                return try store.newReferences(for: entity, count: count).map { template.withReference($0) }
+            }
+            return try (0..<count).map { index in
+                guard case .integer(let key) = value(index, attribute) else {
+                    throw StoreError(
+                        .constraintViolation,
+                        "\(entity.name).\(attribute.name) is the key the store keeps \(entity.name) objects under; "
+                            + "give it a value before the object is saved or gets its permanent ID",
+                        url: store.url)
+                }
+                return template.withReference(.integer(key))
+            }
+        }
+    }
+
+    /// Whether the store holding `entity` keeps its objects under one of their attributes (see
+    /// `PersistentStore.referenceAttribute(for:)`).
+    public func referenceAttribute(for entity: EntityDescription) -> AttributeDescription? {
+        lock.withLock { stores(for: entity).first?.referenceAttribute(for: entity) }
+    }
+
+    /// The versions of rows a save wrote (`previous`: the versions they were read at, `nil` for new
+    /// rows), as their stores count them.
+    func writtenVersions(of rows: [StoreRow], previous: (Int) -> Int64?) -> [Int64] {
+        lock.withLock {
+            guard versionsByContent else { return rows.indices.map { (previous($0) ?? 0) + 1 } }
+            return rows.indices.map { index in
+                let versioning = (try? store(for: rows[index].objectID))?.rowVersioning ?? .counter
+                return versioning.version(ofWritten: rows[index], previous: previous(index))
+            }
         }
     }
 
@@ -330,14 +371,20 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         guard !rows.isEmpty else { return }
         lock.withLock {
             snapshots.reserveCapacity(snapshots.count + rows.count)
-            for row in rows { Self.retain(&snapshots[row.objectID, default: Snapshot(row: nil, references: 0)], row) }
+            for row in rows {
+                Self.retain(
+                    &snapshots[row.objectID, default: Snapshot(row: nil, references: 0)], row,
+                    byContent: versionsByContent)
+            }
         }
     }
 
-    private static func retain(_ snapshot: inout Snapshot, _ row: StoreRow) {
+    /// Holds `row` as the snapshot of its object: a newer version replaces the row held (counted
+    /// versions grow; a content version that differs belongs to a row read later, so newer).
+    private static func retain(_ snapshot: inout Snapshot, _ row: StoreRow, byContent: Bool) {
         if snapshot.references == 0 {
             snapshot.row = row
-        } else if let held = snapshot.row, held.version < row.version {
+        } else if let held = snapshot.row, byContent ? held.version != row.version : held.version < row.version {
             snapshot.row = row
         }
         snapshot.references += 1
@@ -365,11 +412,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         guard !snapshots.isEmpty else { return }
         for var row in request.updatedRows {
             guard let index = snapshots.index(forKey: row.objectID) else { continue }
-            row.version += 1
+            row.version = writtenVersions(of: [row]) { _ in row.version }[0]
             snapshots.values[index].row = row
         }
-        for row in request.insertedRows {
-            if let index = snapshots.index(forKey: row.objectID) { snapshots.values[index].row = row }
+        for var row in request.insertedRows {
+            guard let index = snapshots.index(forKey: row.objectID) else { continue }
+            row.version = writtenVersions(of: [row]) { _ in nil }[0]
+            snapshots.values[index].row = row
         }
         for (id, _) in request.deletedObjects {
             if let index = snapshots.index(forKey: id) { snapshots.values[index].row = nil }

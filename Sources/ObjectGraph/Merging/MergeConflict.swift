@@ -19,12 +19,13 @@ public struct MergeConflict: Sendable, CustomStringConvertible {
         let action = isDelete ? "deleting" : "updating"
         guard let storeValues, let storeVersion else {
             return
-                "\(objectID.entityName) \(objectID): \(action) an object read at version \(snapshotVersion), but "
-                + "another save deleted it"
+                "\(objectID.entityName) \(objectID): \(action) an object read at version "
+                + "\(Self.text(of: snapshotVersion)), but another save deleted it"
         }
         lines.append(
-            "\(objectID.entityName) \(objectID): \(action) an object read at version \(snapshotVersion), but the "
-                + "store has version \(storeVersion)"
+            "\(objectID.entityName) \(objectID): \(action) an object read at version "
+                + "\(Self.text(of: snapshotVersion)), "
+                + "but the store has version \(Self.text(of: storeVersion))"
         )
         for name in snapshot.keys.sorted() {
             let read = snapshot[name] ?? .null, mine = objectValues[name] ?? .null, theirs = storeValues[name] ?? .null
@@ -32,5 +33,10 @@ public struct MergeConflict: Sendable, CustomStringConvertible {
             lines.append("  \(name): read \(read) · this context \(mine) · store \(theirs)")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// A counted version as its number, a content hash (`RowVersioning.contentHash`) as hex digits.
+    private static func text(of version: Int64) -> String {
+        (0..<1_000_000).contains(version) ? String(version) : "#" + String(UInt64(bitPattern: version), radix: 16)
     }
 }

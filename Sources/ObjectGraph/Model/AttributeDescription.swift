@@ -23,7 +23,7 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     public init(
         name: String, type: AttributeType, isOptional: Bool = true, isTransient: Bool = false,
         defaultValue: AttributeValue = .null, minValue: AttributeValue? = nil, maxValue: AttributeValue? = nil,
-        minLength: Int? = nil, maxLength: Int? = nil, regularExpression: String? = nil
+        minLength: Int? = nil, maxLength: Int? = nil, regularExpression: String? = nil, columnName: String? = nil
     ) {
         self.type = type
         self.isTransient = isTransient
@@ -47,9 +47,9 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
             compiledRegex = nil
             regexError = nil
         }
-        super.init(name: name, isOptional: isOptional)
+        super.init(name: name, isOptional: isOptional, columnName: columnName)
     }
 
     /// Canonical text that feeds the model version hash: only what decides how values are stored.
-    var hashText: String { "\(name):\(type.rawValue):\(isOptional ? "?" : "!")" }
+    var hashText: String { "\(name):\(type.rawValue):\(isOptional ? "?" : "!")\(columnHashText)" }
 }

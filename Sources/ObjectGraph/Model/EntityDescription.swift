@@ -26,6 +26,10 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// Each constraint is a tuple of attribute names whose values must be unique together.
     public let uniquenessConstraints: [[String]]
     public let indexes: [IndexDescription]
+    /// The table that holds the entity's objects in relational stores (the plain SQLite layout);
+    /// `nil`: the entity's name. Only a root entity's table name counts: sub-entities share it.
+    /// Models inferred from inputs set it to the file or table the entity came from.
+    public let tableName: String?
     /// The class instantiated for objects of this entity (a `ManagedObject` subclass, or inherited from the parent).
     public var managedObjectClass: ManagedObject.Type?
 
@@ -65,7 +69,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         name: String, parent: String? = nil, isAbstract: Bool = false,
         attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
         uniquenessConstraints: [[String]] = [], indexes: [IndexDescription] = [],
-        managedObjectClass: ManagedObject.Type? = nil
+        managedObjectClass: ManagedObject.Type? = nil, tableName: String? = nil
     ) {
         self.name = name
         self.parentName = parent
@@ -74,6 +78,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         self.declaredRelationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
         self.indexes = indexes
+        self.tableName = tableName
         self.managedObjectClass = managedObjectClass
         self.temporaryIDScope = ManagedObjectID.Scope(entityName: name, storeIdentifier: nil)
     }

@@ -367,6 +367,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
 
     private static func hashText(of entity: EntityDescription) -> String {
         var lines = ["entity \(entity.name) parent=\(entity.parentName ?? "-") abstract=\(entity.isAbstract)"]
+        if let table = entity.tableName { lines.append("table \(table)") }
         lines += entity.attributes.filter { !$0.isTransient }.map(\.hashText).sorted()
         lines += entity.relationships.map(\.hashText).sorted()
         lines += entity.uniquenessConstraints.map { "unique " + $0.joined(separator: ",") }.sorted()

@@ -16,7 +16,7 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
     public init(
         name: String, destination: String, inverse: String? = nil, isToMany: Bool = false,
         isOrdered: Bool = false, isOptional: Bool = true, deleteRule: DeleteRule = .nullify,
-        minCount: Int? = nil, maxCount: Int? = nil
+        minCount: Int? = nil, maxCount: Int? = nil, columnName: String? = nil
     ) {
         self.destinationEntityName = destination
         self.inverseName = inverse
@@ -25,7 +25,7 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
         self.deleteRule = deleteRule
         self.minCount = minCount
         self.maxCount = maxCount
-        super.init(name: name, isOptional: isOptional)
+        super.init(name: name, isOptional: isOptional, columnName: columnName)
     }
 
     /// The smallest number of destinations a valid object has (non-optional to-many means at least one).
@@ -39,6 +39,8 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
 
     var hashText: String {
         let cardinality = (isToMany ? "*" : "1") + (isOrdered ? "o" : "")
-        return "\(name)->\(destinationEntityName):\(cardinality):\(inverseName ?? "-"):\(isOptional ? "?" : "!")"
+        return
+            "\(name)->\(destinationEntityName):\(cardinality):\(inverseName ?? "-"):\(isOptional ? "?" : "!")"
+            + columnHashText
     }
 }

@@ -68,6 +68,16 @@ public protocol PersistentStore: AnyObject {
     /// `count` new, never-reused references for objects of `entity` (their permanent IDs).
     func newReferences(for entity: EntityDescription, count: Int) throws -> [ManagedObjectID.Reference]
 
+    /// The attribute whose value is the reference of `entity`'s objects, when the store keeps them
+    /// under a key of the model instead of handing references out (the plain SQLite layout uses a
+    /// required, unique integer attribute as the table's `INTEGER PRIMARY KEY`); `nil` by default.
+    /// A new object's permanent ID then takes the attribute's value, and the value of a stored
+    /// object cannot change.
+    func referenceAttribute(for entity: EntityDescription) -> AttributeDescription?
+
+    /// How the store versions rows for optimistic locking (`.counter` by default).
+    var rowVersioning: RowVersioning { get }
+
     /// Writes all changes, or none: a failure leaves the store as it was.
     /// - Throws: `StoreError.conflict` when a row changed or vanished since it was read.
     func save(_ request: SaveChangesRequest) throws
@@ -102,6 +112,10 @@ extension PersistentStore {
     }
 
     public func willRemove(from coordinator: PersistentStoreCoordinator) {}
+
+    public func referenceAttribute(for entity: EntityDescription) -> AttributeDescription? { nil }
+
+    public var rowVersioning: RowVersioning { .counter }
 
     public var supportsBatchInsert: Bool { false }
 

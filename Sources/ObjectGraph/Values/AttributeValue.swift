@@ -20,6 +20,9 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
 
     public var isNull: Bool { if case .null = self { return true } else { return false } }
 
+    /// The value of an `.integer`, else `nil`.
+    public var asInteger: Int64? { if case .integer(let value) = self { return value } else { return nil } }
+
     /// Whether two values are the same storage: a quick, conservative `==` (decimals compare by
     /// representation, so `1.5` and `1.50` are not the same here though `==`).
     func isSame(as other: AttributeValue) -> Bool {

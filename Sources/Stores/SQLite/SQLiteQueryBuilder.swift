@@ -64,11 +64,9 @@ final class SQLiteQueryBuilder {
         let root = Scope(alias: makeAlias(), entity: request.entity)
         var conditions: [String] = []
         if request.includesSubentities {
-            if map.sharesTable {
-                conditions.append("\(root.alias)._ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))")
-            }
-        } else if map.sharesTable || map.kindNumbers.count > 1 {
-            conditions.append("\(root.alias)._ent = \(map.number)")
+            if let kinds = map.kindFilter(root.alias) { conditions.append(kinds) }
+        } else if map.sharesTable || map.kindNumbers.count > 1, let column = map.table.entityColumn {
+            conditions.append("\(root.alias).\(quote(column)) = \(map.number)")
         }
         if let predicate = request.predicate { conditions.append(try compile(predicate, root, Position())) }
         var order: [String] = []
@@ -81,7 +79,7 @@ final class SQLiteQueryBuilder {
                 }
                 order.append(term)
             }
-            order.append("\(root.alias)._pk")
+            order.append(map.table.key(root.alias))
         }
         var sql = "SELECT \(columns) FROM \(table(map.table.name, as: root.alias))"
         if !root.joinClauses.isEmpty { sql += " " + root.joinClauses.joined(separator: " ") }
@@ -212,10 +210,7 @@ final class SQLiteQueryBuilder {
         if try !rest.isEmpty && inner.entity.checkKeyPath(rest) {
             condition = try exists(rest, inner, position, elementTest)
         } else {
-            let element =
-                rest.isEmpty
-                ? Operand.identity(key: "\(inner.alias)._pk", entityColumn: "\(inner.alias)._ent", entity: inner.entity)
-                : try resolve(rest, inner)
+            let element = rest.isEmpty ? identity(of: inner) : try resolve(rest, inner)
             condition = try elementTest(element, position)
         }
         let joins = inner.joinClauses.isEmpty ? "" : " " + inner.joinClauses.joined(separator: " ")
@@ -226,17 +221,18 @@ final class SQLiteQueryBuilder {
     private func link(
         _ relationship: RelationshipDescription, owner: String, destination: String
     ) -> (from: String, condition: String) {
+        let ownerKey = schema.map(for: relationship.entity).table.key(owner)
         switch schema.map(for: relationship.entity).toMany[relationship.index]! {
         case .foreignKey(let table, let key, _):
-            return (self.table(table.name, as: destination), "\(destination).\(quote(key.column)) = \(owner)._pk")
+            return (self.table(table.name, as: destination), "\(destination).\(quote(key.column)) = \(ownerKey)")
         case .joinTable(let join, let isSource):
             let side = join.side(isSource: isSource)
             let linkAlias = makeAlias()
-            let target = schema.map(for: relationship.destinationEntity).table.name
+            let target = schema.map(for: relationship.destinationEntity).table
             return (
-                "\(table(join.name, as: linkAlias)) JOIN \(table(target, as: destination)) ON \(destination)._pk = "
-                    + "\(linkAlias).\(side.far)",
-                "\(linkAlias).\(side.near) = \(owner)._pk"
+                "\(table(join.name, as: linkAlias)) JOIN \(table(target.name, as: destination)) ON "
+                    + "\(target.key(destination)) = \(linkAlias).\(quote(side.far))",
+                "\(linkAlias).\(quote(side.near)) = \(ownerKey)"
             )
         }
     }
@@ -247,8 +243,10 @@ final class SQLiteQueryBuilder {
         if let existing = scope.joins[key] { return existing }
         let target = makeAlias()
         let column = schema.map(for: relationship.entity).foreignKeys[relationship.index]!.column
-        let name = schema.map(for: relationship.destinationEntity).table.name
-        scope.joinClauses.append("LEFT JOIN \(table(name, as: target)) ON \(target)._pk = \(alias).\(quote(column))")
+        let destination = schema.map(for: relationship.destinationEntity).table
+        scope.joinClauses.append(
+            "LEFT JOIN \(table(destination.name, as: target)) ON \(destination.key(target)) = \(alias).\(quote(column))"
+        )
         scope.joins[key] = target
         return target
     }
@@ -259,7 +257,7 @@ final class SQLiteQueryBuilder {
         switch expression {
         case .keyPath(let path): return try resolve(path, scope)
         case .evaluatedObject:
-            return .identity(key: "\(scope.alias)._pk", entityColumn: "\(scope.alias)._ent", entity: scope.entity)
+            return identity(of: scope)
         case .constant(let value): return .constant(value)
         case .objectID(let id): return .objectID(id)
         case .aggregate(let items): return .list(try items.map { try operand($0, scope) })
@@ -267,6 +265,14 @@ final class SQLiteQueryBuilder {
             throw FetchRequestError(
                 "variable $\(name) has no value: call substituting(_:) on the predicate before fetching")
         }
+    }
+
+    /// The row of `scope` itself as an operand: its key and, where the table has one, entity column.
+    private func identity(of scope: Scope) -> Operand {
+        let table = schema.map(for: scope.entity).table
+        return .identity(
+            key: table.key(scope.alias), entityColumn: table.entityColumn.map { "\(scope.alias).\(quote($0))" },
+            entity: scope.entity)
     }
 
     /// A key path that yields one value per row: attributes through to-one joins, to-one
@@ -314,7 +320,8 @@ final class SQLiteQueryBuilder {
             case "@sum" where isReal: aggregate = ("total(\(value))", .double)
             case "@avg" where isInteger || isReal: aggregate = ("avg(\(value))", .double)
             case "@min", "@max":
-                let collation = attribute.type == .decimal ? " COLLATE SLUICE_DECIMAL" : ""
+                guard store.coding.sortsInSQL(attribute.type) else { return .unsupported }
+                let collation = store.coding.collation(for: attribute.type)
                 aggregate = ("\(path[index + 1] == "@min" ? "min" : "max")(\(value)\(collation))", attribute.type)
             default: return .unsupported
             }
@@ -393,7 +400,7 @@ final class SQLiteQueryBuilder {
         _ sql: String, _ type: AttributeType, _ op: PredicateComparison.Operator, _ other: Operand,
         _ options: PredicateComparison.Options, _ position: Position, reversed: Bool
     ) -> String {
-        let collation = type == .decimal ? " COLLATE SLUICE_DECIMAL" : ""
+        let collation = store.coding.collation(for: type)
         func guarded(_ expression: String) -> String { position.nullSafe ? expression : "coalesce(\(expression), 0)" }
         let folds = !options.isEmpty && type == .string
         // String operators (and == / != / IN with [c]/[d]) run through the Swift implementation.
@@ -418,7 +425,7 @@ final class SQLiteQueryBuilder {
             let keyword = op == .equal ? "IS" : "IS NOT"
             switch other {
             case .constant(let value):
-                switch SQLiteValueCoding.binding(value, for: type) {
+                switch store.coding.binding(value, for: type, ordering: false) {
                 case .value(let bound): return "\(sql) \(keyword) \(parameter(bound))\(collation)"
                 case .incomparable: return op == .equal ? "0" : "1"
                 case .inexact: return inexact(position)
@@ -440,12 +447,14 @@ final class SQLiteQueryBuilder {
             switch other {
             case .constant(let value):
                 if value.isNull { return "0" }
-                switch SQLiteValueCoding.binding(value, for: type) {
+                switch store.coding.binding(value, for: type, ordering: true) {
                 case .value(let bound): return guarded("\(sql) \(symbol) \(parameter(bound))\(collation)")
                 case .incomparable: return "0"
                 case .inexact: return inexact(position)
                 }
-            case .scalar(let otherSQL, let otherType) where Self.comparable(type, otherType):
+            case .scalar(let otherSQL, let otherType)
+            where Self.comparable(type, otherType) && store.coding.sortsInSQL(type)
+                && store.coding.sortsInSQL(otherType):
                 return guarded("\(sql) \(symbol) \(otherSQL)\(collation)")
             case .objectID: return "0"
             default: return inexact(position)
@@ -456,7 +465,7 @@ final class SQLiteQueryBuilder {
             for bound in bounds {
                 guard case .constant(let value) = bound else { return inexact(position) }
                 if value.isNull { return "0" }
-                switch SQLiteValueCoding.binding(value, for: type) {
+                switch store.coding.binding(value, for: type, ordering: true) {
                 case .value(let bound): placeholders.append(parameter(bound))
                 case .incomparable: return "0"
                 case .inexact: return inexact(position)
@@ -473,7 +482,7 @@ final class SQLiteQueryBuilder {
                 case .constant(.string(let text)) where folds:
                     placeholders.append(parameter(.text(PredicateStrings.fold(text, options))))
                 case .constant(let value):
-                    switch SQLiteValueCoding.binding(value, for: type) {
+                    switch store.coding.binding(value, for: type, ordering: false) {
                     case .value(let bound): placeholders.append(parameter(bound))
                     case .incomparable: continue
                     case .inexact: return inexact(position)
@@ -507,9 +516,10 @@ final class SQLiteQueryBuilder {
 
     private func sortTerm(_ descriptor: FetchSortDescriptor, _ scope: Scope) throws -> String? {
         let path = descriptor.keyPath.split(separator: ".").map(String.init)
-        guard case .scalar(let sql, let type) = try resolve(path, scope), !sql.hasPrefix("(") else { return nil }
-        var collation = ""
-        if type == .decimal { collation = " COLLATE SLUICE_DECIMAL" }
+        guard case .scalar(let sql, let type) = try resolve(path, scope), !sql.hasPrefix("("),
+            store.coding.sortsInSQL(type)
+        else { return nil }
+        var collation = store.coding.collation(for: type)
         if type == .string, descriptor.caseInsensitive { collation = " COLLATE SLUICE_NOCASE" }
         return "\(sql)\(collation) \(descriptor.ascending ? "ASC" : "DESC")"
     }

@@ -1,13 +1,24 @@
 import Foundation
 import ObjectGraph
 
-/// How a model maps onto SQLite tables: one table per root entity (`_pk`, `_ent`, `_opt`, a column
-/// per attribute, a foreign-key column per to-one relationship), a join table per many-to-many or
-/// inverse-less to-many relationship, and the indexes the model and the relationships need.
+/// How a model maps onto SQLite tables, in one of two layouts (`SQLiteLayout`): a table per root
+/// entity (sub-entities share it) with a key column, a column per attribute and a foreign-key column
+/// per to-one relationship; a join table per many-to-many or inverse-less to-many relationship; the
+/// indexes the model and the relationships need.
 ///
-/// Column names are the property names; when two sibling entities sharing a table declare the same
-/// name, the later one is prefixed with its entity (`Entity_name`). Entity numbers (`_ent`) are the
-/// entity's position in the model plus one; the model's version hash pins them.
+/// - **plain**: tables and columns carry the model's storage names (`EntityDescription.tableName`,
+///   `PropertyDescription.columnName`; else the entity's and attribute's names, `<relationship>_id`
+///   for a foreign key). A root entity whose first uniqueness constraint is one required integer
+///   attribute keeps its rows under that attribute (`INTEGER PRIMARY KEY`, so foreign keys hold
+///   the source's key values); others get an integer key column of their own (`id`, else
+///   `<table>_id`). `_ent` (entity number) only where sub-entities share a table, `_opt` (row
+///   version) only with the `version_column` option.
+/// - **graph**: every table has `_pk INTEGER PRIMARY KEY`, `_ent` and `_opt`; columns are the
+///   property names, tables the entity names.
+///
+/// When two properties want one column name (sibling sub-entities declaring the same attribute),
+/// the later one is prefixed with its entity (`Entity_name`). Entity numbers are the entity's
+/// position in the model plus one; the model's version hash pins them.
 final class SQLiteSchema {
     struct Column {
         var name: String
@@ -28,20 +39,45 @@ final class SQLiteSchema {
     final class Table {
         let name: String
         let root: EntityDescription
-        /// Columns after `_pk`, `_ent`, `_opt`; a row read with `selectList` has column `i` at `3 + i`.
+        /// The `INTEGER PRIMARY KEY` column: `_pk`, an attribute's column, or a key column of its own.
+        let keyColumn: String
+        /// The attribute whose column is `keyColumn` (plain layout, entities keyed by one integer).
+        let keyAttribute: AttributeDescription?
+        /// The column holding each row's entity number (`nil`: every row is of `root`).
+        let entityColumn: String?
+        /// The column holding each row's version (`nil`: versions are content hashes).
+        let versionColumn: String?
+        /// The other columns; a row read with `selectList` has column `i` at `3 + i`.
         var columns: [Column] = []
-        init(name: String, root: EntityDescription) {
+        /// The entity number of `root`.
+        let rootNumber: Int64
+
+        init(
+            name: String, root: EntityDescription, rootNumber: Int64, keyColumn: String,
+            keyAttribute: AttributeDescription?, entityColumn: String?, versionColumn: String?
+        ) {
             self.name = name
             self.root = root
+            self.rootNumber = rootNumber
+            self.keyColumn = keyColumn
+            self.keyAttribute = keyAttribute
+            self.entityColumn = entityColumn
+            self.versionColumn = versionColumn
         }
 
+        /// The names no other column may take.
+        var reservedNames: [String] { [keyColumn] + [entityColumn, versionColumn].compactMap { $0 } }
+
+        /// Adds a column named `name` (or, when taken, `<owner>_<name>`, `<owner>_<name>_2`, …).
         func add(_ name: String, _ declaration: String, owner: EntityDescription) -> String {
-            var unique = name
-            if columns.contains(where: { $0.name == unique }) || unique.hasPrefix("_") {
-                unique = "\(owner.name)_\(name)"
+            func isTaken(_ name: String) -> Bool {
+                reservedNames.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
+                    || columns.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
             }
+            var unique = name
+            if isTaken(unique) { unique = "\(owner.name)_\(name)" }
             var n = 2
-            while columns.contains(where: { $0.name == unique }) {
+            while isTaken(unique) {
                 unique = "\(owner.name)_\(name)_\(n)"
                 n += 1
             }
@@ -49,16 +85,32 @@ final class SQLiteSchema {
             return unique
         }
 
-        func position(of column: String) -> Int { 3 + columns.firstIndex { $0.name == column }! }
+        /// Where a column sits in a row read with `selectList` (the key column at 0).
+        func position(of column: String) -> Int {
+            column == keyColumn ? 0 : 3 + columns.firstIndex { $0.name == column }!
+        }
 
         /// The unqualified select list, built once (row loads by key use it per fault).
         lazy var plainSelectList: String = selectList()
 
-        /// `_pk, _ent, _opt` and every column, qualified with `alias` when given.
+        /// Key, entity number, version, then every column, qualified with `alias` when given; the
+        /// entity number and version are constants where the table has no column for them.
         func selectList(alias: String? = nil) -> String {
-            (["_pk", "_ent", "_opt"] + columns.map(\.name)).map { (alias.map { $0 + "." } ?? "") + quote($0) }.joined(
-                separator: ", ")
+            let prefix = alias.map { $0 + "." } ?? ""
+            let head = [
+                prefix + quote(keyColumn), entityColumn.map { prefix + quote($0) } ?? String(rootNumber),
+                versionColumn.map { prefix + quote($0) } ?? "0",
+            ]
+            return (head + columns.map { prefix + quote($0.name) }).joined(separator: ", ")
         }
+
+        /// Key and entity number of each row (`fetchObjectIDs`, key lookups).
+        func identityList(alias: String) -> String {
+            "\(alias).\(quote(keyColumn)), " + (entityColumn.map { "\(alias).\(quote($0))" } ?? String(rootNumber))
+        }
+
+        /// `alias.key`.
+        func key(_ alias: String) -> String { "\(alias).\(quote(keyColumn))" }
     }
 
     /// Where a to-one relationship lives: its foreign-key column and, when the destination has
@@ -70,16 +122,20 @@ final class SQLiteSchema {
 
     final class JoinTable {
         let name: String
-        /// The relationship whose destinations are in `destination` (its inverse, if any, reads the table the other
-        /// way).
+        /// The relationship whose destinations are in `destinationColumn` (its inverse, if any, reads the table
+        /// the other way).
         let owner: RelationshipDescription
+        let sourceColumn: String
+        let destinationColumn: String
         var sourceEntityColumn: String?
         var destinationEntityColumn: String?
         var sourceOrderColumn: String?
         var destinationOrderColumn: String?
-        init(name: String, owner: RelationshipDescription) {
+        init(name: String, owner: RelationshipDescription, sourceColumn: String, destinationColumn: String) {
             self.name = name
             self.owner = owner
+            self.sourceColumn = sourceColumn
+            self.destinationColumn = destinationColumn
         }
 
         /// The table's columns seen from one relationship: `near` holds the reading object's key,
@@ -93,10 +149,10 @@ final class SQLiteSchema {
         func side(isSource: Bool) -> Side {
             isSource
                 ? Side(
-                    near: "source", far: "destination", nearEntity: sourceEntityColumn,
+                    near: sourceColumn, far: destinationColumn, nearEntity: sourceEntityColumn,
                     farEntity: destinationEntityColumn, order: sourceOrderColumn)
                 : Side(
-                    near: "destination", far: "source", nearEntity: destinationEntityColumn,
+                    near: destinationColumn, far: sourceColumn, nearEntity: destinationEntityColumn,
                     farEntity: sourceEntityColumn, order: destinationOrderColumn)
         }
     }
@@ -121,27 +177,35 @@ final class SQLiteSchema {
         var toMany: [ToMany?] = []
         /// Entity numbers of this entity and its descendants.
         var kindNumbers: [Int64] = []
-        /// Whether other entities share the table (fetches must filter on `_ent`).
+        /// Whether other entities share the table (fetches must filter on the entity column).
         var sharesTable = false
         init(entity: EntityDescription, number: Int64, table: Table) {
             self.entity = entity
             self.number = number
             self.table = table
         }
+
+        /// `alias.<entity column> IN (…)` when other entities share the table, else `nil`.
+        func kindFilter(_ alias: String) -> String? {
+            guard sharesTable, let column = table.entityColumn else { return nil }
+            return "\(alias).\(quote(column)) IN (\(kindNumbers.map(String.init).joined(separator: ", ")))"
+        }
     }
 
     let model: ManagedObjectModel
+    let layout: SQLiteLayout
     private(set) var tables: [Table] = []
     private(set) var joinTables: [JoinTable] = []
     private(set) var indexes: [Index] = []
     private var maps: [EntityMap] = []
     private var entitiesByNumber: [Int64: EntityDescription] = [:]
 
-    init(model: ManagedObjectModel) {
+    init(model: ManagedObjectModel, layout: SQLiteLayout) {
         self.model = model
+        self.layout = layout
         var tablesByRoot: [ObjectIdentifier: Table] = [:]
         for entity in model.entities where entity.superentity == nil {
-            let table = Table(name: entity.name, root: entity)
+            let table = makeTable(for: entity)
             tables.append(table)
             tablesByRoot[ObjectIdentifier(entity)] = table
         }
@@ -158,28 +222,7 @@ final class SQLiteSchema {
         }
         // Columns: an entity's inherited properties use the parent's columns, so walk parents first.
         for map in maps.sorted(by: { depth($0.entity) < depth($1.entity) }) {
-            let entity = map.entity
-            let parent = entity.superentity.map { maps[$0.index] }
-            map.attributeColumns = entity.attributes.map { attribute in
-                if attribute.isTransient { return nil }
-                if let parent, attribute.index < parent.attributeColumns.count, attribute.entity !== entity {
-                    return parent.attributeColumns[attribute.index]
-                }
-                return map.table.add(attribute.name, Self.columnType(attribute.type), owner: entity)
-            }
-            map.foreignKeys = entity.relationships.map { relationship in
-                guard !relationship.isToMany else { return nil }
-                if let parent, relationship.index < parent.foreignKeys.count, relationship.entity !== entity {
-                    return parent.foreignKeys[relationship.index]
-                }
-                let destination = relationship.destinationEntity!
-                let column = map.table.add(
-                    relationship.name, "INTEGER REFERENCES \(quote(destination.rootEntity.name))(_pk)", owner: entity)
-                let entityColumn =
-                    destination.subentities.isEmpty
-                    ? nil : map.table.add(relationship.name + "_ent", "INTEGER", owner: entity)
-                return ForeignKey(column: column, entityColumn: entityColumn)
-            }
+            addColumns(of: map)
         }
         // To-many storage; both sides of a many-to-many share one join table.
         var joinTablesByOwner: [ObjectIdentifier: JoinTable] = [:]
@@ -199,24 +242,127 @@ final class SQLiteSchema {
                     return .foreignKey(table: destination.table, key: key, orderColumn: orderColumn)
                 }
                 let owner = Self.joinTableOwner(relationship)
-                let table =
-                    joinTablesByOwner[ObjectIdentifier(owner)]
-                    ?? {
-                        let table = JoinTable(name: "\(owner.entity.rootEntity.name)_\(owner.name)", owner: owner)
-                        if !owner.entity.rootEntity.subentities.isEmpty { table.sourceEntityColumn = "source_ent" }
-                        if !owner.destinationEntity.subentities.isEmpty {
-                            table.destinationEntityColumn = "destination_ent"
-                        }
-                        if owner.isOrdered { table.sourceOrderColumn = "source_order" }
-                        if owner.inverse?.isOrdered == true { table.destinationOrderColumn = "destination_order" }
-                        joinTablesByOwner[ObjectIdentifier(owner)] = table
-                        joinTables.append(table)
-                        return table
-                    }()
+                let table = joinTablesByOwner[ObjectIdentifier(owner)] ?? makeJoinTable(owner)
+                joinTablesByOwner[ObjectIdentifier(owner)] = table
                 return .joinTable(table, isSource: owner === relationship)
             }
         }
         makeIndexes()
+    }
+
+    /// The table of a root entity, with its key column.
+    private func makeTable(for root: EntityDescription) -> Table {
+        let number = Int64(root.index + 1)
+        guard !layout.isGraph else {
+            return Table(
+                name: root.name, root: root, rootNumber: number, keyColumn: "_pk", keyAttribute: nil,
+                entityColumn: "_ent", versionColumn: "_opt")
+        }
+        let name = root.tableName ?? root.name
+        let entityColumn = root.subentities.isEmpty ? nil : "_ent"
+        let versionColumn = layoutOptions.versionColumn ? "_opt" : nil
+        if let attribute = Self.keyAttribute(of: root) {
+            return Table(
+                name: name, root: root, rootNumber: number, keyColumn: attribute.columnName ?? attribute.name,
+                keyAttribute: attribute, entityColumn: entityColumn, versionColumn: versionColumn)
+        }
+        // A key column of its own, named so that no column the model declares wants it.
+        var wanted = Set<String>()
+        for entity in model.entities where entity.rootEntity === root {
+            for attribute in entity.attributes { wanted.insert((attribute.columnName ?? attribute.name).lowercased()) }
+            for relationship in entity.relationships where !relationship.isToMany {
+                wanted.insert((relationship.columnName ?? relationship.name + "_id").lowercased())
+            }
+        }
+        let key = ["id", "\(name)_id", "\(name)_key", "_id"].first { !wanted.contains($0.lowercased()) } ?? "_rowid"
+        return Table(
+            name: name, root: root, rootNumber: number, keyColumn: key, keyAttribute: nil,
+            entityColumn: entityColumn, versionColumn: versionColumn)
+    }
+
+    /// The attribute a plain table keeps a root entity's rows under: the first uniqueness constraint
+    /// the entity declares, when it is one required, stored integer attribute.
+    static func keyAttribute(of root: EntityDescription) -> AttributeDescription? {
+        guard let first = root.uniquenessConstraints.first, first.count == 1,
+            let attribute = root.attribute(named: first[0]), !attribute.isOptional, !attribute.isTransient,
+            [.integer16, .integer32, .integer64].contains(attribute.type)
+        else { return nil }
+        return attribute
+    }
+
+    private var layoutOptions: SQLiteLayout.Options {
+        if case .plain(let options) = layout { return options }
+        return SQLiteLayout.Options()
+    }
+
+    private func addColumns(of map: EntityMap) {
+        let entity = map.entity
+        let parent = entity.superentity.map { maps[$0.index] }
+        // Only what every row of the table has may be NOT NULL: attributes declared by the root.
+        let declaresForAll = entity.superentity == nil
+        map.attributeColumns = entity.attributes.map { attribute in
+            if attribute.isTransient { return nil }
+            if let parent, attribute.index < parent.attributeColumns.count, attribute.entity !== entity {
+                return parent.attributeColumns[attribute.index]
+            }
+            if attribute === map.table.keyAttribute { return map.table.keyColumn }
+            var declaration = columnType(attribute.type)
+            if !layout.isGraph, declaresForAll, !attribute.isOptional { declaration += " NOT NULL" }
+            return map.table.add(attribute.columnName ?? attribute.name, declaration, owner: entity)
+        }
+        map.foreignKeys = entity.relationships.map { relationship in
+            guard !relationship.isToMany else { return nil }
+            if let parent, relationship.index < parent.foreignKeys.count, relationship.entity !== entity {
+                return parent.foreignKeys[relationship.index]
+            }
+            let destination = relationship.destinationEntity!
+            let target = maps[destination.rootEntity.index].table
+            let name = layout == .graph ? relationship.name : relationship.columnName ?? relationship.name + "_id"
+            let column = map.table.add(
+                name, "INTEGER REFERENCES \(quote(target.name))(\(quote(target.keyColumn)))", owner: entity)
+            let entityColumn =
+                destination.subentities.isEmpty ? nil : map.table.add(column + "_ent", "INTEGER", owner: entity)
+            return ForeignKey(column: column, entityColumn: entityColumn)
+        }
+    }
+
+    private func makeJoinTable(_ owner: RelationshipDescription) -> JoinTable {
+        let sourceTable = maps[owner.entity.rootEntity.index].table
+        let destinationTable = maps[owner.destinationEntity.rootEntity.index].table
+        var source = "source", destination = "destination"
+        let name: String
+        if layout == .graph {
+            name = "\(owner.entity.rootEntity.name)_\(owner.name)"
+        } else {
+            name = "\(sourceTable.name)_\(owner.name)"
+            // Each side named after the key it holds: `customer_id`, or `<entity>_id` for an `id` key.
+            func keyName(_ table: Table) -> String {
+                table.keyColumn.lowercased() == "id" ? Self.snakeCase(table.root.name) + "_id" : table.keyColumn
+            }
+            source = keyName(sourceTable)
+            destination = keyName(destinationTable)
+            if source.lowercased() == destination.lowercased() {
+                source = "source_" + source
+                destination = "destination_" + destination
+            }
+        }
+        let table = JoinTable(name: name, owner: owner, sourceColumn: source, destinationColumn: destination)
+        if !owner.entity.rootEntity.subentities.isEmpty { table.sourceEntityColumn = "source_ent" }
+        if !owner.destinationEntity.subentities.isEmpty { table.destinationEntityColumn = "destination_ent" }
+        if owner.isOrdered { table.sourceOrderColumn = "source_order" }
+        if owner.inverse?.isOrdered == true { table.destinationOrderColumn = "destination_order" }
+        joinTables.append(table)
+        return table
+    }
+
+    /// `OrderLine` → `order_line`.
+    static func snakeCase(_ name: String) -> String {
+        var text = ""
+        for (offset, character) in name.enumerated() {
+            if character.isUppercase, offset > 0 { text += "_" }
+            text += character.lowercased()
+        }
+        return text
     }
 
     private func depth(_ entity: EntityDescription) -> Int {
@@ -247,6 +393,8 @@ final class SQLiteSchema {
             }
             for constraint in entity.uniquenessConstraints {
                 let cols = columns(constraint)
+                // The key a plain table keeps its rows under is unique already.
+                if cols == [map.table.keyColumn] { continue }
                 addIndex(
                     Index(
                         name: "\(map.table.name)_unique_\(cols.joined(separator: "_"))", table: map.table.name,
@@ -270,9 +418,13 @@ final class SQLiteSchema {
         for table in joinTables {
             addIndex(
                 Index(
-                    name: "\(table.name)_link", table: table.name, columns: ["source", "destination"], isUnique: true))
+                    name: "\(table.name)_link", table: table.name,
+                    columns: [table.sourceColumn, table.destinationColumn],
+                    isUnique: true))
             addIndex(
-                Index(name: "\(table.name)_destination", table: table.name, columns: ["destination"], isUnique: false))
+                Index(
+                    name: "\(table.name)_\(table.destinationColumn)", table: table.name,
+                    columns: [table.destinationColumn], isUnique: false))
         }
     }
 
@@ -294,35 +446,47 @@ final class SQLiteSchema {
     /// The DDL creating every table (not the indexes).
     var tableStatements: [String] {
         tables.map { table in
-            let columns =
-                ["\"_pk\" INTEGER PRIMARY KEY", "\"_ent\" INTEGER NOT NULL", "\"_opt\" INTEGER NOT NULL"]
-                + table.columns.map { "\(quote($0.name)) \($0.declaration)" }
+            var columns = ["\(quote(table.keyColumn)) INTEGER PRIMARY KEY"]
+            if let column = table.entityColumn { columns.append("\(quote(column)) INTEGER NOT NULL") }
+            if let column = table.versionColumn { columns.append("\(quote(column)) INTEGER NOT NULL") }
+            columns += table.columns.map { "\(quote($0.name)) \($0.declaration)" }
             return "CREATE TABLE IF NOT EXISTS \(quote(table.name)) (\(columns.joined(separator: ", ")))"
         }
-            + joinTables.map { table in
+            + joinTables.map { join in
+                let source = maps[join.owner.entity.rootEntity.index].table
+                let destination = maps[join.owner.destinationEntity.rootEntity.index].table
                 var columns = [
-                    "\"source\" INTEGER NOT NULL REFERENCES \(quote(table.owner.entity.rootEntity.name))(_pk)",
-                    "\"destination\" INTEGER NOT NULL REFERENCES "
-                        + "\(quote(table.owner.destinationEntity.rootEntity.name))(_pk)",
+                    "\(quote(join.sourceColumn)) INTEGER NOT NULL REFERENCES "
+                        + "\(quote(source.name))(\(quote(source.keyColumn)))",
+                    "\(quote(join.destinationColumn)) INTEGER NOT NULL REFERENCES "
+                        + "\(quote(destination.name))(\(quote(destination.keyColumn)))",
                 ]
                 for name in [
-                    table.sourceEntityColumn, table.destinationEntityColumn, table.sourceOrderColumn,
-                    table.destinationOrderColumn,
+                    join.sourceEntityColumn, join.destinationEntityColumn, join.sourceOrderColumn,
+                    join.destinationOrderColumn,
                 ].compactMap({ $0 }) {
                     columns.append("\(quote(name)) INTEGER")
                 }
-                return "CREATE TABLE IF NOT EXISTS \(quote(table.name)) (\(columns.joined(separator: ", ")))"
+                return "CREATE TABLE IF NOT EXISTS \(quote(join.name)) (\(columns.joined(separator: ", ")))"
             }
     }
 
-    /// The declared column type of an attribute type: the SQLite affinity that keeps values exact.
-    /// Decimals are canonical decimal text (exact; compared numerically through `SLUICE_DECIMAL`).
-    static func columnType(_ type: AttributeType) -> String {
-        switch type {
-        case .integer16, .integer32, .integer64, .boolean: return "INTEGER"
-        case .double, .float, .date: return "REAL"
-        case .decimal, .string, .uuid, .uri: return "TEXT"
-        case .binary: return "BLOB"
+    /// The declared column type of an attribute type. Graph layout: the affinity that keeps values
+    /// exact (decimals as canonical text compared through `SLUICE_DECIMAL`, dates as REAL seconds
+    /// since 2001). Plain layout: what other tools read (decimals `NUMERIC`, dates `DATETIME` text or
+    /// unix seconds, booleans `BOOLEAN` 0/1).
+    func columnType(_ type: AttributeType) -> String {
+        switch (layout, type) {
+        case (_, .integer16), (_, .integer32), (_, .integer64): return "INTEGER"
+        case (.graph, .boolean): return "INTEGER"
+        case (.plain, .boolean): return "BOOLEAN"
+        case (_, .double), (_, .float): return "REAL"
+        case (.graph, .date): return "REAL"
+        case (.plain(let options), .date): return options.dates == .unix ? "INTEGER" : "DATETIME"
+        case (.graph, .decimal): return "TEXT"
+        case (.plain, .decimal): return "NUMERIC"
+        case (_, .string), (_, .uuid), (_, .uri): return "TEXT"
+        case (_, .binary): return "BLOB"
         }
     }
 }

@@ -15,7 +15,7 @@ extension SQLiteStore {
 
     public func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID] {
         let table = schema.map(for: request.entity).table
-        let query = try SQLiteQueryBuilder(store: self).select(request, columns: "t0._pk, t0._ent")
+        let query = try SQLiteQueryBuilder(store: self).select(request, columns: table.identityList(alias: "t0"))
         guard query.isExact else { return try fetchRows(request).map(\.objectID) }
         return try run(query) { try objectID(primaryKey: $0.int64(0), entityNumber: $0.int64(1), table: table.name) }
     }
@@ -41,7 +41,8 @@ extension SQLiteStore {
         return found
     }
 
-    /// Only the key columns and `_pk`, `_ent`: SQLite answers from the unique index alone (it holds the rowid).
+    /// Only the key columns, the row's key and entity: SQLite answers from the unique index alone (it
+    /// holds the rowid).
     public func objectIDs(
         of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
     ) throws -> [KeyedObjectID] {
@@ -59,10 +60,10 @@ extension SQLiteStore {
                     continue
                 }
                 let stored = statement.value(position)
-                guard let value = SQLiteValueCoding.attributeValue(stored, as: attribute.type) else {
+                guard let value = coding.attributeValue(stored, as: attribute.type) else {
                     throw StoreError(
                         .corrupt,
-                        "Column \(attribute.name) of table \(table), row _pk=\(primaryKey), holds \(stored), which is "
+                        "Column \(attribute.name) of table \(table), row \(primaryKey), holds \(stored), which is "
                             + "not a valid \(attribute.type) value",
                         url: url)
                 }
@@ -96,12 +97,10 @@ extension SQLiteStore {
             throw storeError(error, "Reading the indexes of \(map.table.name) failed")
         }
         var conditions = columns.map { "\($0) IS NOT NULL" }
-        if map.sharesTable {
-            conditions.append("_ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))")
-        }
+        if let kinds = map.kindFilter("t0") { conditions.append(kinds) }
         let list = columns.joined(separator: ", ")
         let sql =
-            "SELECT \(list), COUNT(*) FROM \(quote(map.table.name)) WHERE \(conditions.joined(separator: " AND ")) "
+            "SELECT \(list), COUNT(*) FROM \(quote(map.table.name)) t0 WHERE \(conditions.joined(separator: " AND ")) "
             + "GROUP BY \(list) HAVING COUNT(*) > 1 LIMIT \(limit)"
         var found: [DuplicateKey] = []
         do {
@@ -115,7 +114,7 @@ extension SQLiteStore {
                         continue
                     }
                     let stored = statement.value(position)
-                    guard let value = SQLiteValueCoding.attributeValue(stored, as: attribute.type) else {
+                    guard let value = coding.attributeValue(stored, as: attribute.type) else {
                         throw StoreError(
                             .corrupt,
                             "Column \(attribute.name) of table \(map.table.name) holds \(stored), which is not a "
@@ -155,7 +154,7 @@ extension SQLiteStore {
                     map, columns, count: count == 1 ? 1 : places, selectingRows: selectingRows)
                 var parameter: Int32 = 1
                 for value in keys[start..<end] {
-                    SQLiteValueCoding.bind(value, to: statement, at: parameter)
+                    coding.bind(value, to: statement, at: parameter)
                     parameter += 1
                 }
                 while parameter <= Int32(statement.parameterCount) {
@@ -207,12 +206,11 @@ extension SQLiteStore {
     func keyLookupSQL(
         _ map: SQLiteSchema.EntityMap, _ columns: [String], count: Int, selectingRows: Bool = true
     ) -> String {
-        let kinds =
-            map.sharesTable ? " AND t0._ent IN (\(map.kindNumbers.map(String.init).joined(separator: ", ")))" : ""
+        let kinds = map.kindFilter("t0").map { " AND " + $0 } ?? ""
         let selected =
             selectingRows
             ? map.table.selectList(alias: "t0")
-            : "t0._pk, t0._ent, " + columns.map { "t0.\(quote($0))" }.joined(separator: ", ")
+            : map.table.identityList(alias: "t0") + ", " + columns.map { "t0.\(quote($0))" }.joined(separator: ", ")
         if columns.count == 1 {
             let list = Array(repeating: "?", count: count).joined(separator: ", ")
             return
@@ -265,14 +263,15 @@ extension SQLiteStore {
         case .foreignKey(let table, let foreignKey, let orderColumn)?:
             tableName = table.name
             sql =
-                "SELECT _pk, _ent FROM \(quote(table.name)) WHERE \(quote(foreignKey.column)) = ? ORDER BY "
-                + "\(orderColumn.map { quote($0) + ", " } ?? "")_pk"
+                "SELECT \(table.identityList(alias: "t0")) FROM \(quote(table.name)) t0 WHERE "
+                + "t0.\(quote(foreignKey.column)) = ? ORDER BY \(orderColumn.map { "t0." + quote($0) + ", " } ?? "")"
+                + table.key("t0")
         case .joinTable(let join, let isSource)?:
             tableName = join.name
             let side = join.side(isSource: isSource)
             sql =
-                "SELECT \(side.far), \(side.farEntity.map(quote) ?? "NULL") FROM \(quote(join.name)) WHERE "
-                + "\(side.near) = ? ORDER BY \(side.order.map { quote($0) + ", " } ?? "")rowid"
+                "SELECT \(quote(side.far)), \(side.farEntity.map(quote) ?? "NULL") FROM \(quote(join.name)) WHERE "
+                + "\(quote(side.near)) = ? ORDER BY \(side.order.map { quote($0) + ", " } ?? "")rowid"
         case nil:
             preconditionFailure("\(relationship) is not a to-many relationship")
         }

@@ -47,7 +47,7 @@ extension SQLiteStore {
         guard let entity = schema.entity(number: number) else {
             throw StoreError(
                 .corrupt,
-                "Row _pk=\(primaryKey) of table \(table) has entity number \(number), which the model does not have",
+                "Row \(primaryKey) of table \(table) has entity number \(number), which the model does not have",
                 url: url)
         }
         return entity
@@ -74,10 +74,10 @@ extension SQLiteStore {
         var values = [AttributeValue](repeating: .null, count: entity.attributes.count)
         for (index, position, type) in reader.attributePositions {
             let stored = statement.value(position)
-            guard let value = SQLiteValueCoding.attributeValue(stored, as: type) else {
+            guard let value = coding.attributeValue(stored, as: type) else {
                 throw StoreError(
                     .corrupt,
-                    "Column \(statement.columnName(position)) of table \(table.name), row _pk=\(primaryKey), holds "
+                    "Column \(statement.columnName(position)) of table \(table.name), row \(primaryKey), holds "
                         + "\(stored), which is not a valid \(type) value",
                     url: url, objectID: id)
             }
@@ -92,16 +92,18 @@ extension SQLiteStore {
                     throw StoreError(
                         .corrupt,
                         "Column \(statement.columnName(entityPosition)) of table \(table.name), row "
-                            + "_pk=\(primaryKey), names an unknown entity",
+                            + "\(primaryKey), names an unknown entity",
                         url: url, objectID: id)
                 }
                 entity = actual
             }
             destinations[index] = objectID(of: entity, primaryKey: key)
         }
-        return StoreRow(
+        var row = StoreRow(
             objectID: id, entity: entity, version: statement.int64(2), attributeValues: values,
             toOneDestinations: destinations)
+        if table.versionColumn == nil { row.version = row.contentVersion }
+        return row
     }
 
     func primaryKey(of objectID: ManagedObjectID) -> Int64? {
@@ -133,7 +135,8 @@ extension SQLiteStore {
                         chunk.count == 1
                         ? "= ?" : "IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"
                     let statement = try connection.cachedStatement(
-                        "SELECT \(table.plainSelectList) FROM \(quote(table.name)) WHERE _pk \(placeholders)")
+                        "SELECT \(table.plainSelectList) FROM \(quote(table.name)) WHERE \(quote(table.keyColumn)) "
+                            + placeholders)
                     for (offset, key) in chunk.enumerated() { statement.bind(key, at: Int32(offset + 1)) }
                     while try statement.step() {
                         let row = try readRow(statement, table: table)

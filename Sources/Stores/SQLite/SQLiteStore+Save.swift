@@ -39,7 +39,8 @@ extension SQLiteStore {
     ) -> (names: [String], attributes: [Int], foreignKeys: [(index: Int, hasEntityColumn: Bool)]) {
         var names: [String] = [], attributes: [Int] = [], foreignKeys: [(index: Int, hasEntityColumn: Bool)] = []
         for attribute in map.entity.attributes {
-            guard let column = map.attributeColumns[attribute.index] else { continue }
+            // The key a plain table keeps rows under is bound as the row's key, not as a value.
+            guard let column = map.attributeColumns[attribute.index], column != map.table.keyColumn else { continue }
             names.append(column)
             attributes.append(attribute.index)
         }
@@ -55,11 +56,19 @@ extension SQLiteStore {
     func insertPlan(for entity: EntityDescription) -> WritePlan {
         let map = schema.map(for: entity)
         let (names, attributes, foreignKeys) = columnsOf(map)
-        let columns = (["_pk", "_ent", "_opt"] + names).map(quote).joined(separator: ", ")
+        let table = map.table
         // Entity number and first version are constants of the statement, not parameters.
-        let values =
-            "(" + (["?", String(map.number), "1"] + Array(repeating: "?", count: names.count)).joined(separator: ", ")
-            + ")"
+        var heads = [table.keyColumn], constants = ["?"]
+        if let column = table.entityColumn {
+            heads.append(column)
+            constants.append(String(map.number))
+        }
+        if let column = table.versionColumn {
+            heads.append(column)
+            constants.append("1")
+        }
+        let columns = (heads + names).map(quote).joined(separator: ", ")
+        let values = "(" + (constants + Array(repeating: "?", count: names.count)).joined(separator: ", ") + ")"
         let head = "INSERT INTO \(quote(map.table.name)) (\(columns)) VALUES "
         let plan = WritePlan(sql: head + values, attributes: attributes, foreignKeys: foreignKeys)
         plan.batchRows = max(1, min(64, 32_000 / (names.count + 1)))
@@ -87,9 +96,17 @@ extension SQLiteStore {
             }
             names = kept
         }
-        let assignments = (["\"_opt\" = \"_opt\" + 1"] + names.map { "\(quote($0)) = ?" }).joined(separator: ", ")
+        let table = map.table
+        var assignments = names.map { "\(quote($0)) = ?" }
+        var condition = "\(quote(table.keyColumn)) = ?"
+        if let version = table.versionColumn.map(quote) {
+            assignments.insert("\(version) = \(version) + 1", at: 0)
+            condition += " AND \(version) = ?"
+        }
+        // Only the key is left to set when nothing else changed (a plain table's key attribute).
+        if assignments.isEmpty { assignments = ["\(quote(table.keyColumn)) = \(quote(table.keyColumn))"] }
         return WritePlan(
-            sql: "UPDATE \(quote(map.table.name)) SET \(assignments) WHERE _pk = ? AND _opt = ?",
+            sql: "UPDATE \(quote(table.name)) SET \(assignments.joined(separator: ", ")) WHERE \(condition)",
             attributes: attributes, foreignKeys: foreignKeys)
     }
 
@@ -111,7 +128,7 @@ extension SQLiteStore {
         var parameter = start
         let valueBase = values.startIndex, destinationBase = destinations.startIndex
         for index in plan.attributes {
-            SQLiteValueCoding.bind(values[valueBase + index], to: statement, at: parameter)
+            coding.bind(values[valueBase + index], to: statement, at: parameter)
             parameter += 1
         }
         for (index, hasEntityColumn) in plan.foreignKeys {
@@ -176,7 +193,7 @@ extension SQLiteStore {
                 try writeKeys()
                 try writeMetadata()
             }
-            writtenKeys = nextKeys
+            keysWritten()
         } catch let error as SQLiteError {
             if error.isConstraintViolation, let current {
                 throw StoreError(
@@ -201,16 +218,25 @@ extension SQLiteStore {
         let entity = request.entity, count = request.count
         guard count > 0 else { return [] }
         let plan = plan(forInserting: entity)
-        let first =
-            try newReferences(for: entity, count: count).first.flatMap { reference -> Int64? in
-                if case .integer(let key) = reference { return key }
-                return nil
-            } ?? 0
-        var ids = (0..<Int64(count)).map { Optional(objectID(of: entity, primaryKey: first + $0)) }
         let width = entity.attributes.count, slots = entity.relationships.count
+        let keys: [Int64]
+        if let attribute = referenceAttribute(for: entity) {
+            keys = try (0..<count).map { object in
+                guard let key = request.attributeValues[object * width + attribute.index].asInteger else {
+                    throw StoreError(
+                        .constraintViolation, "A \(entity.name) to insert has no \(attribute.name), its key", url: url)
+                }
+                return key
+            }
+        } else {
+            var first: Int64 = 0
+            if case .integer(let key)? = try newReferences(for: entity, count: count).first { first = key }
+            keys = (0..<Int64(count)).map { first + $0 }
+        }
+        var ids = keys.map { Optional(objectID(of: entity, primaryKey: $0)) }
         /// Binds object `object` from parameter `start`; returns the next free parameter.
         func bind(_ object: Int, to statement: SQLiteStatement, from start: Int32) throws -> Int32 {
-            statement.bind(first + Int64(object), at: start)
+            statement.bind(keys[object], at: start)
             return try bindValues(
                 request.attributeValues[object * width..<(object + 1) * width],
                 request.toOneDestinations[object * slots..<(object + 1) * slots],
@@ -251,7 +277,7 @@ extension SQLiteStore {
                 try writeKeys()
                 try writeMetadata()
             }
-            writtenKeys = nextKeys
+            keysWritten()
         } catch let error as SQLiteError {
             throw storeError(error, "The batch insert of \(entity.name) failed and was rolled back")
         }
@@ -330,10 +356,19 @@ extension SQLiteStore {
                 updatePlans[planKey] = plan
                 return plan
             }()
+        let table = schema.map(for: row.entity).table
+        if let attribute = table.keyAttribute, row.attributeValues[attribute.index] != .integer(key) {
+            throw StoreError(
+                .constraintViolation,
+                "\(row.entity.name) \(key) cannot change its \(attribute.name) to "
+                    + "\(row.attributeValues[attribute.index]): "
+                    + "the store keeps it under that key (delete it and insert a new one instead)",
+                url: url, objectID: row.objectID)
+        }
         let statement = try plan.prepared(on: connection)
         let next = try bindValues(of: row, plan, to: statement, from: 1)
         statement.bind(key, at: next)
-        statement.bind(row.version, at: next + 1)
+        if table.versionColumn != nil { statement.bind(row.version, at: next + 1) }
         try statement.stepToEnd()
         if connection.changes != 1 { throw try conflict(row.objectID, key: key, readVersion: row.version) }
     }
@@ -342,18 +377,23 @@ extension SQLiteStore {
         let key = try existingKey(objectID)
         let entity = model.entity(named: objectID.entityName)!
         let table = schema.map(for: entity).table
-        let statement = try connection.cachedStatement("DELETE FROM \(quote(table.name)) WHERE _pk = ? AND _opt = ?")
+        let versionCheck = table.versionColumn.map { " AND \(quote($0)) = ?" } ?? ""
+        let statement = try connection.cachedStatement(
+            "DELETE FROM \(quote(table.name)) WHERE \(quote(table.keyColumn)) = ?\(versionCheck)")
         statement.bind(key, at: 1)
-        statement.bind(version, at: 2)
+        if table.versionColumn != nil { statement.bind(version, at: 2) }
         try statement.stepToEnd()
         if connection.changes != 1 { throw try conflict(objectID, key: key, readVersion: version) }
         // The row's own links go with it; links inverse-less relationships of other rows hold to it stay.
         for join in schema.joinTables {
             var sides: [String] = []
-            if entity.isKind(of: join.owner.entity) { sides.append("source") }
-            if let inverse = join.owner.inverse, entity.isKind(of: inverse.entity) { sides.append("destination") }
+            if entity.isKind(of: join.owner.entity) { sides.append(join.sourceColumn) }
+            if let inverse = join.owner.inverse, entity.isKind(of: inverse.entity) {
+                sides.append(join.destinationColumn)
+            }
             for side in sides {
-                let unlink = try connection.cachedStatement("DELETE FROM \(quote(join.name)) WHERE \(side) = ?")
+                let unlink = try connection.cachedStatement(
+                    "DELETE FROM \(quote(join.name)) WHERE \(quote(side)) = ?")
                 unlink.bind(key, at: 1)
                 try unlink.stepToEnd()
             }
@@ -371,8 +411,11 @@ extension SQLiteStore {
     /// The conflict error for a row whose version check failed: it changed or was deleted.
     private func conflict(_ objectID: ManagedObjectID, key: Int64, readVersion: Int64) throws -> StoreError {
         let entity = model.entity(named: objectID.entityName)!
+        let table = schema.map(for: entity).table
         let statement = try connection.cachedStatement(
-            "SELECT _opt FROM \(quote(schema.map(for: entity).table.name)) WHERE _pk = ?")
+            "SELECT \(table.versionColumn.map(quote) ?? "0") FROM \(quote(table.name)) "
+                + "WHERE \(quote(table.keyColumn)) = ?"
+        )
         statement.bind(key, at: 1)
         guard let current = try statement.firstInt64() else {
             return StoreError(
@@ -393,7 +436,7 @@ extension SQLiteStore {
             // The destinations' foreign keys already say who belongs; only an order needs writing.
             guard let orderColumn, let ordered = change.orderedMembers else { return }
             let statement = try connection.cachedStatement(
-                "UPDATE \(quote(table.name)) SET \(quote(orderColumn)) = ? WHERE _pk = ?")
+                "UPDATE \(quote(table.name)) SET \(quote(orderColumn)) = ? WHERE \(quote(table.keyColumn)) = ?")
             for (position, member) in ordered.enumerated() {
                 try statement.reset()
                 statement.bind(Int64(position), at: 1)
@@ -402,7 +445,8 @@ extension SQLiteStore {
             }
         case .joinTable(let join, let isSource)?:
             let side = join.side(isSource: isSource)
-            let (near, far, nearEntity, farEntity) = (side.near, side.far, side.nearEntity, side.farEntity)
+            let (near, far) = (quote(side.near), quote(side.far))
+            let (nearEntity, farEntity) = (side.nearEntity, side.farEntity)
             if !change.removed.isEmpty {
                 let statement = try connection.cachedStatement(
                     "DELETE FROM \(quote(join.name)) WHERE \(near) = ? AND \(far) = ?")
@@ -414,7 +458,7 @@ extension SQLiteStore {
                 }
             }
             if !change.added.isEmpty {
-                let columns = [near, far] + [nearEntity, farEntity].compactMap { $0 }
+                let columns = [side.near, side.far] + [nearEntity, farEntity].compactMap { $0 }
                 let statement = try connection.cachedStatement(
                     "INSERT OR IGNORE INTO \(quote(join.name)) (\(columns.map(quote).joined(separator: ", "))) VALUES "
                         + "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"

@@ -5,11 +5,11 @@ import ObjectGraph
 /// The store for large data: a SQLite file any SQLite client can read, with queries run in the
 /// database so nothing needs to be in memory at once.
 ///
-/// Layout: a table per root entity named after it (`_pk INTEGER PRIMARY KEY`, `_ent` entity number,
-/// `_opt` row version, a column per attribute, a foreign-key column per to-one relationship), a join
-/// table per many-to-many or inverse-less to-many relationship, `_sluice_metadata` (store UUID, model
-/// version hashes, user keys) and `_sluice_keys` (primary keys handed out per table). See
-/// `SQLiteSchema` for names and `SQLiteValueCoding` for value formats.
+/// Layout (`SQLiteLayout`, option `layout`): **plain** for new stores — the model's table and column
+/// names, integer keys of the source as primary keys and foreign keys, dates SQLite's date
+/// functions read, decimals as numbers, one metadata table `_sluice_metadata`; or **graph** —
+/// `_pk`, `_ent`, `_opt` in every table, plus `_sluice_keys`. A store keeps the layout it was made
+/// with. See `SQLiteSchema` for names and `SQLiteValueCoding` for value formats.
 ///
 /// ```swift
 /// SQLiteStore.register()
@@ -18,11 +18,15 @@ import ObjectGraph
 ///                                    options: ["journal_mode": "WAL", "synchronous": "NORMAL"])
 /// ```
 ///
-/// Options: `journal_mode` (WAL by default), `synchronous` (NORMAL), `cache_size` (SQLite's
-/// meaning: pages, or KiB when negative; -4096 (4 MiB) by default), `index_build` (`after_load`, the
-/// default, builds non-unique indexes of an empty store once the first read needs them or the store
-/// is removed, which is much faster for bulk loads; `during_load` keeps them from the start),
-/// `read_only` (`true`/`false`). Unknown options are an error.
+/// Options: `layout` (`plain`, the default for a new store, or `graph`; an existing store keeps
+/// its own), `dates` (plain layout: `iso8601`, the default, or `unix`), `version_column` (plain
+/// layout: `true` keeps a row version `_opt` for optimistic locking against other programs'
+/// writes; by default a row's version is a hash of its values), `journal_mode` (WAL by default),
+/// `synchronous` (NORMAL), `cache_size` (SQLite's meaning: pages, or KiB when negative; -4096
+/// (4 MiB) by default), `index_build` (`after_load`, the default, builds non-unique indexes of an
+/// empty store once the first read needs them or the store is removed, which is much faster for
+/// bulk loads; `during_load` keeps them from the start), `read_only` (`true`/`false`),
+/// `shares_file`. Unknown options are an error.
 ///
 /// Every save is one transaction: a failure (a conflict, a broken uniqueness constraint, I/O) rolls
 /// it back and leaves the file as it was.
@@ -38,11 +42,18 @@ public final class SQLiteStore: PersistentStore {
     public let configurationName: String?
     public var metadata: StoreMetadata
     let model: ManagedObjectModel
-    let schema: SQLiteSchema
+    /// The tables of the store's layout (made when the store is loaded and its layout known).
+    private(set) var schema: SQLiteSchema!
+    /// Value formats of the store's layout.
+    private(set) var coding: SQLiteValueCoding!
     let options: Options
     private(set) var connection: SQLiteConnection!
     /// The metadata as last written to the file.
     var writtenMetadata: StoreMetadata?
+    /// The rows of `_sluice_metadata` as read when the store opened (layout, keys handed out, …).
+    var storeRows: [String: String] = [:]
+    /// Rows of `_sluice_metadata` the store keeps itself, which writing `metadata` leaves alone.
+    static let storeKeys = ["nextKeys", "unorderedTypes"]
     /// Non-unique indexes still to build (bulk load into an empty store).
     private(set) var pendingIndexes: [SQLiteSchema.Index] = []
     var readers: [ObjectIdentifier: RowReader] = [:]
@@ -71,6 +82,10 @@ public final class SQLiteStore: PersistentStore {
         /// `shares_file`: a SQLite database of another program may hold the store's tables next to
         /// its own (which the store never touches; a table name both want is refused).
         var sharesFile = false
+        /// `layout`, `dates`, `version_column` as given (`nil`: not given).
+        var layout: String?
+        var dates: SQLiteLayout.DateStorage?
+        var versionColumn: Bool?
 
         init(_ values: [String: String], url: URL?) throws {
             func invalid(_ key: String, _ allowed: String) -> StoreError {
@@ -109,14 +124,36 @@ public final class SQLiteStore: PersistentStore {
                 case "shares_file":
                     guard let flag = Bool(value) else { throw invalid(key, "true or false") }
                     sharesFile = flag
+                case "layout":
+                    guard value == "plain" || value == "graph" else { throw invalid(key, "plain or graph") }
+                    layout = value
+                case "dates":
+                    guard let storage = SQLiteLayout.DateStorage(rawValue: value) else {
+                        throw invalid(key, "iso8601 or unix")
+                    }
+                    dates = storage
+                case "version_column":
+                    guard let flag = Bool(value) else { throw invalid(key, "true or false") }
+                    versionColumn = flag
                 default:
                     throw StoreError(
                         .invalidOption,
-                        "SQLite store option \(key.debugDescription) is unknown; known options: cache_size, "
-                            + "index_build, journal_mode, read_only, shares_file, synchronous",
+                        "SQLite store option \(key.debugDescription) is unknown; known options: cache_size, dates, "
+                            + "index_build, journal_mode, layout, read_only, shares_file, synchronous, version_column",
                         url: url)
                 }
             }
+            if layout == "graph", dates != nil || versionColumn != nil {
+                throw StoreError(
+                    .invalidOption, "SQLite store options dates and version_column belong to the plain layout",
+                    url: url)
+            }
+        }
+
+        /// The layout these options ask a new store for.
+        var newLayout: SQLiteLayout {
+            layout == "graph"
+                ? .graph : .plain(SQLiteLayout.Options(dates: dates ?? .iso8601, versionColumn: versionColumn ?? false))
         }
     }
 
@@ -126,7 +163,6 @@ public final class SQLiteStore: PersistentStore {
         self.url = url
         self.configurationName = configurationName
         self.model = coordinator.managedObjectModel
-        self.schema = SQLiteSchema(model: model)
         self.options = try Options(options, url: url)
         self.metadata = StoreMetadata(storeType: Self.storeType)
     }
@@ -150,9 +186,11 @@ public final class SQLiteStore: PersistentStore {
             try SQLiteFunctions.register(on: connection)
             if try tableExists("_sluice_metadata") {
                 try readMetadata()
+                try makeSchema(layout: try storedLayout())
                 if metadata.modelVersionHash == model.versionHash { try prepareExistingSchema() }
                 // Otherwise the coordinator refuses the store, naming what differs; nothing is touched.
             } else {
+                try makeSchema(layout: options.newLayout)
                 let existing = try Set(
                     connection.makeStatement(
                         "SELECT name FROM sqlite_master WHERE type IN ('table', 'index', 'view', 'trigger')"
@@ -167,8 +205,8 @@ public final class SQLiteStore: PersistentStore {
                             url: url)
                     }
                     let ours =
-                        ["_sluice_metadata", "_sluice_keys"] + schema.tables.map(\.name) + schema.joinTables.map(\.name)
-                        + schema.indexes.map(\.name)
+                        ["_sluice_metadata"] + (schema.layout.isGraph ? ["_sluice_keys"] : [])
+                        + schema.tables.map(\.name) + schema.joinTables.map(\.name) + schema.indexes.map(\.name)
                     let clashes = ours.filter { name in
                         existing.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
                     }
@@ -190,6 +228,49 @@ public final class SQLiteStore: PersistentStore {
         }
     }
 
+    private func makeSchema(layout: SQLiteLayout) throws {
+        schema = SQLiteSchema(model: model, layout: layout)
+        coding = SQLiteValueCoding(layout: layout, unorderedTypes: storedUnorderedTypes)
+    }
+
+    /// The layout an existing store was made with (from its metadata; stores from before layouts
+    /// have the graph layout), checked against the options.
+    private func storedLayout() throws -> SQLiteLayout {
+        let stored = storeRows["layout"] ?? "graph"
+        if let asked = options.layout, asked != stored {
+            throw StoreError(
+                .invalidOption,
+                "The store has the \(stored) layout, not \(asked); copy it into a new store of that layout "
+                    + "(sluice convert) instead",
+                url: url)
+        }
+        guard stored == "plain" else { return .graph }
+        var layoutOptions = SQLiteLayout.Options()
+        layoutOptions.dates = storeRows["dates"].flatMap(SQLiteLayout.DateStorage.init(rawValue:)) ?? .iso8601
+        layoutOptions.versionColumn = storeRows["versionColumn"] == "true"
+        for (option, storedValue) in [
+            ("dates", layoutOptions.dates.rawValue), ("version_column", String(layoutOptions.versionColumn)),
+        ] {
+            let asked = option == "dates" ? options.dates?.rawValue : options.versionColumn.map(String.init)
+            if let asked, asked != storedValue {
+                throw StoreError(
+                    .invalidOption,
+                    "The store was made with \(option)=\(storedValue), not \(asked); copy it into a new store "
+                        + "(sluice convert) to change it",
+                    url: url)
+            }
+        }
+        return .plain(layoutOptions)
+    }
+
+    /// The attribute types of which the store holds values SQL does not order right (see
+    /// `SQLiteValueCoding`), as recorded in its metadata.
+    private var storedUnorderedTypes: Set<AttributeType> {
+        Set(
+            (storeRows["unorderedTypes"] ?? "").split(separator: ",").compactMap { AttributeType(rawValue: String($0)) }
+        )
+    }
+
     func tableExists(_ name: String) throws -> Bool {
         let statement = try connection.makeStatement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
         statement.bind(name, at: 1)
@@ -199,21 +280,21 @@ public final class SQLiteStore: PersistentStore {
     func createSchema() throws {
         metadata.modelVersionHash = model.versionHash
         metadata.entityVersionHashes = model.entityVersionHashes
+        for table in schema.tables where table.keyAttribute == nil { nextKeys[table.name] = 1 }
         try transaction {
             try connection.execute("CREATE TABLE _sluice_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            try connection.execute("CREATE TABLE _sluice_keys (\"table\" TEXT PRIMARY KEY, next INTEGER NOT NULL)")
-            for sql in schema.tableStatements { try connection.execute(sql) }
-            for table in schema.tables {
-                let insert = try connection.makeStatement("INSERT INTO _sluice_keys VALUES (?, 1)")
-                insert.bind(table.name, at: 1)
-                try insert.stepToEnd()
+            if schema.layout.isGraph {
+                try connection.execute(
+                    "CREATE TABLE _sluice_keys (\"table\" TEXT PRIMARY KEY, next INTEGER NOT NULL)")
             }
+            for sql in schema.tableStatements { try connection.execute(sql) }
+            try writeKeys()
             for index in schema.indexes where index.isUnique || !options.buildIndexesAfterLoad {
                 try connection.execute(index.sql)
             }
             try writeMetadata()
         }
-        try loadKeys()
+        keysWritten()
         pendingIndexes = options.buildIndexesAfterLoad ? schema.indexes.filter { !$0.isUnique } : []
     }
 
@@ -224,20 +305,18 @@ public final class SQLiteStore: PersistentStore {
             connection.makeStatement("SELECT name FROM sqlite_master WHERE type = 'index'").allStrings())
         let missing = schema.indexes.filter { !existing.contains($0.name) }
         guard !options.readOnly else { return try loadKeys() }
+        try loadKeys()
         try transaction {
             for sql in schema.tableStatements { try connection.execute(sql) }
-            for table in schema.tables {
-                let sync = try connection.makeStatement(
-                    """
-                    INSERT INTO _sluice_keys VALUES (?1, (SELECT coalesce(max(_pk), 0) + 1 FROM \(quote(table.name))))
-                    ON CONFLICT("table") DO UPDATE SET next = max(next, excluded.next)
-                    """)
-                sync.bind(table.name, at: 1)
-                try sync.stepToEnd()
+            for table in schema.tables where table.keyAttribute == nil {
+                let largest = try connection.makeStatement(
+                    "SELECT coalesce(max(\(quote(table.keyColumn))), 0) + 1 FROM \(quote(table.name))")
+                nextKeys[table.name] = max(nextKeys[table.name] ?? 1, try largest.firstInt64() ?? 1)
             }
+            try writeKeys()
             for index in missing where index.isUnique { try connection.execute(index.sql) }
         }
-        try loadKeys()
+        keysWritten()
         pendingIndexes = missing.filter { !$0.isUnique }
         if !options.buildIndexesAfterLoad { try buildPendingIndexes() }
     }
@@ -264,14 +343,20 @@ public final class SQLiteStore: PersistentStore {
     // MARK: Metadata
 
     func readMetadata() throws {
-        metadata = try Self.readMetadata(connection, url: url)
+        storeRows = try Self.metadataRows(connection)
+        metadata = try Self.metadata(from: storeRows, url: url)
         writtenMetadata = metadata
     }
 
-    static func readMetadata(_ connection: SQLiteConnection, url: URL?) throws -> StoreMetadata {
+    /// Every row of `_sluice_metadata`.
+    static func metadataRows(_ connection: SQLiteConnection) throws -> [String: String] {
         let statement = try connection.makeStatement("SELECT key, value FROM _sluice_metadata")
         var values: [String: String] = [:]
         while try statement.step() { values[statement.string(0) ?? ""] = statement.string(1) ?? "" }
+        return values
+    }
+
+    static func metadata(from values: [String: String], url: URL?) throws -> StoreMetadata {
         guard let identifier = values["identifier"] else {
             throw StoreError(.corrupt, "The store's _sluice_metadata table has no identifier row", url: url)
         }
@@ -307,7 +392,7 @@ public final class SQLiteStore: PersistentStore {
                     .incompatibleModel,
                     "The file is a SQLite database but not a Sluice store (it has no _sluice_metadata table)", url: url)
             }
-            return try readMetadata(connection, url: url)
+            return try metadata(from: metadataRows(connection), url: url)
         } catch let error as SQLiteError {
             throw StoreError(.io, "Could not read the store's metadata: \(error)", url: url, underlying: error)
         }
@@ -317,12 +402,18 @@ public final class SQLiteStore: PersistentStore {
     func writeMetadata() throws {
         guard metadata != writtenMetadata else { return }
         let hashes = String(decoding: try JSONEncoder.sorted.encode(metadata.entityVersionHashes), as: UTF8.self)
-        try connection.execute("DELETE FROM _sluice_metadata")
-        let insert = try connection.cachedStatement("INSERT INTO _sluice_metadata VALUES (?, ?)")
+        try connection.execute(
+            "DELETE FROM _sluice_metadata WHERE key NOT IN "
+                + "(\(Self.storeKeys.map { "'\($0)'" }.joined(separator: ", ")))"
+        )
+        let insert = try connection.cachedStatement("INSERT OR REPLACE INTO _sluice_metadata VALUES (?, ?)")
         var rows = [
             ("storeType", metadata.storeType), ("identifier", metadata.identifier), ("entityVersionHashes", hashes),
-            ("schemaVersion", "1"), ("sqliteVersion", SQLiteConnection.libraryVersion),
+            ("schemaVersion", "1"), ("sqliteVersion", SQLiteConnection.libraryVersion), ("layout", schema.layout.name),
         ]
+        if case .plain(let layoutOptions) = schema.layout {
+            rows += [("dates", layoutOptions.dates.rawValue), ("versionColumn", String(layoutOptions.versionColumn))]
+        }
         if let hash = metadata.modelVersionHash { rows.append(("modelVersionHash", hash)) }
         rows += metadata.userInfo.map { ("user.\($0.key)", $0.value) }
         for (key, value) in rows {

@@ -2,12 +2,47 @@ import Drivers
 import Foundation
 import ObjectGraph
 
-/// Attribute values to and from SQLite storage classes, exactly: integers and booleans as INTEGER,
-/// doubles, floats and dates (seconds since 2001-01-01 GMT) as REAL, decimals as canonical decimal
-/// text, strings, UUIDs and URIs as TEXT, data as BLOB. A double NaN, which SQLite would turn into
-/// NULL, is stored as the text `NaN`.
-enum SQLiteValueCoding {
-    static func bind(_ value: AttributeValue, to statement: SQLiteStatement, at index: Int32) {
+/// Attribute values to and from SQLite storage classes, exactly (a value read back equals the value
+/// written), for one store's layout:
+///
+/// | type | graph layout | plain layout |
+/// |---|---|---|
+/// | integers | INTEGER | INTEGER |
+/// | boolean | INTEGER 0/1 | INTEGER 0/1 (`BOOLEAN` column) |
+/// | double, float | REAL | REAL |
+/// | date | REAL seconds since 2001 | TEXT `YYYY-MM-DD HH:MM:SS[.fff]` UTC (`SQLDateText`), or unix seconds |
+/// | decimal | TEXT, canonical | INTEGER or REAL where that is exact, else the canonical text as a BLOB |
+/// | string, UUID, URI | TEXT | TEXT |
+/// | binary | BLOB | BLOB |
+///
+/// A double NaN, which SQLite would turn into NULL, is stored as the text `NaN`. A plain decimal
+/// column has NUMERIC affinity, which would round a text of more than 15 digits to a REAL: such
+/// a value goes in as a BLOB of its digits instead, and SQL no longer orders that column right
+/// (nor a date column holding a date outside years 0000–9999, or a unix date no REAL holds
+/// exactly, kept as text). The store records such types (`unorderedTypes`) and has those
+/// comparisons and sorts finished in memory.
+final class SQLiteValueCoding {
+    let layout: SQLiteLayout
+    /// Types of which some stored value does not order right in SQL (see above).
+    private(set) var unorderedTypes: Set<AttributeType>
+    /// Whether `unorderedTypes` grew since the store last wrote it.
+    var unorderedTypesChanged = false
+
+    /// Seconds from 1970-01-01 to 2001-01-01.
+    private static let unixOffset: Int64 = 978_307_200
+
+    init(layout: SQLiteLayout, unorderedTypes: Set<AttributeType> = []) {
+        self.layout = layout
+        self.unorderedTypes = unorderedTypes
+    }
+
+    private func noteUnordered(_ type: AttributeType) {
+        guard !unorderedTypes.contains(type) else { return }
+        unorderedTypes.insert(type)
+        unorderedTypesChanged = true
+    }
+
+    func bind(_ value: AttributeValue, to statement: SQLiteStatement, at index: Int32) {
         switch value {
         case .null: statement.bindNull(at: index)
         case .integer(let v): statement.bind(v, at: index)
@@ -15,8 +50,18 @@ enum SQLiteValueCoding {
         case .double(let v): if v.isNaN { statement.bind("NaN", at: index) } else { statement.bind(v, at: index) }
         case .float(let v):
             if v.isNaN { statement.bind("NaN", at: index) } else { statement.bind(Double(v), at: index) }
-        case .date(let v): statement.bind(v.timeIntervalSinceReferenceDate, at: index)
-        case .decimal(let v): DecimalText.withCanonicalUTF8(v) { statement.bindText(utf8: $0, at: index) }
+        case .date(let v):
+            if layout.isGraph {
+                statement.bind(v.timeIntervalSinceReferenceDate, at: index)
+            } else {
+                statement.bind(storedDate(v, noting: true), at: index)
+            }
+        case .decimal(let v):
+            if layout.isGraph {
+                DecimalText.withCanonicalUTF8(v) { statement.bindText(utf8: $0, at: index) }
+            } else {
+                bindPlainDecimal(v, to: statement, at: index)
+            }
         case .string(let v): statement.bind(v, at: index)
         case .binary(let v): statement.bind(v, at: index)
         case .uuid(let v): statement.bind(v.uuidString, at: index)
@@ -24,9 +69,62 @@ enum SQLiteValueCoding {
         }
     }
 
+    /// A plain decimal: INTEGER when whole and within 64 bits, REAL when the double's shortest
+    /// spelling is the same number, else its canonical digits as a BLOB.
+    private func bindPlainDecimal(_ value: Decimal, to statement: SQLiteStatement, at index: Int32) {
+        DecimalText.withCanonicalUTF8(value) { bytes in
+            switch Self.plainDecimal(bytes) {
+            case .integer(let integer): statement.bind(integer, at: index)
+            case .real(let real): statement.bind(real, at: index)
+            default:
+                noteUnordered(.decimal)
+                statement.bind(Data(bytes), at: index)
+            }
+        }
+    }
+
+    /// The INTEGER or REAL that holds a canonical decimal text exactly, or `.blob` of its digits.
+    static func plainDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> SQLiteValue {
+        var significant = 0, seenNonZero = false, hasPoint = false
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                hasPoint = true
+            } else if byte >= 48 && byte <= 57 {
+                if byte != 48 { seenNonZero = true }
+                if seenNonZero { significant += 1 }
+            }
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        if !hasPoint, let integer = Int64(text) { return .integer(integer) }
+        guard let real = Double(text), real.isFinite else { return .blob(Data(bytes)) }
+        // Up to 15 significant digits always come back from the nearest double; more only sometimes.
+        if significant <= 15 { return .real(real) }
+        if let back = DecimalText.parse("\(real)"), DecimalText.canonical(back) == text { return .real(real) }
+        return .blob(Data(bytes))
+    }
+
+    /// A plain date as stored: ISO text, or unix seconds (INTEGER when whole, REAL when exact, else
+    /// the ISO text). With `noting`, a stored form SQL cannot order is recorded.
+    private func storedDate(_ date: Date, noting: Bool) -> SQLiteValue {
+        guard case .plain(let options) = layout else { return .real(date.timeIntervalSinceReferenceDate) }
+        let iso = { () -> SQLiteValue in
+            if noting, !SQLDateText.isOrderable(date) { self.noteUnordered(.date) }
+            return .text(SQLDateText.format(date))
+        }
+        guard options.dates == .unix else { return iso() }
+        let interval = date.timeIntervalSinceReferenceDate
+        if interval.rounded(.down) == interval, abs(interval) < 9e15 {
+            return .integer(Int64(interval) + Self.unixOffset)
+        }
+        let unix = interval + Double(Self.unixOffset)
+        if unix - Double(Self.unixOffset) == interval { return .real(unix) }
+        if noting { noteUnordered(.date) }
+        return .text(SQLDateText.format(date))
+    }
+
     /// The attribute value of a stored value, or `nil` when the stored value cannot be one of `type`
     /// (a file written by another program): the caller reports it as a corrupt row.
-    static func attributeValue(_ stored: SQLiteValue, as type: AttributeType) -> AttributeValue? {
+    func attributeValue(_ stored: SQLiteValue, as type: AttributeType) -> AttributeValue? {
         switch (type, stored) {
         case (_, .null): return .null
         case (.integer16, .integer(let v)), (.integer32, .integer(let v)), (.integer64, .integer(let v)):
@@ -39,10 +137,21 @@ enum SQLiteValueCoding {
         case (.float, .real(let v)): return .float(Float(v))
         case (.float, .integer(let v)): return .float(Float(v))
         case (.float, .text("NaN")): return .float(.nan)
-        case (.date, .real(let v)): return .date(Date(timeIntervalSinceReferenceDate: v))
-        case (.date, .integer(let v)): return .date(Date(timeIntervalSinceReferenceDate: Double(v)))
+        case (.date, .real(let v)):
+            return .date(
+                layout.isGraph
+                    ? Date(timeIntervalSinceReferenceDate: v)
+                    : Date(timeIntervalSinceReferenceDate: v - Double(Self.unixOffset)))
+        case (.date, .integer(let v)):
+            return .date(
+                layout.isGraph
+                    ? Date(timeIntervalSinceReferenceDate: Double(v))
+                    : Date(timeIntervalSinceReferenceDate: Double(v - Self.unixOffset)))
+        case (.date, .text(let v)): return SQLDateText.parse(v).map { .date($0) }
         case (.decimal, .text(let v)): return DecimalText.parse(v).map { .decimal($0) }
+        case (.decimal, .blob(let v)): return DecimalText.parse(String(decoding: v, as: UTF8.self)).map { .decimal($0) }
         case (.decimal, .integer(let v)): return .decimal(Decimal(v))
+        case (.decimal, .real(let v)): return v.isFinite ? DecimalText.parse("\(v)").map { .decimal($0) } : nil
         case (.string, .text(let v)): return .string(v)
         case (.binary, .blob(let v)): return .binary(v)
         case (.uuid, .text(let v)): return UUID(uuidString: v).map { .uuid($0) }
@@ -60,8 +169,11 @@ enum SQLiteValueCoding {
         case inexact
     }
 
-    static func binding(_ constant: AttributeValue, for type: AttributeType) -> Binding {
+    /// A constant for `==`/`IN` (`ordering` false) or `<`, `>`, BETWEEN (`ordering` true) against a
+    /// column of `type`.
+    func binding(_ constant: AttributeValue, for type: AttributeType, ordering: Bool) -> Binding {
         if constant.isNull { return .value(.null) }
+        if ordering, !layout.isGraph, unorderedTypes.contains(type) { return .inexact }
         switch type {
         case .integer16, .integer32, .integer64, .boolean, .double, .float:
             switch constant {
@@ -77,30 +189,50 @@ enum SQLiteValueCoding {
             default: return .incomparable
             }
         case .decimal:
+            let decimal: Decimal
             switch constant {
-            case .decimal(let v): return .value(.text(DecimalText.canonical(v)))
-            case .integer(let v): return .value(.text(DecimalText.canonical(Decimal(v))))
-            case .boolean(let v): return .value(.text(v ? "1" : "0"))
+            case .decimal(let v): decimal = v
+            case .integer(let v): decimal = Decimal(v)
+            case .boolean(let v): decimal = v ? 1 : 0
             case .double(let v):
-                return v.isFinite
-                    ? Decimal(string: "\(v)").map { .value(.text(DecimalText.canonical($0))) } ?? .inexact : .inexact
+                guard v.isFinite, let parsed = Decimal(string: "\(v)") else { return .inexact }
+                decimal = parsed
             case .float(let v):
-                return v.isFinite
-                    ? Decimal(string: "\(Double(v))").map { .value(.text(DecimalText.canonical($0))) } ?? .inexact
-                    : .inexact
+                guard v.isFinite, let parsed = Decimal(string: "\(Double(v))") else { return .inexact }
+                decimal = parsed
             default: return .incomparable
             }
+            if layout.isGraph { return .value(.text(DecimalText.canonical(decimal))) }
+            let stored = DecimalText.withCanonicalUTF8(decimal) { Self.plainDecimal($0) }
+            if ordering, case .blob = stored { return .inexact }
+            return .value(stored)
         case .string: if case .string(let v) = constant { return .value(.text(v)) } else { return .incomparable }
         case .date:
-            if case .date(let v) = constant {
-                return .value(.real(v.timeIntervalSinceReferenceDate))
-            } else {
-                return .incomparable
-            }
+            guard case .date(let v) = constant else { return .incomparable }
+            if layout.isGraph { return .value(.real(v.timeIntervalSinceReferenceDate)) }
+            let stored = storedDate(v, noting: false)
+            if ordering, case .text = stored, !SQLDateText.isOrderable(v) || isUnixLayout { return .inexact }
+            return .value(stored)
         case .binary: if case .binary(let v) = constant { return .value(.blob(v)) } else { return .incomparable }
         case .uuid: if case .uuid(let v) = constant { return .value(.text(v.uuidString)) } else { return .incomparable }
         case .uri:
             if case .uri(let v) = constant { return .value(.text(v.absoluteString)) } else { return .incomparable }
         }
+    }
+
+    private var isUnixLayout: Bool {
+        if case .plain(let options) = layout { return options.dates == .unix }
+        return false
+    }
+
+    /// Whether `ORDER BY` a column of `type` (with the collation `collation(for:)` gives) orders
+    /// values as the in-memory sort does.
+    func sortsInSQL(_ type: AttributeType) -> Bool {
+        layout.isGraph || !unorderedTypes.contains(type)
+    }
+
+    /// The collation comparisons and sorts of a column of `type` need (graph decimals are text).
+    func collation(for type: AttributeType) -> String {
+        layout.isGraph && type == .decimal ? " COLLATE SLUICE_DECIMAL" : ""
     }
 }

@@ -1,0 +1,142 @@
+import Foundation
+
+/// Dates as text that SQLite's date functions read — `2024-01-31 12:00:00`, UTC — and that comes
+/// back as the very same `Date`: the fraction of a second has as many digits as the value needs
+/// (none for whole seconds, three for milliseconds, more only when the value has more).
+///
+/// With `iso8601: true` the text is ISO 8601 proper (`2024-01-31T12:00:00Z`), as exports write it.
+/// Years outside 0000–9999 are written with a sign (`+10000-01-01 …`, `-0001-…`): exact, but
+/// neither SQLite's functions nor text order handle them (`isOrderable` tells).
+///
+/// ```swift
+/// SQLDateText.format(Date(timeIntervalSince1970: 1_700_000_000.25))   // "2023-11-14 22:13:20.250"
+/// SQLDateText.parse("2023-11-14 22:13:20.250")                        // the same Date
+/// ```
+public enum SQLDateText {
+    /// Seconds from 1970-01-01 to 2001-01-01 (Foundation's reference date).
+    private static let referenceOffset: Int64 = 978_307_200
+
+    public static func format(_ date: Date, iso8601: Bool = false) -> String {
+        let interval = date.timeIntervalSinceReferenceDate
+        guard interval.isFinite, abs(interval) < 1e15 else {
+            // Out of any calendar's reach; exact as a number (parse reads it back).
+            return "\(interval)"
+        }
+        let whole = interval.rounded(.down)
+        let unix = Int64(whole) + referenceOffset
+        let days = unix >= 0 ? unix / 86_400 : (unix - 86_399) / 86_400
+        let secondOfDay = Int(unix - days * 86_400)
+        let (year, month, day) = civil(fromDays: days)
+        var text = year >= 0 && year <= 9999 ? pad(year, 4) : (year < 0 ? "-" : "+") + pad(abs(Int(year)), 4)
+        text += "-" + pad(month, 2) + "-" + pad(day, 2) + (iso8601 ? "T" : " ")
+        text += pad(secondOfDay / 3_600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
+        text += fractionText(interval - whole, whole: whole, interval: interval)
+        return iso8601 ? text + "Z" : text
+    }
+
+    /// Whether `format` writes the date as text whose order is the dates' order (years 0000–9999).
+    public static func isOrderable(_ date: Date) -> Bool {
+        let interval = date.timeIntervalSinceReferenceDate
+        // 0000-01-01 and 10000-01-01 in seconds since 2001.
+        return interval >= -63_113_904_000 && interval < 252_423_993_600
+    }
+
+    /// `.fff…` with the fewest digits (3, 6, 9, then as many as it takes) that give `interval` back
+    /// from `whole` plus the fraction; empty for whole seconds.
+    private static func fractionText(_ fraction: Double, whole: Double, interval: Double) -> String {
+        guard fraction > 0 else { return "" }
+        for places in [3, 6, 9] {
+            let scale = [3: 1e3, 6: 1e6, 9: 1e9][places]!
+            let digits = Int64((fraction * scale).rounded())
+            guard digits > 0, Double(digits) < scale else { continue }
+            let text = pad(Int(digits), places)
+            if whole + Double("0." + text)! == interval { return "." + text }
+        }
+        // The fraction's shortest round-trip spelling, written out without an exponent.
+        return "." + plainFractionDigits(fraction)
+    }
+
+    /// The digits after the point of `fraction` (0 < fraction < 1) as Swift's shortest description
+    /// spells it (`1.5e-07` → `00000015`).
+    private static func plainFractionDigits(_ fraction: Double) -> String {
+        let description = "\(fraction)"
+        guard let e = description.firstIndex(of: "e") else {
+            return String(description.drop { $0 != "." }.dropFirst())
+        }
+        let mantissa = description[..<e].replacingOccurrences(of: ".", with: "")
+        let exponent = Int(description[description.index(after: e)...])!  // negative: fraction < 1
+        return String(repeating: "0", count: -exponent - 1) + mantissa
+    }
+
+    /// The date `format` wrote; also a bare day (`2024-01-31`), a `T` between day and time, and a
+    /// trailing `Z`. `nil` for any other text.
+    public static func parse(_ text: String) -> Date? {
+        // What `format` writes for a date out of any calendar's reach: seconds since 2001 as a number.
+        if text.contains(where: { $0 == "e" || $0 == "n" }), let seconds = Double(text) {
+            return Date(timeIntervalSinceReferenceDate: seconds)
+        }
+        var text = Substring(text)
+        if text.hasSuffix("Z") { text = text.dropLast() }
+        var sign: Int64 = 1
+        if let first = text.first, first == "-" || first == "+" {
+            sign = first == "-" ? -1 : 1
+            text = text.dropFirst()
+        }
+        let parts = text.split(separator: "-", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count >= 4, let year = digits(parts[0]), parts[1].count == 2,
+            let month = digits(parts[1]), (1...12).contains(month)
+        else { return nil }
+        let rest = parts[2]
+        guard rest.count >= 2, let day = digits(rest.prefix(2)), day >= 1,
+            day <= DateText.daysIn(month: Int(month), year: Int(sign * year))
+        else { return nil }
+        var seconds: Int64 = 0
+        var fraction = 0.0
+        let time = rest.dropFirst(2)
+        if !time.isEmpty {
+            guard time.first == " " || time.first == "T" else { return nil }
+            let clock = time.dropFirst()
+            let (hms, point) =
+                clock.firstIndex(of: ".").map { (clock[..<$0], clock[clock.index(after: $0)...]) } ?? (clock, nil)
+            let fields = hms.split(separator: ":", omittingEmptySubsequences: false)
+            guard fields.count == 3, fields.allSatisfy({ $0.count == 2 }), let hour = digits(fields[0]), hour < 24,
+                let minute = digits(fields[1]), minute < 60, let second = digits(fields[2]), second < 60
+            else { return nil }
+            seconds = hour * 3_600 + minute * 60 + second
+            if let point {
+                guard !point.isEmpty, point.allSatisfy({ $0.isASCII && $0.isNumber }),
+                    let value = Double("0." + point)
+                else { return nil }
+                fraction = value
+            }
+        }
+        let days = Int64(DateText.daysFromCivil(year: Int(sign * year), month: Int(month), day: Int(day)))
+        let whole = days * 86_400 + seconds - referenceOffset
+        return Date(timeIntervalSinceReferenceDate: Double(whole) + fraction)
+    }
+
+    private static func digits(_ text: Substring) -> Int64? {
+        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return Int64(text)
+    }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let text = String(value)
+        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+    }
+
+    private static func pad(_ value: Int64, _ width: Int) -> String { pad(Int(value), width) }
+
+    /// Year, month, day of a day number since 1970-01-01 (Howard Hinnant's `civil_from_days`).
+    private static func civil(fromDays days: Int64) -> (year: Int64, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = Int(dayOfYear - (153 * monthIndex + 2) / 5 + 1)
+        let month = Int(monthIndex < 10 ? monthIndex + 3 : monthIndex - 9)
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
