@@ -26,7 +26,7 @@ run: build ## Run the example pipeline (CSV + SQL dump + XML) into out/shop.sqli
 	$(SLUICE) run Pipelines/shop.yaml
 	@echo
 	@echo "Query it with any SQLite client, for example:"
-	@echo "  sqlite3 out/shop.sqlite 'SELECT o.number, c.name FROM \"Order\" o JOIN Customer c ON c._pk = o.customer'"
+	@echo "  sqlite3 -header out/shop.sqlite 'SELECT o.order_number, o.placed_at, c.name FROM orders o JOIN customers c USING (customer_id)'"
 
 BENCH ?= ../shared/bench
 bench: ## Run the benchmarks (release build; the kit's data generator at $(BENCH)); one BENCH line per case

@@ -34,9 +34,17 @@ struct Convert: ParsableCommand {
     @Option(help: "The model (YAML, JSON or Xcode), instead of the one stored.")
     var model: String?
 
+    @Option(help: "A SQLite destination's layout: plain (the default) or graph.")
+    var layout: LayoutOption?
+
+    @Option(help: "A plain SQLite destination's dates: iso8601 (the default) or unix.")
+    var dates: DatesOption?
+
     func run() throws {
         let count = try exitingOnFailure {
-            try TargetStore.convert(source, to: destination, typeName: to?.rawValue, modelAt: model)
+            try TargetStore.convert(
+                source, to: destination, typeName: to?.rawValue, modelAt: model, layout: layout?.rawValue,
+                dates: dates?.rawValue)
         }
         print("Copied \(count) object\(count == 1 ? "" : "s") from \(source) to \(destination).")
     }

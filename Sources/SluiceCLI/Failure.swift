@@ -14,6 +14,16 @@ func exitingOnFailure<T>(_ body: () throws -> T) throws -> T {
     do { return try body() } catch let exit as ExitCode { throw exit } catch { throw failure(error) }
 }
 
+/// `--layout`: the table layouts of a SQLite store.
+enum LayoutOption: String, CaseIterable, ExpressibleByArgument {
+    case plain, graph
+}
+
+/// `--dates`: how a plain SQLite store keeps dates.
+enum DatesOption: String, CaseIterable, ExpressibleByArgument {
+    case iso8601, unix
+}
+
 /// `--format`: the input formats `sluice` reads.
 enum FormatOption: String, CaseIterable, ExpressibleByArgument {
     case auto, csv, xml, sqldump, sqlite

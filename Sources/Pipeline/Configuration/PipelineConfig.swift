@@ -24,6 +24,16 @@ public struct PipelineConfig: Sendable {
     /// `target.shared`: the SQLite file is another program's database; the store's tables go next
     /// to its own, which are never touched.
     public var sharesFile = false
+    /// `target.layout`, `target.dates`, `target.version_column`: how a new SQLite target lays out its
+    /// tables (the SQLite store's options of those names; an existing store keeps its own).
+    public var layoutOptions: [String: String] = [:]
+
+    /// The options the target store is opened with.
+    public var storeOptions: [String: String] {
+        var options = layoutOptions
+        if sharesFile { options["shares_file"] = "true" }
+        return options
+    }
     public var batchSize = 5_000
     public var contexts = 2
     public var merge: MergePolicy = .error

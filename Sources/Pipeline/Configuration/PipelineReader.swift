@@ -181,6 +181,14 @@ struct PipelineReader: YAMLFileReader {
                 target ?? root, "a \(config.store.rawValue) target needs `path` (the store file, relative to this file)"
             )
         }
+        if config.store != .sqlite, !config.layoutOptions.isEmpty {
+            fail(target ?? root, "layout, dates and version_column are options of a sqlite target")
+        }
+        if config.layoutOptions["layout"] == "graph",
+            config.layoutOptions["dates"] != nil || config.layoutOptions["version_column"] != nil
+        {
+            fail(target ?? root, "dates and version_column belong to the plain layout (layout: plain)")
+        }
         if config.store == .xml || config.store == .binary, config.commit == .batches {
             fail(
                 target ?? root,
@@ -192,7 +200,8 @@ struct PipelineReader: YAMLFileReader {
     }
 
     mutating func readTarget(_ node: Node, into config: inout PipelineConfig) {
-        for (key, _, value) in pairs(node, allowed: ["store", "path", "commit", "shared"], what: "target") {
+        let allowed: Set<String> = ["store", "path", "commit", "shared", "layout", "dates", "version_column"]
+        for (key, _, value) in pairs(node, allowed: allowed, what: "target") {
             switch key {
             case "store":
                 guard let name = text(value, "target.store") else { continue }
@@ -203,6 +212,20 @@ struct PipelineReader: YAMLFileReader {
                 }
             case "path": config.targetPath = path(value, "target.path")
             case "shared": config.sharesFile = flag(value, "target.shared", source: nil) ?? false
+            case "layout", "dates":
+                let choices = key == "layout" ? ["plain", "graph"] : ["iso8601", "unix"]
+                guard let name = text(value, "target.\(key)") else { continue }
+                if choices.contains(name) {
+                    config.layoutOptions[key] = name
+                } else {
+                    fail(
+                        value,
+                        "unknown target.\(key) \(name.debugDescription) (use \(choices.joined(separator: " or ")))")
+                }
+            case "version_column":
+                if let flag = flag(value, "target.version_column", source: nil) {
+                    config.layoutOptions["version_column"] = String(flag)
+                }
             case "commit":
                 guard let name = text(value, "target.commit") else { continue }
                 if let commit = PipelineConfig.Commit(rawValue: name) {

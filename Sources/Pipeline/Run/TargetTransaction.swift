@@ -71,10 +71,8 @@ final class TargetTransaction {
         }
     }
 
-    private var storeOptions: [String: String] { config.sharesFile ? ["shares_file": "true"] : [:] }
-
     private func openStore(resume: Bool) throws {
-        var options = storeOptions
+        var options = config.store == .sqlite ? config.storeOptions : [:]
         if let work, work != target, config.store == .sqlite {
             // The work copy is private until it is renamed into place, and thrown away when the
             // run fails: each save needs no durability of its own, so its pages are written once
@@ -148,7 +146,7 @@ final class TargetTransaction {
             do {
                 let existing = try TargetStore.add(
                     to: check, at: target, type: config.store.storeType,
-                    options: config.sharesFile ? ["shares_file": "true"] : [:])
+                    options: config.store == .sqlite ? config.storeOptions : [:])
                 check.removePersistentStore(existing)
             } catch let error as StoreError {
                 throw RunError.store(error)

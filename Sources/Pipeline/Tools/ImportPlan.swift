@@ -35,6 +35,9 @@ public struct ImportPlan {
         public var maxErrors = 0
         public var rejects: String?
         public var merge = "object-trumps"
+        /// A new target's `layout` and `dates` (the SQLite store's options; `nil`: its defaults).
+        public var layout: String?
+        public var dates: String?
 
         public init(inputs: [String], target: String) {
             self.inputs = inputs
@@ -124,7 +127,8 @@ public struct ImportPlan {
         text +=
             "target: { store: sqlite, path: "
             + "\(Self.quoted(URL(fileURLWithPath: options.target).standardizedFileURL.path)), commit: "
-            + "atomic\(shared ? ", shared: true" : "") }\n"
+            + "atomic\(shared ? ", shared: true" : "")"
+            + (options.layout.map { ", layout: \($0)" } ?? "") + (options.dates.map { ", dates: \($0)" } ?? "") + " }\n"
         text += "batch: { size: \(options.batchSize), contexts: 2 }\n"
         text += "merge: \(options.merge)\n"
         text +=

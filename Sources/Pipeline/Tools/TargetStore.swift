@@ -48,7 +48,8 @@ public enum TargetStore {
     /// - Returns: the number of objects copied.
     /// - Throws: `StoreError`; `StoreInspection.NoModel`.
     public static func convert(
-        _ source: URL, to destination: URL, type: String? = nil, model given: ManagedObjectModel? = nil
+        _ source: URL, to destination: URL, type: String? = nil, model given: ManagedObjectModel? = nil,
+        options: [String: String] = [:]
     ) throws -> Int {
         registerBuiltInTypes()
         let sourceType = Self.type(ofStoreAt: source)
@@ -58,7 +59,7 @@ public enum TargetStore {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try coordinator.addPersistentStore(type: sourceType, at: source)
         let copy = try coordinator.migratePersistentStore(
-            store, to: destination, type: type ?? Self.type(ofStoreAt: destination))
+            store, to: destination, type: type ?? Self.type(ofStoreAt: destination), options: options)
         defer { coordinator.removePersistentStore(copy) }
         return try model.entities.filter { $0.superentity == nil }.reduce(0) { total, entity in
             total
@@ -71,10 +72,13 @@ public enum TargetStore {
 
     /// `convert(_:to:type:model:)` for paths and names as a command line gives them: `type` is
     /// `sqlite`, `xml` or `binary` (`nil`: from the destination's extension); the model file at
-    /// `modelPath`, or the one recorded in the source when `nil`.
-    /// - Throws: `UsageError` for an unknown type; `ModelFileError`; what `convert` throws.
+    /// `modelPath`, or the one recorded in the source when `nil`; `layout` and `dates` the options of
+    /// a SQLite destination.
+    /// - Throws: `UsageError` for an unknown type or SQLite options for another type; `ModelFileError`;
+    ///   what `convert` throws.
     public static func convert(
-        _ source: String, to destination: String, typeName: String?, modelAt modelPath: String?
+        _ source: String, to destination: String, typeName: String?, modelAt modelPath: String?,
+        layout: String? = nil, dates: String? = nil
     ) throws -> Int {
         let types = ["sqlite": SQLiteStore.storeType, "xml": XMLStore.storeType, "binary": BinaryStore.storeType]
         let type = try typeName.map { name in
@@ -83,9 +87,16 @@ public enum TargetStore {
             }
             return type
         }
+        var options: [String: String] = [:]
+        if let layout { options["layout"] = layout }
+        if let dates { options["dates"] = dates }
+        let destinationURL = URL(fileURLWithPath: destination)
+        if !options.isEmpty, (type ?? Self.type(ofStoreAt: destinationURL)) != SQLiteStore.storeType {
+            throw UsageError("--layout and --dates are options of a SQLite destination")
+        }
         return try convert(
-            URL(fileURLWithPath: source), to: URL(fileURLWithPath: destination), type: type,
-            model: StoreInspection.loadModel(modelPath))
+            URL(fileURLWithPath: source), to: destinationURL, type: type, model: StoreInspection.loadModel(modelPath),
+            options: options)
     }
 
     /// Adds the target store to `coordinator`: `url` nil gives an in-memory store; otherwise a SQLite

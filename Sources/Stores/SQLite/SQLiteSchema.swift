@@ -402,9 +402,12 @@ final class SQLiteSchema {
             }
             for index in entity.indexes {
                 let cols = columns(index.propertyNames)
+                // Plain: an index the model named after its entity and properties is named after the
+                // table's columns instead.
+                let generated = index.name == "\(entity.name)_" + index.propertyNames.joined(separator: "_")
+                let name = layout.isGraph || !generated ? index.name : cols.joined(separator: "_")
                 addIndex(
-                    Index(
-                        name: "\(map.table.name)_\(index.name)", table: map.table.name, columns: cols, isUnique: false))
+                    Index(name: "\(map.table.name)_\(name)", table: map.table.name, columns: cols, isUnique: false))
             }
             // A foreign key gets its own index unless an index already starts with its column.
             for case let key? in map.foreignKeys

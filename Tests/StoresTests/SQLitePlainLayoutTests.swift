@@ -1,0 +1,223 @@
+import Drivers
+import Foundation
+import ObjectGraph
+import Stores
+import TestSupport
+import Testing
+
+/// The plain layout as other tools see it: names, keys, foreign keys, value formats; and what it
+/// changes for the object graph (IDs of keyed objects, versions by content).
+@Suite struct SQLitePlainLayoutTests {
+    /// Customers known by their source's integer key, orders pointing at them, a line item per order
+    /// known by order and number, products with a text key (their own `id`), tags many-to-many.
+    static func shopModel() throws -> ManagedObjectModel {
+        try ManagedObjectModel(entities: [
+            EntityDescription(
+                name: "Customer",
+                attributes: [
+                    AttributeDescription(name: "id", type: .integer64, isOptional: false, columnName: "customer_id"),
+                    AttributeDescription(name: "name", type: .string),
+                    AttributeDescription(name: "signedUp", type: .date, columnName: "signed_up"),
+                    AttributeDescription(name: "balance", type: .decimal),
+                    AttributeDescription(name: "vip", type: .boolean),
+                ],
+                relationships: [
+                    RelationshipDescription(name: "orders", destination: "Order", inverse: "customer", isToMany: true)
+                ], uniquenessConstraints: [["id"]], tableName: "customers"),
+            EntityDescription(
+                name: "Order",
+                attributes: [
+                    AttributeDescription(name: "number", type: .integer64, isOptional: false, columnName: "order_id"),
+                    AttributeDescription(name: "total", type: .decimal),
+                ],
+                relationships: [
+                    RelationshipDescription(name: "customer", destination: "Customer", inverse: "orders"),
+                    RelationshipDescription(name: "product", destination: "Product", inverse: nil),
+                ], uniquenessConstraints: [["number"]], tableName: "orders"),
+            EntityDescription(
+                name: "Product",
+                attributes: [AttributeDescription(name: "sku", type: .string, isOptional: false)],
+                relationships: [
+                    RelationshipDescription(name: "tags", destination: "Tag", inverse: "products", isToMany: true)
+                ], uniquenessConstraints: [["sku"]], tableName: "products"),
+            EntityDescription(
+                name: "Tag", attributes: [AttributeDescription(name: "name", type: .string)],
+                relationships: [
+                    RelationshipDescription(name: "products", destination: "Product", inverse: "tags", isToMany: true)
+                ], tableName: "tags"),
+        ])
+    }
+
+    static func fill(_ graph: TestGraph) throws {
+        let ada = graph.insert(
+            "Customer",
+            [
+                "id": 10, "name": "Ada", "balance": .decimal(Decimal(string: "512.25")!),
+                "signedUp": .date(Date(timeIntervalSince1970: 1_700_000_000.5)), "vip": true,
+            ])
+        let bob = graph.insert("Customer", ["id": 11, "name": "Bob", "balance": .decimal(Decimal(string: "99.9")!)])
+        let widget = graph.insert("Product", ["sku": "W-1"])
+        widget.addRelatedObject(graph.insert("Tag", ["name": "blue"]), forKey: "tags")
+        for (number, customer) in [(1001, ada), (1002, bob), (1003, ada)] {
+            let order = graph.insert("Order", ["number": .integer(Int64(number)), "total": .decimal(Decimal(number))])
+            order.setRelatedObject(customer, forKey: "customer")
+            order.setRelatedObject(widget, forKey: "product")
+        }
+        try graph.context.save()
+    }
+
+    @Test func theFileHasTheSourcesNamesKeysAndReferences() throws {
+        let file = try SQLiteFile(model: try Self.shopModel())
+        try Self.fill(file.graph)
+        #expect(
+            try file.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") == [
+                [.text("_sluice_metadata")], [.text("customers")], [.text("orders")], [.text("products")],
+                [.text("products_tags")], [.text("tags")],
+            ])
+        #expect(
+            try file.query("SELECT name, type, pk FROM pragma_table_info('customers') ORDER BY cid") == [
+                [.text("customer_id"), .text("INTEGER"), .integer(1)], [.text("name"), .text("TEXT"), .integer(0)],
+                [.text("signed_up"), .text("DATETIME"), .integer(0)],
+                [.text("balance"), .text("NUMERIC"), .integer(0)],
+                [.text("vip"), .text("BOOLEAN"), .integer(0)],
+            ])
+        #expect(
+            try file.query("SELECT name FROM pragma_table_info('orders') ORDER BY cid") == [
+                [.text("order_id")], [.text("total")], [.text("customer_id")], [.text("product_id")],
+            ])
+        #expect(
+            try file.query("SELECT \"from\", \"table\", \"to\" FROM pragma_foreign_key_list('orders') ORDER BY 1") == [
+                [.text("customer_id"), .text("customers"), .text("customer_id")],
+                [.text("product_id"), .text("products"), .text("id")],
+            ])
+        // The source's keys join the tables; a product (text key) has an integer key of its own.
+        #expect(
+            try file.query(
+                """
+                SELECT o.order_id, c.name, p.sku FROM orders o JOIN customers c USING (customer_id)
+                JOIN products p ON p.id = o.product_id ORDER BY 1
+                """) == [
+                    [.integer(1001), .text("Ada"), .text("W-1")], [.integer(1002), .text("Bob"), .text("W-1")],
+                    [.integer(1003), .text("Ada"), .text("W-1")],
+                ])
+        #expect(
+            try file.query("SELECT product_id, tag_id FROM products_tags") == [[.integer(1), .integer(1)]],
+            "a many-to-many's join table names each side after the key it holds")
+        // Numbers compare as numbers, dates read with SQLite's date functions, booleans are 0/1.
+        #expect(try file.query("SELECT count(*) FROM customers WHERE balance > 100") == [[.integer(1)]])
+        #expect(
+            try file.query("SELECT datetime(signed_up), balance, vip FROM customers WHERE customer_id = 10") == [
+                [.text("2023-11-14 22:13:20"), .real(512.25), .integer(1)]
+            ])
+        #expect(try file.query("SELECT name FROM customers ORDER BY balance DESC") == [[.text("Ada")], [.text("Bob")]])
+        let columns = try file.query(
+            "SELECT p.name FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table'")
+        #expect(!columns.contains { if case .text(let name) = $0[0] { name.hasPrefix("_") } else { true } })
+    }
+
+    @Test func aStoredObjectKeepsTheKeyItIsKeptUnder() throws {
+        let file = try SQLiteFile(model: try Self.shopModel())
+        try Self.fill(file.graph)
+        let ada = try #require(try file.context.fetch(FetchRequest(entityName: "Customer")).first { $0["id"] == 10 })
+        ada["id"] = 12
+        #expect { try file.context.save() } throws: { error in
+            (error as? StoreError)?.code == .constraintViolation && "\(error)".contains("cannot change its id")
+        }
+        #expect(try file.query("SELECT customer_id FROM customers ORDER BY 1") == [[.integer(10)], [.integer(11)]])
+    }
+
+    /// Without a version column a row's version is a hash of its values: a change another program
+    /// makes is a conflict too, settled by the merge policy.
+    @Test(arguments: [MergePolicy.error, .objectTrumps])
+    func anotherProgramsChangeIsAConflict(policy: MergePolicy) throws {
+        let file = try SQLiteFile(model: try Self.shopModel())
+        try Self.fill(file.graph)
+        let context = try file.reopen().context
+        let bob = try #require(try context.fetch(FetchRequest(entityName: "Customer")).first { $0["id"] == 11 })
+        try SQLiteConnection(path: file.url.path).execute("UPDATE customers SET name = 'Robert' WHERE customer_id = 11")
+        bob["balance"] = .decimal(1)
+        context.mergePolicy = policy
+        if policy == .error {
+            #expect { try context.save() } throws: { error in
+                (error as? MergeError)?.conflicts.first?.storeValues?["name"] == "Robert"
+            }
+        } else {
+            try context.save()
+            #expect(
+                try file.query("SELECT name, balance FROM customers WHERE customer_id = 11") == [
+                    [.text("Robert"), .integer(1)]
+                ])
+        }
+    }
+
+    /// A decimal no double holds is kept exactly (as its digits); fetches still compare and sort it
+    /// exactly, finishing in memory what SQL would order wrong.
+    @Test func decimalsBeyondADoubleStayExactAndCompareRight() throws {
+        let file = try SQLiteFile(model: try Self.shopModel())
+        try Self.fill(file.graph)
+        let precise = Decimal(string: "500.00000000000000000001")!
+        file.graph.insert("Customer", ["id": 12, "name": "Cy", "balance": .decimal(precise)])
+        try file.context.save()
+        #expect(
+            try file.query("SELECT typeof(balance) FROM customers ORDER BY customer_id").map { $0[0] } == [
+                .text("real"), .text("real"), .text("blob"),
+            ])
+        let context = try file.reopen().context
+        var request = FetchRequest(
+            entityName: "Customer", predicate: try FetchPredicate(format: "balance > 500 AND balance < 510"))
+        #expect(try context.fetch(request).map { $0.string(forKey: "name") } == ["Cy"])
+        request = FetchRequest(entityName: "Customer", sortDescriptors: [FetchSortDescriptor("balance")])
+        #expect(try context.fetch(request).map { $0.string(forKey: "name") } == ["Bob", "Cy", "Ada"])
+        #expect(try context.fetch(request).map { $0.decimal(forKey: "balance") }.contains(precise))
+    }
+
+    @Test(arguments: ["iso8601", "unix"])
+    func datesComeBackExactAndCompareInSQL(dates: String) throws {
+        let file = try SQLiteFile(model: try Self.shopModel(), options: ["dates": dates])
+        let instants: [Double] = [
+            0, 1_700_000_000, 1_700_000_000.001, 1_700_000_000.123456789, -86_400.25, 951_782_400,
+        ]
+        for (offset, instant) in instants.enumerated() {
+            file.graph.insert(
+                "Customer", ["id": .integer(Int64(offset)), "signedUp": .date(Date(timeIntervalSince1970: instant))])
+        }
+        try file.context.save()
+        let context = try file.reopen(options: ["dates": dates]).context
+        var request = FetchRequest(entityName: "Customer", sortDescriptors: [FetchSortDescriptor("signedUp")])
+        let read = try context.fetch(request).map { $0.date(forKey: "signedUp")!.timeIntervalSince1970 }
+        #expect(read == instants.sorted(), "every date exact, sorted in SQL")
+        request.predicate = try FetchPredicate(
+            format: "signedUp >= %@", Date(timeIntervalSince1970: 1_700_000_000.001))
+        #expect(try context.count(for: request) == 2)
+        let stored = try file.query("SELECT signed_up FROM customers WHERE customer_id = 1")[0][0]
+        #expect(stored == (dates == "unix" ? .integer(1_700_000_000) : .text("2023-11-14 22:13:20")))
+    }
+
+    @Test func aStoreKeepsItsLayoutAndRefusesAnother() throws {
+        let file = try SQLiteFile(model: try Self.shopModel(), options: ["layout": "graph"])
+        try Self.fill(file.graph)
+        #expect(
+            try file.query("SELECT count(*) FROM pragma_table_info('Customer') WHERE name = '_pk'") == [[.integer(1)]])
+        #expect(throws: StoreError.self) { try file.reopen(options: ["layout": "plain"]) }
+        let reopened = try file.reopen()
+        #expect(try reopened.context.count(for: FetchRequest(entityName: "Order")) == 3)
+        #expect(throws: StoreError.self) {
+            try SQLiteFile(model: try Self.shopModel(), options: ["layout": "graph", "dates": "unix"])
+        }
+        #expect(throws: StoreError.self) { try SQLiteFile(model: try Self.shopModel(), options: ["dates": "epoch"]) }
+    }
+
+    /// Key counters and the layout live in the one metadata table; a reopened store goes on from them.
+    @Test func keysGoOnAfterReopeningWithoutATableOfTheirOwn() throws {
+        let file = try SQLiteFile(model: try Self.shopModel())
+        try Self.fill(file.graph)
+        let graph = try file.reopen()
+        graph.insert("Product", ["sku": "G-2"])
+        try graph.context.save()
+        #expect(
+            try file.query("SELECT id, sku FROM products ORDER BY id") == [
+                [.integer(1), .text("W-1")], [.integer(2), .text("G-2")],
+            ])
+        #expect(try file.query("SELECT value FROM _sluice_metadata WHERE key = 'layout'") == [[.text("plain")]])
+    }
+}
