@@ -193,6 +193,35 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
     }
 
+    /// Every stored row of `entity` (sub-entities included when asked), handed to `body` `batchSize`
+    /// at a time as each store reads them, one store after another — for exports and copies that
+    /// should not hold a whole table (see `PersistentStore.enumerateRows`). The coordinator stays
+    /// locked meanwhile; `body` may call it.
+    public func enumerateRows(
+        of entity: EntityDescription, includingSubentities: Bool = true, batchSize: Int = 1_000,
+        _ body: ([StoreRow]) throws -> Void
+    ) throws {
+        let request = StoreFetchRequest(
+            entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: includingSubentities,
+            fetchLimit: 0, fetchOffset: 0)
+        try lock.withLock {
+            for store in stores(for: entity) { try store.enumerateRows(request, batchSize: batchSize, body) }
+        }
+    }
+
+    /// The stored rows of objects, as their stores have them now (objects no longer stored are left
+    /// out; the order is free).
+    public func storedRows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] {
+        try rows(for: objectIDs, cached: false)
+    }
+
+    /// The stored destinations of a to-many relationship of an object, in stored order.
+    public func storedDestinations(
+        of relationship: RelationshipDescription, for objectID: ManagedObjectID
+    ) throws -> [ManagedObjectID] {
+        try destinations(of: relationship, for: objectID)
+    }
+
     /// Stored rows of `entity` whose `attributes` hold one of `keys` (uniqueness checks).
     func rows(
         of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]

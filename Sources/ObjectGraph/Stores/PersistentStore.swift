@@ -27,6 +27,11 @@ public protocol PersistentStore: AnyObject {
     /// Number of rows matching the request (without paging).
     func countRows(_ request: StoreFetchRequest) throws -> Int
 
+    /// Calls `body` with the rows `fetchRows` would return, `batchSize` at a time, reading them as it
+    /// goes: a store that can stream (SQLite) holds no more than a batch (exports of any size). The
+    /// default fetches them all first. `body` may call the store meanwhile.
+    func enumerateRows(_ request: StoreFetchRequest, batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws
+
     /// IDs of the rows `fetchRows` would return, in the same order (for fetches of faults and IDs).
     func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID]
 
@@ -105,6 +110,17 @@ extension PersistentStore {
 
     public func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID] {
         try fetchRows(request).map(\.objectID)
+    }
+
+    public func enumerateRows(
+        _ request: StoreFetchRequest, batchSize: Int, _ body: ([StoreRow]) throws -> Void
+    ) throws {
+        let rows = try fetchRows(request)
+        var start = 0
+        while start < rows.count {
+            try body(Array(rows[start..<min(start + max(1, batchSize), rows.count)]))
+            start += max(1, batchSize)
+        }
     }
 
     public func rows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] {

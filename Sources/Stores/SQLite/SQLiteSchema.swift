@@ -241,7 +241,7 @@ final class SQLiteSchema {
                     }
                     return .foreignKey(table: destination.table, key: key, orderColumn: orderColumn)
                 }
-                let owner = Self.joinTableOwner(relationship)
+                let owner = relationship.joinTableOwner
                 let table = joinTablesByOwner[ObjectIdentifier(owner)] ?? makeJoinTable(owner)
                 joinTablesByOwner[ObjectIdentifier(owner)] = table
                 return .joinTable(table, isSource: owner === relationship)
@@ -258,20 +258,20 @@ final class SQLiteSchema {
                 name: root.name, root: root, rootNumber: number, keyColumn: "_pk", keyAttribute: nil,
                 entityColumn: "_ent", versionColumn: "_opt")
         }
-        let name = root.tableName ?? root.name
+        let name = root.storageTableName
         let entityColumn = root.subentities.isEmpty ? nil : "_ent"
         let versionColumn = layoutOptions.versionColumn ? "_opt" : nil
         if let attribute = Self.keyAttribute(of: root) {
             return Table(
-                name: name, root: root, rootNumber: number, keyColumn: attribute.columnName ?? attribute.name,
+                name: name, root: root, rootNumber: number, keyColumn: attribute.storageColumnName,
                 keyAttribute: attribute, entityColumn: entityColumn, versionColumn: versionColumn)
         }
         // A key column of its own, named so that no column the model declares wants it.
         var wanted = Set<String>()
         for entity in model.entities where entity.rootEntity === root {
-            for attribute in entity.attributes { wanted.insert((attribute.columnName ?? attribute.name).lowercased()) }
+            for attribute in entity.attributes { wanted.insert(attribute.storageColumnName.lowercased()) }
             for relationship in entity.relationships where !relationship.isToMany {
-                wanted.insert((relationship.columnName ?? relationship.name + "_id").lowercased())
+                wanted.insert(relationship.storageColumnName.lowercased())
             }
         }
         let key = ["id", "\(name)_id", "\(name)_key", "_id"].first { !wanted.contains($0.lowercased()) } ?? "_rowid"
@@ -308,7 +308,8 @@ final class SQLiteSchema {
             if attribute === map.table.keyAttribute { return map.table.keyColumn }
             var declaration = columnType(attribute.type)
             if !layout.isGraph, declaresForAll, !attribute.isOptional { declaration += " NOT NULL" }
-            return map.table.add(attribute.columnName ?? attribute.name, declaration, owner: entity)
+            return map.table.add(
+                layout.isGraph ? attribute.name : attribute.storageColumnName, declaration, owner: entity)
         }
         map.foreignKeys = entity.relationships.map { relationship in
             guard !relationship.isToMany else { return nil }
@@ -317,7 +318,7 @@ final class SQLiteSchema {
             }
             let destination = relationship.destinationEntity!
             let target = maps[destination.rootEntity.index].table
-            let name = layout == .graph ? relationship.name : relationship.columnName ?? relationship.name + "_id"
+            let name = layout.isGraph ? relationship.name : relationship.storageColumnName
             let column = map.table.add(
                 name, "INTEGER REFERENCES \(quote(target.name))(\(quote(target.keyColumn)))", owner: entity)
             let entityColumn =
@@ -334,10 +335,10 @@ final class SQLiteSchema {
         if layout == .graph {
             name = "\(owner.entity.rootEntity.name)_\(owner.name)"
         } else {
-            name = "\(sourceTable.name)_\(owner.name)"
+            name = owner.joinTableName
             // Each side named after the key it holds: `customer_id`, or `<entity>_id` for an `id` key.
             func keyName(_ table: Table) -> String {
-                table.keyColumn.lowercased() == "id" ? Self.snakeCase(table.root.name) + "_id" : table.keyColumn
+                table.keyColumn.lowercased() == "id" ? snakeCaseName(table.root.name) + "_id" : table.keyColumn
             }
             source = keyName(sourceTable)
             destination = keyName(destinationTable)
@@ -355,16 +356,6 @@ final class SQLiteSchema {
         return table
     }
 
-    /// `OrderLine` → `order_line`.
-    static func snakeCase(_ name: String) -> String {
-        var text = ""
-        for (offset, character) in name.enumerated() {
-            if character.isUppercase, offset > 0 { text += "_" }
-            text += character.lowercased()
-        }
-        return text
-    }
-
     private func depth(_ entity: EntityDescription) -> Int {
         var depth = 0, current = entity
         while let parent = current.superentity {
@@ -372,13 +363,6 @@ final class SQLiteSchema {
             current = parent
         }
         return depth
-    }
-
-    /// Of a relationship and its inverse, the one named first (by entity, then name) owns the join table.
-    private static func joinTableOwner(_ relationship: RelationshipDescription) -> RelationshipDescription {
-        guard let inverse = relationship.inverse, inverse !== relationship else { return relationship }
-        let a = (relationship.entity.name, relationship.name), b = (inverse.entity.name, inverse.name)
-        return a <= b ? relationship : inverse
     }
 
     private func makeIndexes() {

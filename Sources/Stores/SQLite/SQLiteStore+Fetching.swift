@@ -13,6 +13,41 @@ extension SQLiteStore {
         return try request.apply(to: rows) { RowSubject(store: self, row: $0) }
     }
 
+    /// Steps through the query as `body` takes each batch: memory holds one batch of rows. When the
+    /// predicate or sort cannot be answered in SQL exactly, falls back to `fetchRows`.
+    public func enumerateRows(
+        _ request: StoreFetchRequest, batchSize: Int, _ body: ([StoreRow]) throws -> Void
+    ) throws {
+        let table = schema.map(for: request.entity).table
+        let query = try SQLiteQueryBuilder(store: self).select(request, columns: table.selectList(alias: "t0"))
+        guard query.isExact else {
+            let rows = try fetchRows(request)
+            var start = 0
+            while start < rows.count {
+                try body(Array(rows[start..<min(start + max(1, batchSize), rows.count)]))
+                start += max(1, batchSize)
+            }
+            return
+        }
+        try buildPendingIndexes(on: query.tables)
+        var batch: [StoreRow] = []
+        do {
+            // A statement of its own: `body` may run the cached ones meanwhile.
+            let statement = try connection.makeStatement(query.sql)
+            for (offset, value) in query.arguments.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
+            while try statement.step() {
+                batch.append(try readRow(statement, table: table))
+                if batch.count >= max(1, batchSize) {
+                    try body(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+        } catch let error as SQLiteError {
+            throw storeError(error, "Reading the rows of \(request.entity.name) failed")
+        }
+        if !batch.isEmpty { try body(batch) }
+    }
+
     public func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID] {
         let table = schema.map(for: request.entity).table
         let query = try SQLiteQueryBuilder(store: self).select(request, columns: table.identityList(alias: "t0"))

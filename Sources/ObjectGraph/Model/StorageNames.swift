@@ -1,0 +1,48 @@
+import Foundation
+
+/// The names relational stores and exports give an entity's data — the plain SQLite layout and
+/// `sluice export` use the same ones: the model's `tableName` / `columnName` where it sets them,
+/// else names made from the model's (a to-one relationship's foreign key is `<name>_id`).
+extension EntityDescription {
+    /// The table holding the entity's objects: its root entity's `tableName`, else the root's name.
+    public var storageTableName: String { rootEntity.tableName ?? rootEntity.name }
+}
+
+extension PropertyDescription {
+    /// The column holding the property: `columnName`, else the attribute's name or, for a to-one
+    /// relationship, `<name>_id`.
+    public var storageColumnName: String {
+        if let columnName { return columnName }
+        return self is RelationshipDescription ? name + "_id" : name
+    }
+}
+
+extension RelationshipDescription {
+    /// The table of links of a many-to-many or inverse-less to-many relationship, named after the
+    /// side that owns it (of a relationship and its inverse, the one named first by entity, then
+    /// name): `<table of its entity>_<relationship>`.
+    public var joinTableName: String {
+        let owner = joinTableOwner
+        return "\(owner.entity.storageTableName)_\(owner.name)"
+    }
+
+    /// Of this relationship and its inverse, the one whose join table links them (see `joinTableName`).
+    public var joinTableOwner: RelationshipDescription {
+        guard let inverse, inverse !== self else { return self }
+        return (entity.name, name) <= (inverse.entity.name, inverse.name) ? self : inverse
+    }
+
+    /// Whether the relationship's destinations are kept in a join table (many-to-many, or to-many
+    /// without an inverse).
+    public var usesJoinTable: Bool { isToMany && !(inverse.map { !$0.isToMany } ?? false) }
+}
+
+/// `OrderLine` → `order_line`.
+public func snakeCaseName(_ name: String) -> String {
+    var text = ""
+    for (offset, character) in name.enumerated() {
+        if character.isUppercase, offset > 0 { text += "_" }
+        text += character.lowercased()
+    }
+    return text
+}

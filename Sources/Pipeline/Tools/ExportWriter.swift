@@ -1,0 +1,157 @@
+import Foundation
+import ObjectGraph
+import Readers
+
+/// Writes the tables of an export in one format to one file (or standard output, `-`):
+///
+/// - CSV: a header of column names, then a line per row; null is an empty field, an empty string
+///   `""` (`CSVWriter` quotes exactly what needs it).
+/// - JSON Lines: an object per row, columns in order; numbers and decimals as JSON numbers with
+///   every digit, dates and binary (base64) as strings, a double that is not finite as a string
+///   (`"nan"`). With `namesTables`, each object names its table first (`"table": "orders"`).
+/// - SQL: `CREATE TABLE` per table (plain layout types, keys and references), `INSERT` per row,
+///   inside one transaction; text with a NUL goes as `CAST(X'…' AS TEXT)`.
+final class ExportWriter {
+    let format: StoreExport.Format
+    let namesTables: Bool
+    private let sink: FileByteSink
+    private var csv: CSVWriter?
+    private var buffer: [UInt8] = []
+    private var table: ExportTable?
+    private let path: String
+
+    /// - Throws: `RunFileError` when the file cannot be made.
+    init(path: String, format: StoreExport.Format, namesTables: Bool) throws {
+        self.path = path
+        self.format = format
+        self.namesTables = namesTables
+        do { sink = try FileByteSink(path: path) } catch {
+            throw RunFileError(.open, "the export file", path: path, underlying: error)
+        }
+        if format == .sqldump { append("PRAGMA foreign_keys = OFF;\nBEGIN TRANSACTION;\n") }
+    }
+
+    func begin(_ table: ExportTable) throws {
+        self.table = table
+        switch format {
+        case .csv:
+            var dialect = CSVDialect()
+            dialect.nullMarkers = [""]
+            let writer = try CSVWriter(sink: sink, dialect: dialect)
+            try writer.write(table.columns.map(\.name))
+            csv = writer
+        case .jsonl:
+            break
+        case .sqldump:
+            let columns = table.columns.map { "  \(ExportTable.quote($0.name)) \($0.sqlType)\($0.constraint)" }
+            append("CREATE TABLE \(ExportTable.quote(table.name)) (\n\(columns.joined(separator: ",\n"))\n);\n")
+        }
+    }
+
+    func write(_ values: [AttributeValue]) throws {
+        guard let table else { return }
+        switch format {
+        case .csv:
+            try csv?.write(values.map(Self.text))
+        case .jsonl:
+            var parts: [String] = []
+            if namesTables { parts.append("\"table\":" + Self.json(string: table.name)) }
+            for (column, value) in zip(table.columns, values) {
+                parts.append(Self.json(string: column.name) + ":" + Self.json(value))
+            }
+            append("{" + parts.joined(separator: ",") + "}\n")
+        case .sqldump:
+            append(
+                "INSERT INTO \(ExportTable.quote(table.name)) VALUES(\(values.map(Self.sql).joined(separator: ",")));\n"
+            )
+        }
+        if buffer.count >= 1 << 16 { try flush() }
+    }
+
+    /// Writes what is buffered and ends the file (SQL: the transaction).
+    func finish() throws {
+        if format == .sqldump { append("COMMIT;\n") }
+        try csv?.flush()
+        try flush()
+    }
+
+    private func append(_ text: String) { buffer += text.utf8 }
+
+    private func flush() throws {
+        try csv?.flush()
+        guard !buffer.isEmpty else { return }
+        do { try buffer.withUnsafeBytes { try sink.write($0) } } catch {
+            throw RunFileError(.write, "the export file", path: path, underlying: error)
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: Values
+
+    /// A value as CSV text (`nil` for null).
+    static func text(_ value: AttributeValue) -> String? {
+        switch value {
+        case .null: return nil
+        case .integer(let v): return String(v)
+        case .decimal(let v): return DecimalText.canonical(v)
+        case .double(let v): return v.description
+        case .float(let v): return v.description
+        case .string(let v): return v
+        case .boolean(let v): return v ? "true" : "false"
+        case .date(let v): return SQLDateText.format(v, iso8601: true)
+        case .binary(let v): return v.base64EncodedString()
+        case .uuid(let v): return v.uuidString
+        case .uri(let v): return v.absoluteString
+        }
+    }
+
+    static func json(_ value: AttributeValue) -> String {
+        switch value {
+        case .null: return "null"
+        case .integer, .decimal: return text(value)!
+        case .double(let v): return v.isFinite ? v.description : json(string: v.description)
+        case .float(let v): return v.isFinite ? v.description : json(string: v.description)
+        case .boolean(let v): return v ? "true" : "false"
+        default: return json(string: text(value) ?? "")
+        }
+    }
+
+    static func json(string: String) -> String {
+        var out = "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                out +=
+                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                    + String(scalar.value, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    static func sql(_ value: AttributeValue) -> String {
+        switch value {
+        case .null: return "NULL"
+        case .integer, .decimal: return text(value)!
+        case .double(let v): return v.isNaN ? "'NaN'" : v.isInfinite ? (v > 0 ? "9e999" : "-9e999") : v.description
+        case .float(let v): return sql(.double(Double(v.description) ?? Double(v)))
+        case .boolean(let v): return v ? "1" : "0"
+        case .date(let v): return sqlText(SQLDateText.format(v))
+        case .binary(let v): return "X'" + v.map { String(format: "%02x", $0) }.joined() + "'"
+        default: return sqlText(text(value) ?? "")
+        }
+    }
+
+    private static func sqlText(_ text: String) -> String {
+        if text.utf8.contains(0) {
+            return "CAST(X'" + text.utf8.map { String(format: "%02x", $0) }.joined() + "' AS TEXT)"
+        }
+        return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+}
