@@ -17,21 +17,90 @@ public enum SQLDateText {
     private static let referenceOffset: Int64 = 978_307_200
 
     public static func format(_ date: Date, iso8601: Bool = false) -> String {
+        withUTF8(date, iso8601: iso8601) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of `format(date, iso8601:)` (valid only during the call),
+    /// built without allocating in the usual case: how stores bind dates.
+    public static func withUTF8<R>(
+        _ date: Date, iso8601: Bool = false, _ body: (UnsafeBufferPointer<UInt8>) throws -> R
+    ) rethrows -> R {
         let interval = date.timeIntervalSinceReferenceDate
         guard interval.isFinite, abs(interval) < 1e15 else {
             // Out of any calendar's reach; exact as a number (parse reads it back).
-            return "\(interval)"
+            var text = "\(interval)"
+            return try text.withUTF8(body)
         }
         let whole = interval.rounded(.down)
         let unix = Int64(whole) + referenceOffset
         let days = unix >= 0 ? unix / 86_400 : (unix - 86_399) / 86_400
         let secondOfDay = Int(unix - days * 86_400)
         let (year, month, day) = civil(fromDays: days)
+        let fraction = interval - whole
+        var places = 0, digits: Int64 = 0
+        if fraction > 0 {
+            for (count, scale) in [(3, 1e3), (6, 1e6), (9, 1e9)] {
+                let candidate = Int64((fraction * scale).rounded())
+                // `Double(candidate) / scale` is the double nearest the decimal, as parsing reads it.
+                if candidate > 0, Double(candidate) < scale, whole + Double(candidate) / scale == interval {
+                    (places, digits) = (count, candidate)
+                    break
+                }
+            }
+            if places == 0 {
+                var text = format(whole: whole, year: year, month: month, day: day, secondOfDay: secondOfDay)
+                text += "." + plainFractionDigits(fraction) + (iso8601 ? "Z" : "")
+                if iso8601 { text = text.replacingOccurrences(of: " ", with: "T") }
+                return try text.withUTF8(body)
+            }
+        }
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48) { buffer in
+            var count = 0
+            func put(_ byte: UInt8) {
+                buffer[count] = byte
+                count += 1
+            }
+            func put(_ value: Int64, width: Int) {
+                var divisor: Int64 = 1
+                for _ in 1..<width { divisor *= 10 }
+                var rest = value
+                while divisor > 0 {
+                    put(UInt8(48 + rest / divisor))
+                    rest %= divisor
+                    divisor /= 10
+                }
+            }
+            if year < 0 || year > 9999 {
+                put(year < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+                let magnitude = abs(year)
+                put(magnitude, width: max(4, String(magnitude).count))
+            } else {
+                put(year, width: 4)
+            }
+            put(UInt8(ascii: "-"))
+            put(Int64(month), width: 2)
+            put(UInt8(ascii: "-"))
+            put(Int64(day), width: 2)
+            put(iso8601 ? UInt8(ascii: "T") : UInt8(ascii: " "))
+            put(Int64(secondOfDay / 3_600), width: 2)
+            put(UInt8(ascii: ":"))
+            put(Int64(secondOfDay / 60 % 60), width: 2)
+            put(UInt8(ascii: ":"))
+            put(Int64(secondOfDay % 60), width: 2)
+            if places > 0 {
+                put(UInt8(ascii: "."))
+                put(digits, width: places)
+            }
+            if iso8601 { put(UInt8(ascii: "Z")) }
+            return try body(UnsafeBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    /// The whole-second part `format` writes, as a string (the slow path of long fractions).
+    private static func format(whole: Double, year: Int64, month: Int, day: Int, secondOfDay: Int) -> String {
         var text = year >= 0 && year <= 9999 ? pad(year, 4) : (year < 0 ? "-" : "+") + pad(abs(Int(year)), 4)
-        text += "-" + pad(month, 2) + "-" + pad(day, 2) + (iso8601 ? "T" : " ")
-        text += pad(secondOfDay / 3_600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        text += fractionText(interval - whole, whole: whole, interval: interval)
-        return iso8601 ? text + "Z" : text
+        text += "-" + pad(month, 2) + "-" + pad(day, 2) + " "
+        return text + pad(secondOfDay / 3_600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
     }
 
     /// Whether `format` writes the date as text whose order is the dates' order (years 0000–9999).
@@ -39,21 +108,6 @@ public enum SQLDateText {
         let interval = date.timeIntervalSinceReferenceDate
         // 0000-01-01 and 10000-01-01 in seconds since 2001.
         return interval >= -63_113_904_000 && interval < 252_423_993_600
-    }
-
-    /// `.fff…` with the fewest digits (3, 6, 9, then as many as it takes) that give `interval` back
-    /// from `whole` plus the fraction; empty for whole seconds.
-    private static func fractionText(_ fraction: Double, whole: Double, interval: Double) -> String {
-        guard fraction > 0 else { return "" }
-        for places in [3, 6, 9] {
-            let scale = [3: 1e3, 6: 1e6, 9: 1e9][places]!
-            let digits = Int64((fraction * scale).rounded())
-            guard digits > 0, Double(digits) < scale else { continue }
-            let text = pad(Int(digits), places)
-            if whole + Double("0." + text)! == interval { return "." + text }
-        }
-        // The fraction's shortest round-trip spelling, written out without an exponent.
-        return "." + plainFractionDigits(fraction)
     }
 
     /// The digits after the point of `fraction` (0 < fraction < 1) as Swift's shortest description

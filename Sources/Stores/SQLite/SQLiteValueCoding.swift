@@ -53,6 +53,9 @@ final class SQLiteValueCoding {
         case .date(let v):
             if layout.isGraph {
                 statement.bind(v.timeIntervalSinceReferenceDate, at: index)
+            } else if case .plain(let options) = layout, options.dates == .iso8601 {
+                if !SQLDateText.isOrderable(v) { noteUnordered(.date) }
+                SQLDateText.withUTF8(v) { statement.bindText(utf8: $0, at: index) }
             } else {
                 statement.bind(storedDate(v, noting: true), at: index)
             }
@@ -86,19 +89,33 @@ final class SQLiteValueCoding {
     /// The INTEGER or REAL that holds a canonical decimal text exactly, or `.blob` of its digits.
     static func plainDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> SQLiteValue {
         var significant = 0, seenNonZero = false, hasPoint = false
+        var integer: Int64 = 0, overflow = false
         for byte in bytes {
             if byte == UInt8(ascii: ".") {
                 hasPoint = true
             } else if byte >= 48 && byte <= 57 {
                 if byte != 48 { seenNonZero = true }
                 if seenNonZero { significant += 1 }
+                if !hasPoint {
+                    let (times, o1) = integer.multipliedReportingOverflow(by: 10)
+                    let (plus, o2) = times.addingReportingOverflow(Int64(byte - 48))
+                    integer = plus
+                    overflow = overflow || o1 || o2
+                }
             }
         }
-        let text = String(decoding: bytes, as: UTF8.self)
-        if !hasPoint, let integer = Int64(text) { return .integer(integer) }
-        guard let real = Double(text), real.isFinite else { return .blob(Data(bytes)) }
+        let isNegative = bytes.first == UInt8(ascii: "-")
+        if !hasPoint, !overflow { return .integer(isNegative ? -integer : integer) }
+        // strtod of a NUL-terminated copy: the double nearest the text.
+        let real = withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { text in
+            for (index, byte) in bytes.enumerated() { text[index] = CChar(bitPattern: byte) }
+            text[bytes.count] = 0
+            return strtod(text.baseAddress!, nil)
+        }
+        guard real.isFinite else { return .blob(Data(bytes)) }
         // Up to 15 significant digits always come back from the nearest double; more only sometimes.
         if significant <= 15 { return .real(real) }
+        let text = String(decoding: bytes, as: UTF8.self)
         if let back = DecimalText.parse("\(real)"), DecimalText.canonical(back) == text { return .real(real) }
         return .blob(Data(bytes))
     }
