@@ -41,6 +41,23 @@ func readDump(_ text: String, tables: Set<String>? = nil) throws -> (records: [R
         COMMIT;
         """
 
+    /// `sqlite3 .dump` prints a REAL with 20 significant digits; the reader gives the value SQLite
+    /// stores — the double — as its shortest text, and whole numbers without a point. Integer
+    /// literals stay as written.
+    @Test func realLiteralsAreTheDoublesSQLiteStores() throws {
+        let (records, _) = try readDump(
+            """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, x NUMERIC, y);
+            INSERT INTO t VALUES(1,1.9799999999999999822,611.66999999999995905);
+            INSERT INTO t VALUES(2,3.0,-2.5e-3),(3,1e300,12345678901234567890123),(4,0.1,.5);
+            """)
+        #expect(
+            records.map(\.strings) == [
+                ["1", "1.98", "611.67"], ["2", "3", "-0.0025"], ["3", "1e+300", "12345678901234567890123"],
+                ["4", "0.1", "0.5"],
+            ])
+    }
+
     @Test func schemasAndRowsFollowTheDump() throws {
         let (records, tables) = try readDump(Self.dump)
         #expect(tables.map(\.name) == ["Customer Table", "orders"])
@@ -54,7 +71,8 @@ func readDump(_ text: String, tables: Set<String>? = nil) throws -> (records: [R
                 == TableSchema.ForeignKey(columns: ["customer"], table: "Customer Table", referencedColumns: ["id"]))
         #expect(records.map(\.kind) == ["Customer Table", "Customer Table", "orders", "orders", "orders"])
         #expect(records[0].strings == ["1", "O'Brien", "ob@example.com", "12.5"])
-        #expect(records[1].strings == ["2", "Line\nbreak", nil, "-3e-2"])
+        // A REAL literal is the double SQLite stores for it, in its shortest spelling.
+        #expect(records[1].strings == ["2", "Line\nbreak", nil, "-0.03"])
         #expect(records[2].strings == ["10", "1", "a\nb", "00ff"])
         #expect(records[3].strings == ["11", "2", "tab\tend é😀", nil])
         #expect(records[4].strings == ["12", "only two columns"] && records[4].schema?.names == ["id", "note"])

@@ -119,6 +119,20 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func twoContextsImportingTheSameKeysConcurrentlyUnderObjectTrumps(_ kind: StoreKind) async throws {
         let file = try StoreFile(kind, model: try CompanyModel.make())
+        try await Self.importConcurrently(file) { context, worker, n in
+            let department = context.insertNewObject(forEntityName: "Department")
+            department["name"] = .string("D\(n)")
+            department["budget"] = .decimal(Decimal(worker))
+        }
+        let names = try file.stored("Department", ["name"])
+        #expect(names.count == 500 && Set(names).count == 500)
+    }
+
+    /// Two private-queue contexts under object-trumps each insert the objects 0..<500 (`insert`
+    /// makes object `n` for worker `worker`), saving and resetting every 50.
+    static func importConcurrently(
+        _ file: StoreFile, insert: @escaping @Sendable (ManagedObjectContext, Int, Int) -> Void
+    ) async throws {
         let coordinator = file.graph.coordinator
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<2 {
@@ -127,11 +141,7 @@ import Testing
                 group.addTask {
                     try await context.perform {
                         for batch in 0..<10 {
-                            for n in 0..<50 {
-                                let department = context.insertNewObject(forEntityName: "Department")
-                                department["name"] = .string("D\(batch * 50 + n)")
-                                department["budget"] = .decimal(Decimal(worker))
-                            }
+                            for n in 0..<50 { insert(context, worker, batch * 50 + n) }
                             try context.save()
                             context.reset()
                         }
@@ -140,7 +150,5 @@ import Testing
             }
             try await group.waitForAll()
         }
-        let names = try file.stored("Department", ["name"])
-        #expect(names.count == 500 && Set(names).count == 500)
     }
 }

@@ -116,26 +116,10 @@ import Testing
     @Test(arguments: StoreKind.allCases)
     func twoContextsImportingTheSameKeysConcurrentlyUnderObjectTrumps(_ kind: StoreKind) async throws {
         let file = try StoreFile(kind, model: try Self.model())
-        let coordinator = file.graph.coordinator
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for worker in 0..<2 {
-                let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
-                context.mergePolicy = .objectTrumps
-                group.addTask {
-                    try await context.perform {
-                        for batch in 0..<10 {
-                            for n in 0..<50 {
-                                let account = context.insertNewObject(forEntityName: "Account")
-                                account["number"] = .integer(Int64(batch * 50 + n))
-                                account["balance"] = .decimal(Decimal(worker))
-                            }
-                            try context.save()
-                            context.reset()
-                        }
-                    }
-                }
-            }
-            try await group.waitForAll()
+        try await ConstraintConflictTests.importConcurrently(file) { context, worker, n in
+            let account = context.insertNewObject(forEntityName: "Account")
+            account["number"] = .integer(Int64(n))
+            account["balance"] = .decimal(Decimal(worker))
         }
         let numbers = try file.stored("Account", ["number"])
         #expect(numbers.count == 500 && Set(numbers).count == 500)
