@@ -9,6 +9,8 @@ struct SQLParser {
 
     let bytes: UnsafeBufferPointer<UInt8>
     var pos = 0
+    /// Whether the literal `numberRange` read last has a point or an exponent (SQLite's REAL).
+    var lastNumberIsReal = false
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -231,7 +233,7 @@ struct SQLParser {
             }
         } else if (c >= 48 && c <= 57) || c == UInt8(ascii: "-") {
             let range = try numberRange()
-            if !Self.appendReal(UnsafeBufferPointer(rebasing: bytes[range]), to: &builder) {
+            if !lastNumberIsReal || !Self.appendReal(UnsafeBufferPointer(rebasing: bytes[range]), to: &builder) {
                 builder.append(bytes.baseAddress! + range.lowerBound, range.count)
             }
             return false
@@ -328,32 +330,16 @@ struct SQLParser {
 
     mutating func number() throws -> [UInt8] {
         let literal = UnsafeBufferPointer(rebasing: bytes[try numberRange()])
-        return Self.realText(literal).map { Array($0.utf8) } ?? Array(literal)
-    }
-
-    /// A REAL literal (a point or an exponent) as the value SQLite stores for it: the double nearest
-    /// it, written in the fewest digits that give that double back (`1.9799999999999999822`, how
-    /// `sqlite3 .dump` prints 1.98, is `1.98`; a whole number is written without a point, as a
-    /// NUMERIC or INTEGER column keeps it). `nil` for an integer literal, which stays as written.
-    static func realText(_ literal: UnsafeBufferPointer<UInt8>) -> String? {
-        guard literal.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }),
-            !literal.contains(where: { $0 | 0x20 == UInt8(ascii: "x") })
-        else { return nil }
-        let value = withUnsafeTemporaryAllocation(of: CChar.self, capacity: literal.count + 1) { text in
-            for (index, byte) in literal.enumerated() { text[index] = CChar(bitPattern: byte) }
-            text[literal.count] = 0
-            return strtod(text.baseAddress!, nil)
-        }
-        if value.isInfinite { return value > 0 ? "Inf" : "-Inf" }
-        if value == value.rounded(), abs(value) < 9_007_199_254_740_992 { return String(Int64(value)) }
-        return value.description
+        return RealLiteral.text(literal).map { Array($0.utf8) } ?? Array(literal)
     }
 
     /// Appends `realText` of a REAL literal; `false` for an integer literal (appended by the caller).
     static func appendReal(_ literal: UnsafeBufferPointer<UInt8>, to builder: inout RecordBuilder) -> Bool {
-        guard var text = realText(literal) else { return false }
-        text.withUTF8 { builder.append($0.baseAddress!, $0.count) }
-        return true
+        RealLiteral.withBytes(literal) { bytes in
+            guard let bytes else { return false }
+            builder.append(bytes.baseAddress!, bytes.count)
+            return true
+        }
     }
 
     /// The text of a numeric literal, without a leading `+`.
@@ -367,6 +353,7 @@ struct SQLParser {
         if p[i] == UInt8(ascii: "-") || p[i] == UInt8(ascii: "+") { i += 1 }
         let digitsStart = i
         var digits = 0
+        lastNumberIsReal = false
         if i + 1 < n, p[i] == UInt8(ascii: "0"), p[i + 1] | 0x20 == UInt8(ascii: "x") {
             i += 2
             while i < n, isHex(p[i]) { i += 1 }
@@ -375,12 +362,14 @@ struct SQLParser {
             while i < n, isDigit(p[i]) { i += 1 }
             digits = i - digitsStart
             if i < n, p[i] == UInt8(ascii: ".") {
+                lastNumberIsReal = true
                 i += 1
                 let fraction = i
                 while i < n, isDigit(p[i]) { i += 1 }
                 digits += i - fraction
             }
             if digits > 0, i < n, p[i] | 0x20 == UInt8(ascii: "e") {
+                lastNumberIsReal = true
                 i += 1
                 if i < n, p[i] == UInt8(ascii: "-") || p[i] == UInt8(ascii: "+") { i += 1 }
                 let exponentStart = i

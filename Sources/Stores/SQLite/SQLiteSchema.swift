@@ -75,7 +75,9 @@ final class SQLiteSchema {
                     || columns.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
             }
             var unique = name
-            if isTaken(unique) { unique = "\(owner.name)_\(name)" }
+            // The graph layout keeps `_`-names for its own columns (stores written before the
+            // plain layout named columns this way).
+            if isTaken(unique) || (keyColumn == "_pk" && name.hasPrefix("_")) { unique = "\(owner.name)_\(name)" }
             var n = 2
             while isTaken(unique) {
                 unique = "\(owner.name)_\(name)_\(n)"

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+@testable import Readers
+
+/// The fast paths of `RealLiteral` give exactly what `strtod` and Swift's shortest printing give,
+/// in value and — where the fast path applies — in spelling.
+@Suite struct RealLiteralTests {
+    static func text(_ literal: String) -> String? {
+        var literal = literal
+        return literal.withUTF8 { RealLiteral.text($0) }
+    }
+
+    static func general(_ literal: String) -> String {
+        var literal = literal
+        return literal.withUTF8 { RealLiteral.general($0) }
+    }
+
+    @Test func dumpSpellingsBecomeTheShortestOnes() {
+        #expect(Self.text("1.9799999999999999822") == "1.98")
+        #expect(Self.text("611.66999999999995905") == "611.67")
+        #expect(Self.text("0.10000000000000000555") == "0.1")
+        #expect(Self.text("19.50") == "19.5")
+        #expect(Self.text("3.0") == "3")
+        #expect(Self.text("-0.0") == "0")
+        #expect(Self.text(".5") == "0.5")
+        #expect(Self.text("42") == nil, "an integer literal stays as written")
+        #expect(Self.text("0x1F") == nil)
+        #expect(Self.text("0.30000000000000004441") == "0.30000000000000004", "17 digits when the double needs them")
+    }
+
+    /// Random doubles printed as `sqlite3 .dump` does (`%!.20g`), with 17 and with 15 digits, and
+    /// random decimal texts of 1 to 20 digits: the fast result is the general one, and both name
+    /// the same double.
+    @Test func theFastPathsAgreeWithStrtodAndShortestPrinting() {
+        var generator = SystemRandomNumberGenerator()
+        var literals: [String] = []
+        for _ in 0..<20_000 {
+            let magnitude = pow(10, Double(Int.random(in: -6...12, using: &generator)))
+            let value = Double.random(in: 0..<1, using: &generator) * magnitude * (Bool.random() ? 1 : -1)
+            for format in ["%.20f", "%.17g", "%.15g", "%.2f", "%.20g"] {
+                var text = String(format: format, value)
+                if !text.contains(".") && !text.contains("e") { text += ".0" }
+                literals.append(text)
+            }
+            let digits = (0..<Int.random(in: 1...20, using: &generator)).map { _ in String(Int.random(in: 0...9)) }
+            let point = Int.random(in: 0...digits.count, using: &generator)
+            literals.append(digits[..<point].joined() + "." + digits[point...].joined())
+        }
+        var fast = 0
+        for literal in literals {
+            let result = Self.text(literal), expected = Self.general(literal)
+            guard let result else {
+                Issue.record("\(literal) gave nil")
+                continue
+            }
+            #expect(Double(result) == Double(expected), "\(literal): \(result) vs \(expected)")
+            if result == expected { fast += 1 }
+            // Both are shortest spellings of one double: same digits unless one uses an exponent.
+            if !expected.contains("e") && !result.contains("e") {
+                #expect(result == expected, "\(literal): \(result) vs \(expected)")
+            }
+        }
+        #expect(fast > literals.count / 2)
+    }
+}
