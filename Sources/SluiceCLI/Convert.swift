@@ -34,17 +34,13 @@ struct Convert: ParsableCommand {
     @Option(help: "The model (YAML, JSON or Xcode), instead of the one stored.")
     var model: String?
 
-    @Option(help: "A SQLite destination's layout: plain (the default) or graph.")
-    var layout: LayoutOption?
-
-    @Option(help: "A plain SQLite destination's dates: iso8601 (the default) or unix.")
-    var dates: DatesOption?
+    @OptionGroup var layout: LayoutOptions
 
     func run() throws {
         let count = try exitingOnFailure {
             try TargetStore.convert(
-                source, to: destination, typeName: to?.rawValue, modelAt: model, layout: layout?.rawValue,
-                dates: dates?.rawValue)
+                source, to: destination, typeName: to?.rawValue, modelAt: model, layout: layout.layout?.rawValue,
+                dates: layout.dates?.rawValue)
         }
         print("Copied \(count) object\(count == 1 ? "" : "s") from \(source) to \(destination).")
     }

@@ -14,6 +14,15 @@ func exitingOnFailure<T>(_ body: () throws -> T) throws -> T {
     do { return try body() } catch let exit as ExitCode { throw exit } catch { throw failure(error) }
 }
 
+/// `--layout` and `--dates`: how a new SQLite store lays out its tables (`sluice import`, `convert`).
+struct LayoutOptions: ParsableArguments {
+    @Option(help: "A new SQLite store's layout: plain (the default: the source's names and keys) or graph.")
+    var layout: LayoutOption?
+
+    @Option(help: "A new plain SQLite store's dates: iso8601 (the default) or unix.")
+    var dates: DatesOption?
+}
+
 /// `--layout`: the table layouts of a SQLite store.
 enum LayoutOption: String, CaseIterable, ExpressibleByArgument {
     case plain, graph

@@ -90,11 +90,7 @@ struct Import: ParsableCommand {
     @Option(help: "Also write the pipeline to this file (and an inferred model next to it).")
     var savePipeline: String?
 
-    @Option(help: "A new target's layout: plain (the default: the source's names and keys) or graph.")
-    var layout: LayoutOption?
-
-    @Option(help: "A new plain target's dates: iso8601 (the default) or unix.")
-    var dates: DatesOption?
+    @OptionGroup var layout: LayoutOptions
 
     @OptionGroup var output: RunOutput
 
@@ -127,8 +123,8 @@ struct Import: ParsableCommand {
         options.csvFlags.encoding = encoding
         options.csvFlags.nullMarkers = null
         options.csvFlags.comment = comment
-        options.layout = layout?.rawValue
-        options.dates = dates?.rawValue
+        options.layout = layout.layout?.rawValue
+        options.dates = layout.dates?.rawValue
         let prepared = try exitingOnFailure { try ImportPlan.prepare(options, savingPipelineTo: savePipeline) }
         defer { prepared.removeFiles() }
         try execute(prepared.config, output, resume: false)

@@ -6,6 +6,23 @@ import Foundation
 extension EntityDescription {
     /// The table holding the entity's objects: its root entity's `tableName`, else the root's name.
     public var storageTableName: String { rootEntity.tableName ?? rootEntity.name }
+
+    /// The integer key column of the table when its rows are not kept under a key attribute: `id`,
+    /// unless a column of the table (of the root or any sub-entity) wants that name; then
+    /// `<table>_id`, `<table>_key`, `_id` or `_rowid`.
+    public var storageKeyColumnName: String {
+        var wanted = Set<String>()
+        var kinds = [rootEntity]
+        while let kind = kinds.popLast() {
+            kinds += kind.subentities
+            for attribute in kind.attributes { wanted.insert(attribute.storageColumnName.lowercased()) }
+            for relationship in kind.relationships where !relationship.isToMany {
+                wanted.insert(relationship.storageColumnName.lowercased())
+            }
+        }
+        let table = storageTableName
+        return ["id", "\(table)_id", "\(table)_key", "_id"].first { !wanted.contains($0.lowercased()) } ?? "_rowid"
+    }
 }
 
 extension PropertyDescription {

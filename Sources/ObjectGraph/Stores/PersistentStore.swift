@@ -115,7 +115,11 @@ extension PersistentStore {
     public func enumerateRows(
         _ request: StoreFetchRequest, batchSize: Int, _ body: ([StoreRow]) throws -> Void
     ) throws {
-        let rows = try fetchRows(request)
+        try Self.handOut(try fetchRows(request), batchSize: batchSize, body)
+    }
+
+    /// Calls `body` with `rows` `batchSize` at a time: `enumerateRows` over rows fetched whole.
+    public static func handOut(_ rows: [StoreRow], batchSize: Int, _ body: ([StoreRow]) throws -> Void) throws {
         var start = 0
         while start < rows.count {
             try body(Array(rows[start..<min(start + max(1, batchSize), rows.count)]))

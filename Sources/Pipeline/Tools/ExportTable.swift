@@ -1,5 +1,6 @@
 import Foundation
 import ObjectGraph
+import Stores
 
 /// One table of an export (`StoreExport`): the rows of an entity (sub-entities included), or the
 /// links of a many-to-many (or inverse-less to-many) relationship — its columns, and how each row
@@ -66,7 +67,7 @@ struct ExportTable {
     /// The tables exporting `names` (every root entity and link table when empty).
     /// - Throws: `UsageError` for a name the model does not have.
     static func plan(
-        model: ManagedObjectModel, entities names: [String], coordinator: PersistentStoreCoordinator
+        model: ManagedObjectModel, entities names: [String]
     ) throws -> [ExportTable] {
         var entities: [EntityDescription] = []
         for name in names {
@@ -122,7 +123,7 @@ struct ExportTable {
                 let referenced: String
                 switch key {
                 case .attribute(let attribute): referenced = attribute.storageColumnName
-                case .reference: referenced = Self.referenceColumnName(of: relationship.destinationEntity, model: model)
+                case .reference: referenced = relationship.destinationEntity.storageKeyColumnName
                 }
                 references.append(
                     Column(
@@ -133,7 +134,7 @@ struct ExportTable {
         if case .reference = Key(of: entity) {
             columns.append(
                 Column(
-                    name: Self.referenceColumnName(of: entity, model: model), value: .reference, sqlType: "INTEGER",
+                    name: entity.storageKeyColumnName, value: .reference, sqlType: "INTEGER",
                     constraint: " PRIMARY KEY"))
         }
         if kinds.count > 1 { columns.append(Column(name: "entity", value: .entityName, sqlType: "TEXT")) }
@@ -171,21 +172,6 @@ struct ExportTable {
 
     static func tableName(of entity: EntityDescription) -> String { entity.storageTableName }
 
-    /// The column of an entity's own integer key, when it has no key attribute: `id`, unless a
-    /// column of its table wants that name.
-    static func referenceColumnName(of entity: EntityDescription, model: ManagedObjectModel) -> String {
-        let root = entity.rootEntity
-        var wanted = Set<String>()
-        for kind in model.entities where kind.isKind(of: root) {
-            for attribute in kind.attributes { wanted.insert(attribute.storageColumnName.lowercased()) }
-            for relationship in kind.relationships where !relationship.isToMany {
-                wanted.insert(relationship.storageColumnName.lowercased())
-            }
-        }
-        let table = root.storageTableName
-        return ["id", "\(table)_id", "\(table)_key"].first { !wanted.contains($0.lowercased()) } ?? "_id"
-    }
-
     /// Names that clash take their value's property name after them (`name`, `name_2`).
     private static func makeUnique(_ columns: inout [Column]) {
         var seen = Set<String>()
@@ -201,17 +187,7 @@ struct ExportTable {
     }
 
     /// The plain layout's declared type of an attribute type.
-    static func sqlType(_ type: AttributeType) -> String {
-        switch type {
-        case .integer16, .integer32, .integer64: return "INTEGER"
-        case .boolean: return "BOOLEAN"
-        case .double, .float: return "REAL"
-        case .date: return "DATETIME"
-        case .decimal: return "NUMERIC"
-        case .string, .uuid, .uri: return "TEXT"
-        case .binary: return "BLOB"
-        }
-    }
+    static func sqlType(_ type: AttributeType) -> String { SQLiteLayout.plainColumnType(type) }
 
     static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
@@ -279,13 +255,15 @@ struct ExportTable {
     struct KeyCache {
         let coordinator: PersistentStoreCoordinator
         private var values: [ManagedObjectID: AttributeValue] = [:]
+        /// By entity name: the attribute its store keeps objects under (`referenceAttribute(for:)`).
+        private var referenceAttributes: [String: String?] = [:]
 
         init(coordinator: PersistentStoreCoordinator) { self.coordinator = coordinator }
 
         /// Reads the key values of `ids` not known yet (one read per batch).
         mutating func prepare(_ ids: [ManagedObjectID], as key: Key) throws {
             guard case .attribute(let attribute) = key else { return }
-            let missing = ids.filter { values[$0] == nil && !Self.isReference(attribute, of: $0, coordinator) }
+            let missing = ids.filter { values[$0] == nil && !isReference(attribute, of: $0) }
             guard !missing.isEmpty else { return }
             for row in try coordinator.storedRows(for: Array(Set(missing))) {
                 values[row.objectID] = row.entity.attributeIndex(named: attribute.name).map { row.attributeValues[$0] }
@@ -295,7 +273,7 @@ struct ExportTable {
         /// A destination's key value (its reference, when the store keeps it under its key).
         mutating func value(of id: ManagedObjectID, as key: Key) throws -> AttributeValue {
             guard case .attribute(let attribute) = key else { return ExportTable.referenceValue(id) }
-            if Self.isReference(attribute, of: id, coordinator) { return ExportTable.referenceValue(id) }
+            if isReference(attribute, of: id) { return ExportTable.referenceValue(id) }
             if let known = values[id] { return known }
             try prepare([id], as: key)
             guard let known = values[id] else {
@@ -314,11 +292,13 @@ struct ExportTable {
             if values.count > 100_000 { values.removeAll(keepingCapacity: true) }
         }
 
-        private static func isReference(
-            _ attribute: AttributeDescription, of id: ManagedObjectID, _ coordinator: PersistentStoreCoordinator
-        ) -> Bool {
-            guard let entity = coordinator.managedObjectModel.entity(named: id.entityName) else { return false }
-            return coordinator.referenceAttribute(for: entity)?.name == attribute.name
+        /// Whether `id`'s store keeps its objects under `attribute` (its reference is then the key).
+        private mutating func isReference(_ attribute: AttributeDescription, of id: ManagedObjectID) -> Bool {
+            if let known = referenceAttributes[id.entityName] { return known == attribute.name }
+            let entity = coordinator.managedObjectModel.entity(named: id.entityName)
+            let name = entity.flatMap { coordinator.referenceAttribute(for: $0)?.name }
+            referenceAttributes[id.entityName] = .some(name)
+            return name == attribute.name
         }
     }
 }

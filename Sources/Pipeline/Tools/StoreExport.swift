@@ -77,7 +77,7 @@ public struct StoreExport {
         if ["", "-wal", "-shm", "-journal"].map({ storePath + $0 }).contains(destination.path) {
             throw UsageError("the export would overwrite the store \(options.store); write it elsewhere")
         }
-        let tables = try ExportTable.plan(model: model, entities: options.entities, coordinator: coordinator)
+        let tables = try ExportTable.plan(model: model, entities: options.entities)
         let format = options.format ?? Self.format(ofPath: options.destination) ?? .csv
         let intoFolder = Self.isFolder(options.destination)
         if !intoFolder, format == .csv, tables.count != 1 {

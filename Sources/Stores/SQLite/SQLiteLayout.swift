@@ -1,4 +1,5 @@
 import Foundation
+import ObjectGraph
 
 /// How a SQLite store lays its data out (store option `layout`; a store keeps the layout it was
 /// created with, recorded in its metadata table).
@@ -39,6 +40,21 @@ public enum SQLiteLayout: Equatable, Sendable {
     }
 
     public var isGraph: Bool { self == .graph }
+
+    /// The declared type of an attribute's column in the plain layout (and in `sluice export`'s SQL):
+    /// what other tools read — `INTEGER`, `BOOLEAN`, `REAL`, `DATETIME` (unix dates: `INTEGER`),
+    /// `NUMERIC` for decimals, `TEXT`, `BLOB`.
+    public static func plainColumnType(_ type: AttributeType, dates: DateStorage = .iso8601) -> String {
+        switch type {
+        case .integer16, .integer32, .integer64: return "INTEGER"
+        case .boolean: return "BOOLEAN"
+        case .double, .float: return "REAL"
+        case .date: return dates == .unix ? "INTEGER" : "DATETIME"
+        case .decimal: return "NUMERIC"
+        case .string, .uuid, .uri: return "TEXT"
+        case .binary: return "BLOB"
+        }
+    }
 
     /// The name recorded in the store's metadata and taken by the `layout` option.
     var name: String { isGraph ? "graph" : "plain" }

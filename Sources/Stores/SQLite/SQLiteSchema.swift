@@ -268,17 +268,8 @@ final class SQLiteSchema {
                 name: name, root: root, rootNumber: number, keyColumn: attribute.storageColumnName,
                 keyAttribute: attribute, entityColumn: entityColumn, versionColumn: versionColumn)
         }
-        // A key column of its own, named so that no column the model declares wants it.
-        var wanted = Set<String>()
-        for entity in model.entities where entity.rootEntity === root {
-            for attribute in entity.attributes { wanted.insert(attribute.storageColumnName.lowercased()) }
-            for relationship in entity.relationships where !relationship.isToMany {
-                wanted.insert(relationship.storageColumnName.lowercased())
-            }
-        }
-        let key = ["id", "\(name)_id", "\(name)_key", "_id"].first { !wanted.contains($0.lowercased()) } ?? "_rowid"
         return Table(
-            name: name, root: root, rootNumber: number, keyColumn: key, keyAttribute: nil,
+            name: name, root: root, rootNumber: number, keyColumn: root.storageKeyColumnName, keyAttribute: nil,
             entityColumn: entityColumn, versionColumn: versionColumn)
     }
 
@@ -468,14 +459,10 @@ final class SQLiteSchema {
         switch (layout, type) {
         case (_, .integer16), (_, .integer32), (_, .integer64): return "INTEGER"
         case (.graph, .boolean): return "INTEGER"
-        case (.plain, .boolean): return "BOOLEAN"
-        case (_, .double), (_, .float): return "REAL"
-        case (.graph, .date): return "REAL"
-        case (.plain(let options), .date): return options.dates == .unix ? "INTEGER" : "DATETIME"
-        case (.graph, .decimal): return "TEXT"
-        case (.plain, .decimal): return "NUMERIC"
-        case (_, .string), (_, .uuid), (_, .uri): return "TEXT"
-        case (_, .binary): return "BLOB"
+        case (.plain(let options), _): return SQLiteLayout.plainColumnType(type, dates: options.dates)
+        case (.graph, .double), (.graph, .float), (.graph, .date): return "REAL"
+        case (.graph, .decimal), (.graph, .string), (.graph, .uuid), (.graph, .uri): return "TEXT"
+        case (.graph, .binary): return "BLOB"
         }
     }
 }

@@ -20,15 +20,7 @@ extension SQLiteStore {
     ) throws {
         let table = schema.map(for: request.entity).table
         let query = try SQLiteQueryBuilder(store: self).select(request, columns: table.selectList(alias: "t0"))
-        guard query.isExact else {
-            let rows = try fetchRows(request)
-            var start = 0
-            while start < rows.count {
-                try body(Array(rows[start..<min(start + max(1, batchSize), rows.count)]))
-                start += max(1, batchSize)
-            }
-            return
-        }
+        guard query.isExact else { return try Self.handOut(try fetchRows(request), batchSize: batchSize, body) }
         try buildPendingIndexes(on: query.tables)
         var batch: [StoreRow] = []
         do {

@@ -245,22 +245,20 @@ public final class SQLiteStore: PersistentStore {
                 url: url)
         }
         guard stored == "plain" else { return .graph }
-        var layoutOptions = SQLiteLayout.Options()
-        layoutOptions.dates = storeRows["dates"].flatMap(SQLiteLayout.DateStorage.init(rawValue:)) ?? .iso8601
-        layoutOptions.versionColumn = storeRows["versionColumn"] == "true"
-        for (option, storedValue) in [
-            ("dates", layoutOptions.dates.rawValue), ("version_column", String(layoutOptions.versionColumn)),
-        ] {
-            let asked = option == "dates" ? options.dates?.rawValue : options.versionColumn.map(String.init)
-            if let asked, asked != storedValue {
-                throw StoreError(
-                    .invalidOption,
-                    "The store was made with \(option)=\(storedValue), not \(asked); copy it into a new store "
-                        + "(sluice convert) to change it",
-                    url: url)
-            }
+        let made = SQLiteLayout.Options(
+            dates: storeRows["dates"].flatMap(SQLiteLayout.DateStorage.init(rawValue:)) ?? .iso8601,
+            versionColumn: storeRows["versionColumn"] == "true")
+        let asked = SQLiteLayout.Options(
+            dates: options.dates ?? made.dates, versionColumn: options.versionColumn ?? made.versionColumn)
+        guard asked == made else {
+            throw StoreError(
+                .invalidOption,
+                "The store was made with dates=\(made.dates.rawValue), version_column=\(made.versionColumn), not "
+                    + "dates=\(asked.dates.rawValue), version_column=\(asked.versionColumn); copy it into a new "
+                    + "store (sluice convert) to change them",
+                url: url)
         }
-        return .plain(layoutOptions)
+        return .plain(made)
     }
 
     /// The attribute types of which the store holds values SQL does not order right (see
