@@ -150,6 +150,41 @@ import Testing
         #expect(try runSluice(["validate", notAStore.path]).status == 3)
     }
 
+    /// Required values are looked for where the table lets them be missing: a store whose table
+    /// another program rebuilt without NOT NULL (the check is skipped only for columns declaring it).
+    @Test func validateFindsMissingRequiredValuesWhereTheTableAllowsThem() throws {
+        let directory = try TemporaryDirectory()
+        #expect(
+            try runSluice(["run", "Pipelines/shop.yaml"], environment: ["SLUICE_OUT": directory.url.path]).status == 0)
+        let store = directory.url.appendingPathComponent("shop.sqlite").path
+        #expect(try runSluice(["validate", store]).status == 0)
+        let declared = try R.query(store, "SELECT sql FROM sqlite_master WHERE name = 'customers'")
+        guard case .text(let sql)? = declared.first?.first else {
+            Issue.record("no customers table: \(declared)")
+            return
+        }
+        #expect(sql.contains("\"name\" TEXT NOT NULL"), "\(sql)")
+        let other = try SQLiteConnection(path: store, mode: .readWriteCreate)
+        try other.execute(
+            """
+            PRAGMA foreign_keys = OFF;
+            BEGIN;
+            \(sql.replacingOccurrences(of: "\"customers\"", with: "\"customers_new\"")
+                .replacingOccurrences(of: "\"name\" TEXT NOT NULL", with: "\"name\" TEXT"));
+            INSERT INTO customers_new SELECT * FROM customers;
+            DROP TABLE customers;
+            ALTER TABLE customers_new RENAME TO customers;
+            UPDATE customers SET name = NULL WHERE customer_id = 3;
+            COMMIT;
+            """)
+        let result = try runSluice(["validate", store])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(
+            result.stdout.contains(
+                "Customer.name [required]: name is required; 1 object breaks it (e.g. Customer id=3)"),
+            "\(result.stdout)")
+    }
+
     /// The final stage: orders without the lines their model requires fail the run; the target stays as it was.
     @Test func theFinalStageRefusesAGraphThatBreaksTheModel() throws {
         let directory = try TemporaryDirectory()

@@ -207,6 +207,21 @@ import Testing
         #expect(throws: StoreError.self) { try SQLiteFile(model: try Self.shopModel(), options: ["dates": "epoch"]) }
     }
 
+    /// What the table itself keeps present (NOT NULL, the INTEGER PRIMARY KEY), which whole-graph
+    /// validation then need not scan for; nothing in the graph layout, which declares no NOT NULL.
+    @Test func theStoreSaysWhichRequiredValuesItsTablesEnforce() throws {
+        let model = try Self.shopModel()
+        let customer = try #require(model.entity(named: "Customer")), order = try #require(model.entity(named: "Order"))
+        for (layout, expected) in [("plain", true), ("graph", false)] {
+            let file = try SQLiteFile(model: model, options: ["layout": layout])
+            try Self.fill(file.graph)
+            let coordinator = file.context.persistentStoreCoordinator
+            #expect(try coordinator.enforcesPresence(of: customer.attribute(named: "id")!, in: customer) == expected)
+            #expect(try coordinator.enforcesPresence(of: order.attribute(named: "number")!, in: order) == expected)
+            #expect(try !coordinator.enforcesPresence(of: customer.attribute(named: "name")!, in: customer))
+        }
+    }
+
     /// Key counters and the layout live in the one metadata table; a reopened store goes on from them.
     @Test func keysGoOnAfterReopeningWithoutATableOfTheirOwn() throws {
         let file = try SQLiteFile(model: try Self.shopModel())

@@ -251,6 +251,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
     }
 
+    /// Whether every store of `entity` refuses objects without `attribute` (see the store's method).
+    public func enforcesPresence(of attribute: AttributeDescription, in entity: EntityDescription) throws -> Bool {
+        try lock.withLock {
+            let candidates = stores(for: entity)
+            return try !candidates.isEmpty
+                && candidates.allSatisfy { try $0.enforcesPresence(of: attribute, in: entity) }
+        }
+    }
+
     func countRows(_ request: StoreFetchRequest) throws -> Int {
         try lock.withLock { try stores(for: request.entity).reduce(0) { $0 + (try $1.countRows(request)) } }
     }

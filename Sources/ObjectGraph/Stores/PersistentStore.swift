@@ -65,6 +65,11 @@ public protocol PersistentStore: AnyObject {
         of entity: EntityDescription, on properties: [PropertyDescription], limit: Int
     ) throws -> [DuplicateKey]
 
+    /// Whether the store itself refuses to keep an object of `entity` without a value for
+    /// `attribute` (a column declared NOT NULL), so whole-graph validation need not look. The
+    /// default: no.
+    func enforcesPresence(of attribute: AttributeDescription, in entity: EntityDescription) throws -> Bool
+
     /// The destinations of a to-many relationship of a stored object, in stored order.
     func destinations(
         of relationship: RelationshipDescription, for objectID: ManagedObjectID
@@ -180,6 +185,10 @@ extension PersistentStore {
 }
 
 extension PersistentStore {
+    public func enforcesPresence(of attribute: AttributeDescription, in entity: EntityDescription) throws -> Bool {
+        false
+    }
+
     public func duplicateKeys(
         of entity: EntityDescription, on properties: [PropertyDescription], limit: Int
     ) throws -> [DuplicateKey] {

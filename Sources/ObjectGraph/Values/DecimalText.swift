@@ -25,6 +25,36 @@ public enum DecimalText {
         }
     }
 
+    /// A decimal as a number SQL holds exactly: a whole value within 64 bits as an integer, one of
+    /// at most 15 significant digits as the double nearest it (which gives those digits back).
+    public enum ExactNumber: Equatable, Sendable {
+        case integer(Int64)
+        case double(Double)
+    }
+
+    /// `value` as an `ExactNumber` without going through text, for the common cases; `nil` for the
+    /// rest (more digits, larger exponents, NaN), which callers decide on from the canonical text.
+    /// The double is found exactly: a mantissa below 10^15 and a power of ten up to 10^22 are both
+    /// doubles, and one division of doubles is correctly rounded.
+    public static func exactNumber(_ value: Decimal) -> ExactNumber? {
+        guard layoutIsKnown, let (mantissa, exponent, isNegative) = parts(of: value) else { return nil }
+        if mantissa == 0 { return .integer(0) }
+        if exponent >= 0 {
+            guard exponent <= 18, mantissa <= UInt128(Int64.max) else { return nil }
+            let (whole, overflow) = Int64(mantissa).multipliedReportingOverflow(by: integerPowersOfTen[exponent])
+            guard !overflow else { return nil }
+            return .integer(isNegative ? -whole : whole)
+        }
+        guard mantissa < 1_000_000_000_000_000, exponent >= -22 else { return nil }
+        let magnitude = Double(UInt64(mantissa)) / doublePowersOfTen[-exponent]
+        return .double(isNegative ? -magnitude : magnitude)
+    }
+
+    private static let integerPowersOfTen: [Int64] = (0...18).map { power in
+        (0..<power).reduce(Int64(1)) { product, _ in product * 10 }
+    }
+    private static let doublePowersOfTen: [Double] = (0...22).map { pow(10, Double($0)) }
+
     /// The decimal a stored text holds: canonical text with at most 38 digits is read directly (about
     /// 20x faster than `Decimal(string:)`, which the rest goes through); `nil` for text that is not
     /// a decimal number.

@@ -44,7 +44,7 @@ public enum GraphValidation {
         return try context.performAndWait {
             var found: [GraphViolation] = []
             for entity in coordinator.managedObjectModel.entities {
-                let checks = checks(of: entity)
+                let checks = try checks(of: entity, in: coordinator)
                 // One pass over the entity finds whether any rule is broken; each rule is counted
                 // on its own only then.
                 var any = FetchRequest(entityName: entity.name, predicate: .or(checks.map(\.predicate)))
@@ -78,8 +78,11 @@ public enum GraphValidation {
     }
 
     /// The rules of every property of the entity (inherited ones included), checked on the entity's
-    /// own objects (sub-entities check theirs).
-    private static func checks(of entity: EntityDescription) -> [Check] {
+    /// own objects (sub-entities check theirs); but not required attributes that the store itself
+    /// keeps present (NOT NULL columns), whose check would scan the table for nothing.
+    private static func checks(
+        of entity: EntityDescription, in coordinator: PersistentStoreCoordinator
+    ) throws -> [Check] {
         func path(_ name: String) -> ObjectGraph.PredicateExpression { .keyPath([name]) }
         func compare(_ name: String, _ op: PredicateComparison.Operator, _ value: AttributeValue) -> FetchPredicate {
             .comparison(PredicateComparison(path(name), op, .constant(value)))
@@ -88,7 +91,7 @@ public enum GraphValidation {
         var checks: [Check] = []
         for attribute in entity.attributes where !attribute.isTransient {
             let name = attribute.name
-            if !attribute.isOptional {
+            if !attribute.isOptional, try !coordinator.enforcesPresence(of: attribute, in: entity) {
                 checks.append(
                     Check(
                         property: name, rule: .required, requirement: "\(name) is required",

@@ -101,6 +101,26 @@ extension SQLiteStore {
         return found
     }
 
+    /// Yes for a column the table declares NOT NULL (the plain layout's required attributes of
+    /// tables not shared with entities lacking them) and for its INTEGER PRIMARY KEY (a rowid is
+    /// never NULL) — read from the table as it is, not from the model.
+    public func enforcesPresence(of attribute: AttributeDescription, in entity: EntityDescription) throws -> Bool {
+        let map = schema.map(for: entity)
+        guard let column = map.attributeColumns[attribute.index] else { return false }
+        do {
+            let statement = try connection.cachedStatement(
+                "SELECT \"notnull\" OR (pk = 1 AND upper(type) = 'INTEGER' "
+                    + "AND (SELECT count(*) FROM pragma_table_info(?1) WHERE pk > 0) = 1) "
+                    + "FROM pragma_table_info(?1) WHERE name = ?2")
+            defer { try? statement.reset() }
+            statement.bind(map.table.name, at: 1)
+            statement.bind(column, at: 2)
+            return try statement.step() && statement.int64(0) != 0
+        } catch let error as SQLiteError {
+            throw storeError(error, "Reading the columns of \(map.table.name) failed")
+        }
+    }
+
     /// One grouping query over the table (`GROUP BY` the key's columns `HAVING COUNT(*) > 1`).
     public func duplicateKeys(
         of entity: EntityDescription, on properties: [PropertyDescription], limit: Int

@@ -335,7 +335,9 @@ public final class SQLiteStore: PersistentStore {
 
     public func willRemove(from coordinator: PersistentStoreCoordinator) {
         try? buildPendingIndexes()
-        if !options.readOnly { try? connection?.execute("PRAGMA optimize") }
+        // Statistics for the query planner where queries wanted them; `analysis_limit` samples
+        // (milliseconds) instead of reading whole tables (a third of a second per million rows).
+        if !options.readOnly { try? connection?.execute("PRAGMA analysis_limit = 400; PRAGMA optimize") }
     }
 
     // MARK: Metadata

@@ -75,6 +75,11 @@ final class SQLiteValueCoding {
     /// A plain decimal: INTEGER when whole and within 64 bits, REAL when the double's shortest
     /// spelling is the same number, else its canonical digits as a BLOB.
     private func bindPlainDecimal(_ value: Decimal, to statement: SQLiteStatement, at index: Int32) {
+        switch DecimalText.exactNumber(value) {
+        case .integer(let integer)?: return statement.bind(integer, at: index)
+        case .double(let real)?: return statement.bind(real, at: index)
+        case nil: break
+        }
         DecimalText.withCanonicalUTF8(value) { bytes in
             switch Self.plainDecimal(bytes) {
             case .integer(let integer): statement.bind(integer, at: index)

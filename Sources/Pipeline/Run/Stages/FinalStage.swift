@@ -23,8 +23,10 @@ struct FinalStage {
         }
         let violations: [GraphViolation]
         do {
+            transaction.startWriteback()
             if let sqlite = transaction.store as? SQLiteStore { try sqlite.buildPendingIndexes() }
             clock.end("indexes")
+            transaction.startWriteback()
             violations = try GraphValidation.violations(in: transaction.coordinator)
         } catch let error as StoreError {
             throw RunError.store(error)
