@@ -24,6 +24,12 @@ public struct ReaderError: Error, Sendable, CustomStringConvertible {
         case malformedXML
         /// A SQL statement the dump reader cannot parse.
         case sqlSyntax
+        /// A SQL dump statement that changes data in a way the reader cannot apply (UPDATE, DELETE,
+        /// ALTER TABLE, a ROLLBACK): the rows read would not be what SQLite keeps.
+        case unsupportedStatement
+        /// An input that ends where it cannot: a SQL dump cut inside a statement, or whose
+        /// transaction never commits.
+        case truncated
         /// A SQLite database that cannot be read.
         case sqlite
         /// A reader option that makes no sense (an unbound namespace prefix, an empty delimiter, ...).

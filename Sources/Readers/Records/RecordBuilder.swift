@@ -103,6 +103,11 @@ struct RecordBuilder {
     /// Drops bytes from the end (trimming).
     mutating func truncate(to newLength: Int) { length = newLength }
 
+    /// The bytes of the field being written, from `start` (valid only inside `body`).
+    func withField<R>(from start: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        body(UnsafeBufferPointer(start: bytes + start, count: length - start))
+    }
+
     /// Whether bytes `start..<length` equal `marker`.
     func currentField(from start: Int, equals marker: [UInt8]) -> Bool {
         guard length - start == marker.count else { return false }

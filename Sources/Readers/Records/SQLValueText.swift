@@ -12,8 +12,14 @@ enum SQLValueText {
         return out
     }
 
-    static func real(_ value: Double) -> [UInt8] {
-        if value.isInfinite { return Array((value < 0 ? "-Inf" : "Inf").utf8) }
-        return Array("\(value)".utf8)
+    /// A REAL as text, the same whether it comes from a database file or a dump's literal: the
+    /// shortest spelling that gives the double back, a whole number without a point (as a NUMERIC
+    /// or INTEGER column keeps it), `Inf`/`-Inf`.
+    static func real(_ value: Double) -> [UInt8] { Array(realText(value).utf8) }
+
+    static func realText(_ value: Double) -> String {
+        if value.isInfinite { return value > 0 ? "Inf" : "-Inf" }
+        if value == value.rounded(), abs(value) < 9_007_199_254_740_992 { return String(Int64(value)) }
+        return value.description
     }
 }

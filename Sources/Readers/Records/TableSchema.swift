@@ -5,11 +5,22 @@ public struct TableSchema: Sendable, Hashable {
         /// The type as declared (`INTEGER`, `VARCHAR(20)`, `NUMERIC`, or empty).
         public var declaredType: String
         public var isNotNull: Bool
-        public init(name: String, declaredType: String, isNotNull: Bool = false) {
+        /// What an INSERT naming other columns only puts here.
+        public var defaultValue: Default
+        public init(name: String, declaredType: String, isNotNull: Bool = false, defaultValue: Default = .null) {
             self.name = name
             self.declaredType = declaredType
             self.isNotNull = isNotNull
+            self.defaultValue = defaultValue
         }
+    }
+
+    /// A column's DEFAULT: NULL (also when none is declared), a literal's text, or an expression
+    /// (`CURRENT_TIMESTAMP`, `(random())`) that only SQLite can evaluate.
+    public enum Default: Sendable, Hashable {
+        case null
+        case literal([UInt8])
+        case expression(String)
     }
 
     public struct ForeignKey: Sendable, Hashable {
@@ -30,16 +41,41 @@ public struct TableSchema: Sendable, Hashable {
     public var foreignKeys: [ForeignKey]
     /// Columns with a UNIQUE constraint of their own, or unique groups declared on the table.
     public var uniqueKeys: [[String]]
+    /// A `WITHOUT ROWID` table: its primary key is all there is (no rowid, no INTEGER PRIMARY KEY alias).
+    public var isWithoutRowid: Bool
 
     public init(
         name: String, columns: [Column], primaryKey: [String] = [], foreignKeys: [ForeignKey] = [],
-        uniqueKeys: [[String]] = []
+        uniqueKeys: [[String]] = [], isWithoutRowid: Bool = false
     ) {
         self.name = name
         self.columns = columns
         self.primaryKey = primaryKey
         self.foreignKeys = foreignKeys
         self.uniqueKeys = uniqueKeys
+        self.isWithoutRowid = isWithoutRowid
+    }
+
+    /// The column SQLite keeps as the row's rowid: the one-column primary key declared exactly
+    /// `INTEGER` of a rowid table. A NULL inserted there becomes the next rowid.
+    public var rowidColumn: Int? {
+        guard !isWithoutRowid, primaryKey.count == 1, let index = columnIndex(named: primaryKey[0]),
+            columns[index].declaredType.uppercased() == "INTEGER"
+        else { return nil }
+        return index
+    }
+
+    /// The index of a column, its name compared as SQLite compares names (`sqlName`).
+    public func columnIndex(named name: String) -> Int? {
+        let key = Self.sqlName(name)
+        return columns.firstIndex { Self.sqlName($0.name) == key }
+    }
+
+    /// A name as SQLite compares names: ASCII letters in one case, every other character as it is
+    /// (`Items` and `ITEMS` are one table; `É` and `é` are two).
+    public static func sqlName(_ name: String) -> String {
+        String(
+            decoding: name.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
     }
 
     /// The SQLite type affinity of a declared type (the rules of SQLite's `datatype3` page, in order).

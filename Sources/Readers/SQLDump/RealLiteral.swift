@@ -38,9 +38,7 @@ enum RealLiteral {
             text[literal.count] = 0
             return strtod(text.baseAddress!, nil)
         }
-        if value.isInfinite { return value > 0 ? "Inf" : "-Inf" }
-        if value == value.rounded(), abs(value) < 9_007_199_254_740_992 { return String(Int64(value)) }
-        return value.description
+        return SQLValueText.realText(value)
     }
 
     private static let powersOfTen: [Double] = (0...22).map { pow(10, Double($0)) }

@@ -10,6 +10,13 @@ import Foundation
 /// versions emit. A statement the reader cannot parse is an error naming the statement number and
 /// line; the next call goes on with the following statement.
 ///
+/// Rows are what SQLite would store: a NULL (or no value) for an INTEGER PRIMARY KEY gets the next
+/// rowid, columns an INSERT leaves out get their DEFAULT, table names match in any ASCII case. What
+/// the reader cannot apply is refused, never skipped: a statement that changes rows otherwise
+/// (UPDATE, DELETE, ALTER TABLE, ROLLBACK) is an `.unsupportedStatement` error, a dump cut inside a
+/// statement or whose transaction never commits a `.truncated` one — neither can be read past.
+/// Views, triggers and virtual tables (with their shadow tables) are listed in `notImported`.
+///
 /// ```swift
 /// let dump = try SQLDumpReader(path: "legacy.sql.gz", tables: ["products"])
 /// while let record = try dump.next() { print(record.kind!, record.strings) }
@@ -17,20 +24,49 @@ import Foundation
 public final class SQLDumpReader: RecordReader {
     /// Tables seen so far, in the order the dump creates them.
     public private(set) var tables: [TableSchema] = []
+    /// What the dump defines but holds no rows of to read: views, triggers, virtual tables (their
+    /// shadow tables are the virtual table's own storage, never read), e.g. `view "recent_orders"`.
+    public private(set) var notImported: [String] = []
     public var name: String { splitter.name }
+    /// The tables asked for, by `TableSchema.sqlName`.
     private let only: Set<String>?
     // `@exclusivity(unchecked)` here and below: every value of every row touches this state; the reader
     // is used by one thread at a time (it is not Sendable) and hands none of it out.
     @exclusivity(unchecked) private var splitter: StatementSplitter
-    @exclusivity(unchecked) private var contexts: [String: Record.Context] = [:]
+    /// What is known of each table created so far, by `TableSchema.sqlName`.
+    @exclusivity(unchecked) private var states: [String: TableState] = [:]
+    /// Virtual tables (by `sqlName`): tables named `<virtual table>_…` are their storage.
+    private var virtualTables: [String] = []
+    /// The line of a BEGIN whose COMMIT is still to come.
+    private var openTransaction: Int?
+    private var ended = false
     @exclusivity(unchecked) private var pending: [Record] = []
     @exclusivity(unchecked) private var pendingIndex = 0
     @exclusivity(unchecked) private var recordNumber = 0
     @exclusivity(unchecked) private var builder = RecordBuilder.forReader()
     /// The table of the last INSERT (dumps insert into one table many times in a row).
     @exclusivity(unchecked) private var lastTable = ""
-    /// What is known about `lastTable`: its context and whether its rows are wanted.
-    @exclusivity(unchecked) private var lastTableInfo: (context: Record.Context?, wanted: Bool)?
+    /// What is known about `lastTable`: its state (`nil` for a table no CREATE TABLE declared)
+    /// and whether its rows are wanted.
+    @exclusivity(unchecked) private var lastTableInfo: (state: TableState?, wanted: Bool)?
+
+    /// A table as the reader keeps it: schema, the records' context, and the largest rowid so far.
+    private final class TableState {
+        let schema: TableSchema
+        let context: Record.Context
+        let rowidColumn: Int?
+        var maxRowid: Int64 = 0
+        /// A virtual table's storage: never read.
+        let isShadow: Bool
+
+        init(schema: TableSchema, file: String, isShadow: Bool) {
+            self.schema = schema
+            context = Record.Context(
+                file: file, schema: RecordSchema(names: schema.columns.map(\.name)), kind: schema.name)
+            rowidColumn = schema.rowidColumn
+            self.isShadow = isShadow
+        }
+    }
 
     /// - Parameter tables: only yield rows of these tables (all when `nil`); schemas are kept for all.
     public convenience init(path: String, tables: Set<String>? = nil) throws {
@@ -38,7 +74,7 @@ public final class SQLDumpReader: RecordReader {
     }
 
     public init(source: ByteSource, tables: Set<String>? = nil) throws {
-        only = tables
+        only = tables.map { Set($0.map(TableSchema.sqlName)) }
         splitter = StatementSplitter(source: try Input.decodingText(source, encoding: .utf8))
     }
 
@@ -48,11 +84,42 @@ public final class SQLDumpReader: RecordReader {
         while pendingIndex == pending.count {
             pending.removeAll(keepingCapacity: true)
             pendingIndex = 0
-            guard try splitter.nextStatement() else { return nil }
+            guard !ended, try splitter.nextStatement() else {
+                try finish()
+                return nil
+            }
+            if splitter.isCut {
+                ended = true
+                throw failure(
+                    .truncated,
+                    "statement \(splitter.statementNumber) has no end (no \";\"): the dump was cut; nothing from "
+                        + "here on is read")
+            }
             try handleStatement()
         }
         defer { pendingIndex += 1 }
         return pending[pendingIndex]
+    }
+
+    /// At the end of the input: a transaction still open means the dump was cut or never finished
+    /// (SQLite would roll its rows back).
+    private func finish() throws {
+        guard !ended else { return }
+        ended = true
+        if let line = openTransaction {
+            throw ReaderError(
+                .truncated,
+                "the transaction begun at line \(line) never commits (the dump ends without COMMIT): it was cut or "
+                    + "is unfinished, and SQLite would keep none of its rows",
+                at: SourcePosition(file: splitter.name, line: splitter.line, column: 1))
+        }
+    }
+
+    /// An error at the start of the current statement, which nothing after can be read past.
+    private func failure(_ kind: ReaderError.Kind, _ message: String) -> ReaderError {
+        ReaderError(
+            kind, message, at: SourcePosition(file: splitter.name, line: splitter.statementLine, column: 1),
+            recoverable: false)
     }
 
     private func syntaxError(_ message: String, _ parser: SQLParser) -> ReaderError {
@@ -71,26 +138,122 @@ public final class SQLDumpReader: RecordReader {
                 } else if parser.isKeyword("REPLACE") {
                     try insert(&parser, replacing: true)
                 } else if parser.isKeyword("CREATE") {
-                    var next = parser.keyword()
-                    if next == "TEMP" || next == "TEMPORARY" { next = parser.keyword() }
-                    if next == "TABLE" { try createTable(&parser) }
-                } else if parser.keyword() == nil, !parser.atEnd {
+                    try create(&parser)
+                } else if let word = parser.keyword() {
+                    try other(word, &parser)
+                } else if !parser.atEnd {
                     throw SQLParser.Failure("expected a statement keyword")
                 }
-                // PRAGMA, BEGIN, COMMIT, CREATE INDEX/VIEW/TRIGGER, DELETE, ANALYZE: nothing to yield.
             } catch let failure as SQLParser.Failure {
                 throw syntaxError(failure.message, parser)
             }
         }
     }
 
+    private func create(_ parser: inout SQLParser) throws {
+        var next = parser.keyword()
+        if next == "TEMP" || next == "TEMPORARY" { next = parser.keyword() }
+        if next == "UNIQUE" { next = parser.keyword() }
+        switch next {
+        case "TABLE": try createTable(&parser)
+        case "VIRTUAL":
+            _ = parser.keyword()
+            skipIfNotExists(&parser)
+            noteVirtualTable(try qualifiedName(&parser))
+        case "VIEW", "TRIGGER":
+            skipIfNotExists(&parser)
+            notImported.append("\(next!.lowercased()) \(try qualifiedName(&parser).debugDescription)")
+        default: break  // INDEX: the rows are what count
+        }
+    }
+
+    /// Statements other than INSERT and CREATE: those that change nothing are passed over; those
+    /// that change rows or tables in a way the reader cannot apply end the reading.
+    private func other(_ word: String, _ parser: inout SQLParser) throws {
+        switch word {
+        case "BEGIN":
+            openTransaction = openTransaction ?? splitter.statementLine
+        case "COMMIT", "END":
+            openTransaction = nil
+        case "PRAGMA", "SAVEPOINT", "RELEASE", "ANALYZE", "VACUUM", "REINDEX", "SELECT", "EXPLAIN", "ATTACH",
+            "DETACH":
+            break  // nothing that changes this database's rows (an attached one is never read)
+        case "DELETE", "UPDATE":
+            if word == "DELETE" { _ = parser.keyword() }  // FROM
+            if word == "UPDATE", parser.isKeyword("OR") { _ = parser.keyword() }
+            let table = try qualifiedName(&parser)
+            // `sqlite3 .dump` empties sqlite_sequence before refilling it: SQLite's own bookkeeping.
+            guard !TableSchema.sqlName(table).hasPrefix("sqlite_") else { return }
+            throw unsupported("\(word) of \(table.debugDescription) changes rows already read")
+        case "DROP":
+            let kind = parser.keyword()
+            skipIfExists(&parser)
+            let name = try qualifiedName(&parser)
+            guard kind == "TABLE", let state = states[TableSchema.sqlName(name)], !state.isShadow else { return }
+            throw unsupported("DROP TABLE \(name.debugDescription) drops a table whose rows were read")
+        case "ALTER":
+            _ = parser.keyword()
+            throw unsupported("ALTER TABLE \(try qualifiedName(&parser).debugDescription) changes a table")
+        case "ROLLBACK":
+            throw unsupported("ROLLBACK undoes rows the dump inserted before it")
+        default:
+            throw unsupported("\(word) is not a statement of a dump")
+        }
+    }
+
+    private func unsupported(_ what: String) -> ReaderError {
+        failure(
+            .unsupportedStatement,
+            "statement \(splitter.statementNumber): \(what); Sluice reads a dump's tables and rows without running "
+                + "it — load it into SQLite (sqlite3 new.db < dump.sql) and import the database file instead")
+    }
+
+    private func skipIfNotExists(_ parser: inout SQLParser) {
+        if parser.isKeyword("IF") {
+            _ = parser.keyword()
+            _ = parser.keyword()
+        }
+    }
+
+    private func skipIfExists(_ parser: inout SQLParser) {
+        if parser.isKeyword("IF") { _ = parser.keyword() }
+    }
+
+    /// `name` or `schema.name`: the name.
+    private func qualifiedName(_ parser: inout SQLParser) throws -> String {
+        let name = try parser.identifier()
+        return parser.consume(UInt8(ascii: ".")) ? try parser.identifier() : name
+    }
+
+    private func noteVirtualTable(_ name: String) {
+        virtualTables.append(TableSchema.sqlName(name))
+        notImported.append("virtual table \(name.debugDescription)")
+    }
+
+    /// `sqlite3 .dump` writes a virtual table as a row of sqlite_schema (with writable_schema on).
+    private func schemaRows(_ parser: inout SQLParser) throws {
+        let columns = parser.peek() == UInt8(ascii: "(") ? try parser.identifierList() : []
+        guard parser.isKeyword("VALUES") else { return }
+        let nameIndex = columns.firstIndex { $0.lowercased() == "name" } ?? 1
+        let sqlIndex = columns.firstIndex { $0.lowercased() == "sql" } ?? 4
+        repeat {
+            try parser.expect(UInt8(ascii: "("))
+            var values: [[UInt8]?] = []
+            repeat { values.append(try parser.value()) } while parser.consume(UInt8(ascii: ","))
+            try parser.expect(UInt8(ascii: ")"))
+            guard nameIndex < values.count, sqlIndex < values.count, let name = values[nameIndex],
+                let sql = values[sqlIndex]
+            else { continue }
+            let words = String(decoding: sql, as: UTF8.self).uppercased().split { $0 == " " || $0 == "\n" }
+            if words.starts(with: ["CREATE", "VIRTUAL", "TABLE"]) {
+                noteVirtualTable(String(decoding: name, as: UTF8.self))
+            }
+        } while parser.consume(UInt8(ascii: ","))
+    }
+
     private func createTable(_ parser: inout SQLParser) throws {
-        if parser.keywordIf("IF") {
-            _ = parser.keyword()
-            _ = parser.keyword()
-        }  // IF NOT EXISTS
-        var name = try parser.identifier()
-        if parser.consume(UInt8(ascii: ".")) { name = try parser.identifier() }  // schema.table
+        skipIfNotExists(&parser)
+        let name = try qualifiedName(&parser)
         try parser.expect(UInt8(ascii: "("))
         var columns: [TableSchema.Column] = [], primaryKey: [String] = [], foreign: [TableSchema.ForeignKey] = [],
             unique: [[String]] = []
@@ -125,6 +288,7 @@ public final class SQLDumpReader: RecordReader {
             let column = try parser.identifier()
             var type: [String] = []
             var notNull = false
+            var defaultValue = TableSchema.Default.null
             while let c = parser.peek(), c != UInt8(ascii: ","), c != UInt8(ascii: ")") {
                 let word = parser.peekKeyword()
                 switch word {
@@ -144,7 +308,10 @@ public final class SQLDumpReader: RecordReader {
                     let table = try parser.identifier()
                     let referenced = parser.peek() == UInt8(ascii: "(") ? try parser.identifierList() : []
                     foreign.append(.init(columns: [column], table: table, referencedColumns: referenced))
-                case "CONSTRAINT", "NULL", "CHECK", "DEFAULT", "COLLATE", "GENERATED", "AS", "ASC", "DESC",
+                case "DEFAULT":
+                    _ = parser.keyword()
+                    defaultValue = try Self.defaultValue(&parser)
+                case "CONSTRAINT", "NULL", "CHECK", "COLLATE", "GENERATED", "AS", "ASC", "DESC",
                     "AUTOINCREMENT", "ON", "CONFLICT":
                     try parser.skipColumnConstraintToken()
                 default:
@@ -155,16 +322,42 @@ public final class SQLDumpReader: RecordReader {
                     }
                 }
             }
-            columns.append(.init(name: column, declaredType: type.joined(separator: " "), isNotNull: notNull))
+            columns.append(
+                .init(
+                    name: column, declaredType: type.joined(separator: " "), isNotNull: notNull,
+                    defaultValue: defaultValue))
         } while parser.consume(UInt8(ascii: ","))
         try parser.expect(UInt8(ascii: ")"))
+        var withoutRowid = false
+        while let word = parser.keyword() {  // table options: WITHOUT ROWID, STRICT
+            if word == "WITHOUT", parser.keyword() == "ROWID" { withoutRowid = true }
+            _ = parser.consume(UInt8(ascii: ","))
+        }
         let schema = TableSchema(
-            name: name, columns: columns, primaryKey: primaryKey, foreignKeys: foreign, uniqueKeys: unique)
-        tables.removeAll { $0.name == name }
-        tables.append(schema)
-        contexts[name] = Record.Context(
-            file: splitter.name, schema: RecordSchema(names: columns.map(\.name)), kind: name)
+            name: name, columns: columns, primaryKey: primaryKey, foreignKeys: foreign, uniqueKeys: unique,
+            isWithoutRowid: withoutRowid)
+        let key = TableSchema.sqlName(name)
+        let isShadow = virtualTables.contains { key.hasPrefix($0 + "_") }
+        if !isShadow {
+            tables.removeAll { TableSchema.sqlName($0.name) == key }
+            tables.append(schema)
+        }
+        states[key] = TableState(schema: schema, file: splitter.name, isShadow: isShadow)
         lastTableInfo = nil
+    }
+
+    /// A DEFAULT clause's value: a literal, or an expression only SQLite can evaluate.
+    private static func defaultValue(_ parser: inout SQLParser) throws -> TableSchema.Default {
+        let start = parser.pos
+        if parser.peek() == UInt8(ascii: "(") {
+            try parser.skipBalanced()
+        } else if let word = parser.peekKeyword(), word.hasPrefix("CURRENT_") {
+            _ = parser.keyword()
+        } else {
+            return try parser.value().map { .literal($0) } ?? .null
+        }
+        return .expression(
+            String(decoding: UnsafeBufferPointer(rebasing: parser.bytes[start..<parser.pos]), as: UTF8.self))
     }
 
     private func insert(_ parser: inout SQLParser, replacing: Bool) throws {
@@ -176,26 +369,39 @@ public final class SQLDumpReader: RecordReader {
         let sameTable = table == previous  // the same string object when reused: a cheap comparison
         if !sameTable || lastTableInfo == nil {
             lastTable = table
-            lastTableInfo = (contexts[table], only.map { $0.contains(table) } ?? !table.hasPrefix("sqlite_"))
+            let key = TableSchema.sqlName(table)
+            if key == "sqlite_schema" || key == "sqlite_master" {
+                lastTableInfo = nil
+                return try schemaRows(&parser)
+            }
+            let state = states[key]
+            let wanted = state?.isShadow != true && (only.map { $0.contains(key) } ?? !key.hasPrefix("sqlite_"))
+            lastTableInfo = (state, wanted)
         }
-        var context = lastTableInfo!.context
-        if parser.peek() == UInt8(ascii: "(") {
-            let columns = try parser.identifierList()
-            context = Record.Context(file: splitter.name, schema: RecordSchema(names: columns), kind: table)
-        }
+        let state = lastTableInfo!.state
+        let named = parser.peek() == UInt8(ascii: "(") ? try parser.identifierList() : nil
+        let defaults = parser.isKeyword("DEFAULT")
         guard parser.isKeyword("VALUES") else {
             throw SQLParser.Failure("expected VALUES (only INSERT … VALUES is supported)")
         }
         // Rows of tables not asked for are passed over unread (their syntax is checked by whoever reads them).
         guard lastTableInfo!.wanted else { return }
-        let expected = context?.schema?.names.count
         let line = splitter.lineAndColumn(at: 0).line
+        if let state, named != nil || defaults {
+            return try insertNamed(named ?? [], defaults: defaults, into: state, &parser, line: line)
+        }
+        let context =
+            state?.context
+            ?? Record.Context(file: splitter.name, schema: named.map { RecordSchema(names: $0) }, kind: table)
+        let expected = context.schema?.names.count
+        let rowid = state?.rowidColumn ?? -1
         repeat {
             try parser.expect(UInt8(ascii: "("))
             builder.begin()
             repeat {
                 let start = builder.length
-                let isNull = try parser.value(into: &builder)
+                var isNull = try parser.value(into: &builder)
+                if builder.count == rowid { isNull = assignRowid(state!, start: start, isNull: isNull) }
                 builder.endField(start: start, column: 1, lineDelta: 0, isNull: isNull)
             } while parser.consume(UInt8(ascii: ","))
             try parser.expect(UInt8(ascii: ")"))
@@ -203,12 +409,88 @@ public final class SQLDumpReader: RecordReader {
                 throw SQLParser.Failure(
                     "a row of \(table) has \(builder.count) values, the table has \(expected) columns")
             }
-            let rowContext = context ?? Record.Context(file: splitter.name, schema: nil, kind: table)
             recordNumber += 1
             pending.append(
-                Record(context: rowContext, line: line, column: 1, number: recordNumber, storage: builder.finish()))
+                Record(context: context, line: line, column: 1, number: recordNumber, storage: builder.finish()))
         } while parser.consume(UInt8(ascii: ","))
+        try expectEnd(&parser)
+    }
+
+    private func expectEnd(_ parser: inout SQLParser) throws {
         parser.skipSpace()
         guard parser.atEnd else { throw SQLParser.Failure("unexpected text after the VALUES list") }
+    }
+
+    /// The rowid column's value just written from `start`: a NULL becomes the next rowid (the
+    /// largest so far plus one, as SQLite picks it); an integer raises the largest. Returns whether
+    /// the field is still NULL.
+    private func assignRowid(_ state: TableState, start: Int, isNull: Bool) -> Bool {
+        if isNull {
+            guard state.maxRowid < Int64.max else { return true }
+            state.maxRowid += 1
+            let digits = Array(String(state.maxRowid).utf8)
+            builder.truncate(to: start)
+            digits.withUnsafeBufferPointer { builder.append($0.baseAddress!, $0.count) }
+            return false
+        }
+        if let value = builder.withField(from: start, { Int64(String(decoding: $0, as: UTF8.self)) }) {
+            state.maxRowid = max(state.maxRowid, value)
+        }
+        return false
+    }
+
+    /// `INSERT INTO t (b, a) VALUES …` or `… DEFAULT VALUES`: rows in the table's column order, the
+    /// columns left out holding their defaults.
+    private func insertNamed(
+        _ named: [String], defaults: Bool, into state: TableState, _ parser: inout SQLParser, line: Int
+    ) throws {
+        let schema = state.schema
+        let positions = try named.map { name in
+            guard let index = schema.columnIndex(named: name) else {
+                throw SQLParser.Failure("table \(schema.name) has no column \(name.debugDescription)")
+            }
+            return index
+        }
+        repeat {
+            var given: [[UInt8]?] = []
+            if !defaults {
+                try parser.expect(UInt8(ascii: "("))
+                repeat { given.append(try parser.value()) } while parser.consume(UInt8(ascii: ","))
+                try parser.expect(UInt8(ascii: ")"))
+                guard given.count == named.count else {
+                    throw SQLParser.Failure(
+                        "a row of \(schema.name) has \(given.count) values for \(named.count) columns")
+                }
+            }
+            builder.begin()
+            for (index, column) in schema.columns.enumerated() {
+                let start = builder.length
+                var value: [UInt8]?
+                if let place = positions.firstIndex(of: index) {
+                    value = given[place]
+                } else {
+                    switch column.defaultValue {
+                    case .null: value = nil
+                    case .literal(let bytes): value = bytes
+                    case .expression(let text):
+                        guard index == state.rowidColumn else {
+                            throw SQLParser.Failure(
+                                "the row leaves out column \(column.name) of \(schema.name), whose default \(text) "
+                                    + "only SQLite can compute; name the column and its value")
+                        }
+                    }
+                }
+                if let value, !value.isEmpty {
+                    value.withUnsafeBufferPointer { builder.append($0.baseAddress!, $0.count) }
+                }
+                var isNull = value == nil
+                if index == state.rowidColumn { isNull = assignRowid(state, start: start, isNull: isNull) }
+                builder.endField(start: start, column: 1, lineDelta: 0, isNull: isNull)
+            }
+            recordNumber += 1
+            pending.append(
+                Record(context: state.context, line: line, column: 1, number: recordNumber, storage: builder.finish()))
+        } while !defaults && parser.consume(UInt8(ascii: ","))
+        try expectEnd(&parser)
     }
 }

@@ -18,6 +18,8 @@ struct StatementSplitter {
     var statementLine = 1
     var lineStarts: [Int] = []
     var statementNumber = 0
+    /// Whether the input ended inside the current statement (no `;` closed it): a cut dump.
+    var isCut = false
 
     /// Bytes that end a run of ordinary statement text.
     let special: UnsafeMutablePointer<Bool>
@@ -66,6 +68,7 @@ struct StatementSplitter {
         statement.removeAll(keepingCapacity: true)
         lineStarts.removeAll(keepingCapacity: true)
         inPlace = nil
+        isCut = false
         // Skip blanks and comments between statements.
         while try fill() {
             let c = buffer[pos]
@@ -101,7 +104,8 @@ struct StatementSplitter {
         while true {
             guard try fill() else {
                 if statement.allSatisfy({ $0 == 32 || $0 == 10 || $0 == 9 || $0 == 13 }) { return !statement.isEmpty }
-                return true  // a last statement without `;`
+                isCut = true  // a last statement without `;`: SQLite would not run it either
+                return true
             }
             let c = buffer[pos]
             switch c {

@@ -16,6 +16,9 @@ public final class SQLiteFileReader: RecordReader {
     public let path: String
     /// The tables read, with their schema.
     public let tables: [TableSchema]
+    /// What the database defines but holds no rows of to read: views, triggers, virtual tables
+    /// (their shadow tables are the virtual table's own storage, never read).
+    public let notImported: [String]
     private let connection: SQLiteConnection
     private var tableIndex = 0
     private var statement: SQLiteStatement?
@@ -34,15 +37,31 @@ public final class SQLiteFileReader: RecordReader {
             }
             connection = try SQLiteConnection(path: path, mode: .readOnly)
             let list = try connection.makeStatement(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")
-            var all: [String] = []
-            while try list.step() { all.append(list.string(0) ?? "") }
-            for name in names ?? [] where !all.contains(name) {
-                throw ReaderError(
-                    .sqlite, "\(path) has no table \(name.debugDescription) (it has \(all.joined(separator: ", ")))")
+                "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view', 'trigger') "
+                    + "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid")
+            var listed: [(type: String, name: String, isVirtual: Bool)] = []
+            while try list.step() {
+                let sql = (list.string(2) ?? "").uppercased().split { $0 == " " || $0 == "\n" || $0 == "\t" }
+                listed.append((list.string(0) ?? "", list.string(1) ?? "", sql.starts(with: ["CREATE", "VIRTUAL"])))
+            }
+            let virtual = listed.filter(\.isVirtual).map { TableSchema.sqlName($0.name) + "_" }
+            let all = listed.filter { entry in
+                entry.type == "table" && !entry.isVirtual
+                    && !virtual.contains { TableSchema.sqlName(entry.name).hasPrefix($0) }
+            }.map(\.name)
+            notImported = listed.filter { $0.type != "table" || $0.isVirtual }.map { entry in
+                "\(entry.isVirtual ? "virtual table" : entry.type) \(entry.name.debugDescription)"
+            }
+            let chosen = try (names ?? all).map { name in
+                guard let found = all.first(where: { TableSchema.sqlName($0) == TableSchema.sqlName(name) }) else {
+                    throw ReaderError(
+                        .sqlite,
+                        "\(path) has no table \(name.debugDescription) (it has \(all.joined(separator: ", ")))")
+                }
+                return found
             }
             let open = connection
-            tables = try (names ?? all).map { try SQLiteFileReader.schema(of: $0, in: open) }
+            tables = try chosen.map { try SQLiteFileReader.schema(of: $0, in: open) }
         } catch let error as SQLiteError {
             throw ReaderError(.sqlite, "cannot read \(path) as a SQLite database: \(error)", underlying: error)
         }
@@ -85,9 +104,14 @@ public final class SQLiteFileReader: RecordReader {
             while try columnsOf.step() { group.append(columnsOf.string(0) ?? "") }
             unique.append(group)
         }
+        // A WITHOUT ROWID table has no rowid to select.
+        let rowid = try connection.makeStatement("SELECT 1 FROM pragma_index_list(?) WHERE origin = 'pk'")
+        rowid.bind(table, at: 1)
+        let pkIndex = try rowid.step()
+        let withoutRowid = pkIndex && (try? connection.makeStatement("SELECT rowid FROM \(quoted(table))")) == nil
         return TableSchema(
             name: table, columns: columns, primaryKey: keyed.sorted { $0.0 < $1.0 }.map(\.1),
-            foreignKeys: order.map { foreign[$0]! }, uniqueKeys: unique)
+            foreignKeys: order.map { foreign[$0]! }, uniqueKeys: unique, isWithoutRowid: withoutRowid)
     }
 
     public func next() throws -> Record? {

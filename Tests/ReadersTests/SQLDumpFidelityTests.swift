@@ -1,0 +1,176 @@
+import Drivers
+import Foundation
+import Readers
+import TestSupport
+import Testing
+
+/// A dump's rows are what SQLite would store running it, and what the reader cannot apply stops it:
+/// each script here also runs in a real SQLite database, whose rows are the expected ones.
+@Suite struct SQLDumpFidelityTests {
+    /// The rows SQLite keeps after running `script`, table by table, as the readers spell values.
+    static func sqliteRows(_ script: String, table: String) throws -> [[String?]] {
+        let directory = try TemporaryDirectory()
+        let path = directory.url.appendingPathComponent("x.db").path
+        let connection = try SQLiteConnection(path: path, mode: .readWriteCreate)
+        try connection.execute(script)
+        let reader = try SQLiteFileReader(path: path, tables: [table])
+        var rows: [[String?]] = []
+        while let record = try reader.next() { rows.append(record.strings) }
+        return rows
+    }
+
+    static func dumpRows(_ script: String, table: String? = nil) throws -> [[String?]] {
+        try readDump(script, tables: table.map { [$0] }).records.map(\.strings)
+    }
+
+    @Test func nullAndLeftOutIntegerPrimaryKeysGetTheRowidSQLiteGives() throws {
+        let script = """
+            CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT DEFAULT 'anon', n INT DEFAULT -1, at TEXT);
+            INSERT INTO people VALUES(NULL,'a',1,NULL);
+            INSERT INTO people VALUES(5,'b',2,'x'),(NULL,'c',3,'y');
+            INSERT INTO people(name) VALUES('d');
+            INSERT INTO people(at, name) VALUES('z', 'e'), ('w', NULL);
+            INSERT INTO people DEFAULT VALUES;
+            CREATE TABLE plain(id INT PRIMARY KEY, v TEXT);
+            INSERT INTO plain VALUES(NULL, 'no alias: stays NULL');
+            """
+        let expected = try Self.sqliteRows(script, table: "people")
+        #expect(expected.map { $0[0] } == ["1", "5", "6", "7", "8", "9", "10"])
+        #expect(try Self.dumpRows(script, table: "people") == expected)
+        #expect(try Self.dumpRows(script, table: "plain") == Self.sqliteRows(script, table: "plain"))
+    }
+
+    @Test func tableNamesMatchInAnyCaseAsInSQLite() throws {
+        let script = """
+            CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT);
+            INSERT INTO ITEMS VALUES(1,'a');
+            INSERT INTO Items VALUES(2,'b');
+            insert into "items" values(3,'c');
+            """
+        let (records, _) = try readDump(script, tables: ["ITEMS"])
+        #expect(try records.map(\.strings) == Self.sqliteRows(script, table: "items"))
+        #expect(records.allSatisfy { $0.kind == "items" })
+    }
+
+    @Test func aDumpCutInsideAStatementIsRefusedWithItsPosition() throws {
+        let text = "CREATE TABLE t(a, b);\nINSERT INTO t VALUES(1,2);\nINSERT INTO t VALUES(3,'cut he"
+        let reader = try SQLDumpReader(source: MemoryByteSource(text, name: "d.sql"))
+        #expect(try reader.next()?.strings == ["1", "2"])
+        #expect {
+            _ = try reader.next()
+        } throws: { error in
+            guard let error = error as? ReaderError else { return false }
+            return error.kind == .truncated && !error.isRecoverable && error.position?.line == 3
+                && error.description.contains("statement 3 has no end")
+        }
+        #expect(try reader.next() == nil)
+    }
+
+    @Test func aTransactionThatNeverCommitsIsRefusedAtTheEnd() throws {
+        let text = "BEGIN TRANSACTION;\nCREATE TABLE t(a);\nINSERT INTO t VALUES(1);\n"
+        let reader = try SQLDumpReader(source: MemoryByteSource(text, name: "d.sql"))
+        #expect(try reader.next()?.strings == ["1"])
+        #expect {
+            _ = try reader.next()
+        } throws: { error in
+            (error as? ReaderError).map { $0.kind == .truncated && $0.message.contains("begun at line 1") } ?? false
+        }
+        let committed = try SQLDumpReader(source: MemoryByteSource(text + "COMMIT;\n"))
+        #expect(try committed.next()?.strings == ["1"])
+        #expect(try committed.next() == nil)
+    }
+
+    @Test func statementsThatChangeRowsAreRefusedNeverSkipped() throws {
+        let start = "CREATE TABLE t(a INTEGER PRIMARY KEY, b);\nINSERT INTO t VALUES(1,2);\n"
+        for statement in [
+            "UPDATE t SET b = 3;", "DELETE FROM t WHERE a = 1;", "ALTER TABLE t ADD COLUMN c;", "ROLLBACK;",
+            "DROP TABLE t;", "UPSERT t;",
+        ] {
+            let reader = try SQLDumpReader(source: MemoryByteSource(start + statement + "\n", name: "d.sql"))
+            #expect(try reader.next()?.strings == ["1", "2"])
+            #expect(throws: ReaderError.self, "\(statement)") { _ = try reader.next() }
+            do {
+                _ = try reader.next()
+            } catch let error as ReaderError {
+                Issue.record("read on past \(statement): \(error)")
+            }
+        }
+        // What `sqlite3 .dump` itself writes, and a script's usual preamble, are fine.
+        let fine = """
+            DROP TABLE IF EXISTS t;
+            CREATE TABLE t(a INTEGER PRIMARY KEY AUTOINCREMENT, b);
+            INSERT INTO t VALUES(1,2);
+            DELETE FROM sqlite_sequence;
+            INSERT INTO sqlite_sequence VALUES('t',1);
+            ANALYZE sqlite_schema;
+            SELECT 1;
+            """
+        #expect(try Self.dumpRows(fine) == [["1", "2"]])
+    }
+
+    /// A virtual table's storage (FTS5 shadow tables) is never read as data, from a dump or a file;
+    /// it, views and triggers are named.
+    @Test func virtualTablesAndTheirShadowTablesAreNamedNotRead() throws {
+        let script = """
+            CREATE TABLE items(id INTEGER PRIMARY KEY AUTOINCREMENT, n TEXT);
+            INSERT INTO items(n) VALUES('a');
+            CREATE VIRTUAL TABLE docs USING fts5(title, body);
+            INSERT INTO docs VALUES('t','b');
+            CREATE VIEW v AS SELECT 1;
+            CREATE TRIGGER tr AFTER INSERT ON items BEGIN SELECT 1; END;
+            """
+        let directory = try TemporaryDirectory()
+        let path = directory.url.appendingPathComponent("x.db").path
+        try SQLiteConnection(path: path, mode: .readWriteCreate).execute(script)
+        let file = try SQLiteFileReader(path: path)
+        #expect(file.tables.map(\.name) == ["items"])
+        #expect(Set(file.notImported) == ["virtual table \"docs\"", "view \"v\"", "trigger \"tr\""])
+        // As `sqlite3 .dump` writes that database.
+        let dump = """
+            PRAGMA foreign_keys=OFF;
+            BEGIN TRANSACTION;
+            CREATE TABLE items(id INTEGER PRIMARY KEY AUTOINCREMENT, n TEXT);
+            INSERT INTO items VALUES(1,'a');
+            PRAGMA writable_schema=ON;
+            INSERT INTO sqlite_schema(type,name,tbl_name,rootpage,sql)VALUES('table','docs','docs',0,'CREATE VIRTUAL TABLE docs USING fts5(title, body)');
+            CREATE TABLE IF NOT EXISTS 'docs_data'(id INTEGER PRIMARY KEY, block BLOB);
+            INSERT INTO docs_data VALUES(1,X'010101');
+            CREATE TABLE IF NOT EXISTS 'docs_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID;
+            INSERT INTO docs_idx VALUES(1,X'',2);
+            CREATE TABLE IF NOT EXISTS 'docs_content'(id INTEGER PRIMARY KEY, c0, c1);
+            INSERT INTO docs_content VALUES(1,'t','b');
+            CREATE TABLE IF NOT EXISTS 'docs_config'(k PRIMARY KEY, v) WITHOUT ROWID;
+            INSERT INTO docs_config VALUES('version',4);
+            DELETE FROM sqlite_sequence;
+            INSERT INTO sqlite_sequence VALUES('items',1);
+            CREATE VIEW v AS SELECT 1;
+            CREATE TRIGGER tr AFTER INSERT ON items BEGIN SELECT 1; END;
+            PRAGMA writable_schema=OFF;
+            COMMIT;
+            """
+        let reader = try SQLDumpReader(source: MemoryByteSource(dump, name: "d.sql"))
+        var rows: [[String?]] = []
+        while let record = try reader.next() { rows.append(record.strings) }
+        #expect(rows == [["1", "a"]])
+        #expect(reader.tables.map(\.name) == ["items"])
+        #expect(reader.notImported == file.notImported)
+    }
+
+    /// REAL values read the same from a database file and from its dump: the shortest text of the
+    /// double, whole numbers without a point.
+    @Test func realsReadTheSameFromTheFileAndTheDump() throws {
+        let values = ["1.98", "0.1", "1e300", "-2.5e-7", "3.0", "0.30000000000000004", "123456789.125"]
+        let script =
+            "CREATE TABLE r(v REAL);\n" + values.map { "INSERT INTO r VALUES(\($0));" }.joined(separator: "\n")
+        // sqlite3 .dump prints each with %!.20g, e.g. 1.9799999999999999822.
+        let printed =
+            "CREATE TABLE r(v REAL);\n"
+            + values.map { "INSERT INTO r VALUES(\(String(format: "%.20g", Double($0)!)));" }.joined(separator: "\n")
+        let fromFile = try Self.sqliteRows(script, table: "r")
+        #expect(try Self.dumpRows(printed) == fromFile)
+        #expect(
+            fromFile.map { $0[0] } == [
+                "1.98", "0.1", "1e+300", "-2.5e-07", "3", "0.30000000000000004", "123456789.125",
+            ])
+    }
+}
