@@ -132,7 +132,8 @@ import Testing
             CREATE TABLE items(id INTEGER PRIMARY KEY AUTOINCREMENT, n TEXT);
             INSERT INTO items VALUES(1,'a');
             PRAGMA writable_schema=ON;
-            INSERT INTO sqlite_schema(type,name,tbl_name,rootpage,sql)VALUES('table','docs','docs',0,'CREATE VIRTUAL TABLE docs USING fts5(title, body)');
+            INSERT INTO sqlite_schema(type,name,tbl_name,rootpage,sql)VALUES('table','docs','docs',0,\
+            'CREATE VIRTUAL TABLE docs USING fts5(title, body)');
             CREATE TABLE IF NOT EXISTS 'docs_data'(id INTEGER PRIMARY KEY, block BLOB);
             INSERT INTO docs_data VALUES(1,X'010101');
             CREATE TABLE IF NOT EXISTS 'docs_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID;
