@@ -348,8 +348,9 @@ public struct ModelInference {
             if !entity.table.isEmpty, entity.table != entity.name {
                 text += "    table: \(Self.yamlName(entity.table))\n"
             }
-            text += "    attributes:\n"
             let linked = Set(links.filter { $0.from == index }.map(\.column))
+            // A link table of foreign keys only (book_author) has no attributes of its own.
+            if entity.columns.contains(where: { !linked.contains($0.source) }) { text += "    attributes:\n" }
             for column in entity.columns where !linked.contains(column.source) {
                 var rules = ["type: \(column.type)"]
                 if column.nulls == 0, column.values > 0 { rules.append("optional: false") }
@@ -360,7 +361,7 @@ public struct ModelInference {
             var relationships: [String] = []
             for link in links where link.from == index {
                 let name = Self.relationshipName(forColumn: link.column)
-                let inverse = Self.inverseName(of: entity.name)
+                let inverse = Self.inverseName(of: link, among: links, entities: entities)
                 let required = entity.columns.first { $0.source == link.column }.map { $0.nulls == 0 } ?? false
                 let column = link.column == name + "_id" ? "" : ", column: \(Self.yamlName(link.column))"
                 relationships.append(
@@ -372,7 +373,8 @@ public struct ModelInference {
                 let source = entities[link.from]
                 let inverse = Self.relationshipName(forColumn: link.column)
                 relationships.append(
-                    "      \(Self.inverseName(of: source.name)): { destination: \(source.name), toMany: true, "
+                    "      \(Self.inverseName(of: link, among: links, entities: entities)): { destination: "
+                        + "\(source.name), toMany: true, "
                         + "inverse: \(inverse) }"
                 )
             }
@@ -427,6 +429,18 @@ public struct ModelInference {
     /// `customer_id` → `customer`: the to-one relationship a key column becomes.
     package static func relationshipName(forColumn column: String) -> String {
         attributeName(String(column.dropLast(column.lowercased().hasSuffix("_id") ? 3 : 0)))
+    }
+
+    /// The to-many on the destination of a link: the source entity in lower camel case, plural
+    /// (`orders`); when the source links to that destination by several columns (`owner_id`,
+    /// `reviewer_id` → person), each its own, after the relationship (`tasksAsOwner`, `tasksAsReviewer`).
+    static func inverseName(of link: Link, among links: [Link], entities: [Entity]) -> String {
+        let plural = inverseName(of: entities[link.from].name)
+        guard links.contains(where: { $0.from == link.from && $0.to == link.to && $0.column != link.column }) else {
+            return plural
+        }
+        let relationship = relationshipName(forColumn: link.column)
+        return plural + "As" + relationship.prefix(1).uppercased() + relationship.dropFirst()
     }
 
     /// The to-many name on the destination: the source entity in lower camel case, plural.

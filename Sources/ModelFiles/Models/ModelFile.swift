@@ -136,6 +136,7 @@ private struct Loader: YAMLFileReader {
             case "abstract": isAbstract = bool(value, "abstract", entity: name, property: nil) ?? false
             case "table": table = storageName(value, "table", entity: name, property: nil)
             case "attributes":
+                if value.null != nil { continue }  // `attributes:` with none (an entity of relationships only)
                 for (attributeName, nameNode, spec) in pairs(
                     value, allowed: nil, what: "attributes of \(name)", entity: name)
                 {

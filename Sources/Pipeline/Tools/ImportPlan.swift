@@ -211,7 +211,7 @@ public struct ImportPlan {
             }
             return column
         }
-        text += "\(indent)fields:\n"
+        if !fields.isEmpty { text += "\(indent)fields:\n" }  // none for a link table of foreign keys only
         for field in fields { text += "\(indent)  \(quoted(field.attribute)): \(quoted(from(field.column)))\n" }
         let lookups = plan.lookups
         if !lookups.isEmpty {
