@@ -62,4 +62,61 @@ import Testing
             }
         }
     }
+
+    /// Tables that reference each other (a team's lead is a person of a team) and a person's mentor
+    /// who comes later: every row is imported, every link set, from the file and from its script.
+    /// A key nobody holds rejects its row, and the rows that point at that row in turn.
+    @Test func cyclesOfForeignKeysImportWhole() throws {
+        let script = """
+            CREATE TABLE team(id INTEGER PRIMARY KEY, name TEXT NOT NULL, lead_id INTEGER REFERENCES person(id));
+            CREATE TABLE person(
+              id INTEGER PRIMARY KEY, name TEXT NOT NULL, team_id INTEGER NOT NULL REFERENCES team(id),
+              mentor_id INTEGER REFERENCES person(id));
+            INSERT INTO team VALUES(1,'red',2),(2,'blue',3),(3,'green',NULL);
+            INSERT INTO person VALUES(1,'Ada',1,2),(2,'Boris',1,3),(3,'Cleo',2,NULL),(4,'Dan',3,1);
+            """
+        let directory = try TemporaryDirectory()
+        let database = directory.url.appendingPathComponent("teams.db").path
+        try SQLiteConnection(path: database, mode: .readWriteCreate).execute(script)
+        let dump = try directory.file("teams.sql", contents: script)
+        let tables = [
+            "SELECT id, name, lead_id FROM team ORDER BY id",
+            "SELECT id, name, team_id, mentor_id FROM person ORDER BY id",
+        ]
+        let source = try tables.map { try R.query(database, $0) }
+        for (input, name) in [(database, "a.sqlite"), (dump.path, "b.sqlite")] {
+            let store = directory.url.appendingPathComponent(name).path
+            let result = try runSluice(["import", input, "--to", store])
+            #expect(result.status == 0, "\(input): \(result.stdout)\(result.stderr)")
+            #expect(try tables.map { try R.query(store, $0) } == source, "\(input)")
+            // Again: nothing new, the same rows. (A row of a cycle may still count as updated: its
+            // to-many side is edited while both ends merge into their stored rows.)
+            let again = try runSluice(["import", input, "--to", store])
+            #expect(again.status == 0 && again.stdout.contains("Person: 4 read, 0 inserted"), "\(again.stdout)")
+            #expect(again.stdout.contains("Team: 3 read, 0 inserted, 0 updated, 3 unchanged"), "\(again.stdout)")
+            #expect(try tables.map { try R.query(store, $0) } == source, "\(input)")
+        }
+
+        // Team 4's lead is nobody: team 4 is rejected, then Eve of team 4, then Finn whose mentor is Eve.
+        let broken = try directory.file(
+            "broken.sql",
+            contents: script
+                + "\nINSERT INTO team VALUES(4,'gray',99);\nINSERT INTO person VALUES(6,'Finn',1,5),(5,'Eve',4,NULL);\n"
+        )
+        let store = directory.url.appendingPathComponent("c.sqlite").path
+        let rejects = directory.url.appendingPathComponent("c.rejects.jsonl").path
+        let result = try runSluice([
+            "import", broken.path, "--to", store, "--max-errors", "3", "--rejects", rejects,
+        ])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(
+            result.stdout.contains("Team: 4 read, 3 inserted, 0 updated, 0 unchanged, 1 rejected"), "\(result.stdout)")
+        #expect(
+            result.stdout.contains("Person: 6 read, 4 inserted, 0 updated, 0 unchanged, 2 rejected"), "\(result.stdout)"
+        )
+        let lines = try String(contentsOfFile: rejects, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines.contains { $0.contains("no Person with id = 99") }, "\(lines)")
+        #expect(try R.query(store, "SELECT count(*) FROM person") == [[.integer(4)]])
+    }
 }

@@ -164,7 +164,11 @@ extension ManagedObjectContext {
         }
         for index in object.entity.transientAttributeIndexes { changes.attributes &= ~(1 << UInt64(index)) }
         for (index, slot) in object.relationshipSlots.enumerated() {
-            if case .one(let destination) = slot, destination !== original.toOne[index] {
+            // Another object for the same row is no change: an inserted object that a uniqueness
+            // conflict merged into the stored one it stands for (a row linked within a re-import).
+            if case .one(let destination) = slot, destination !== original.toOne[index],
+                destination?.objectID != original.toOne[index]?.objectID
+            {
                 changes.toOneRelationships |= 1 << UInt64(index)
             }
         }

@@ -55,6 +55,106 @@ final class BatchImporter: @unchecked Sendable {
         try rejects.add(outcome.counts, rejected: outcome.rejected)
     }
 
+    /// The last try of the run for the records that still wait when trying again links no more of
+    /// them: records that wait on one another — a cycle of foreign keys (a team's lead is a person
+    /// of the team), rows pointing at rows that wait themselves — are imported together. Every
+    /// source's waiting records become objects of one context first, then their lookups are
+    /// resolved (finding each other's unsaved objects), then one save writes them. Keys nobody
+    /// holds reject their records; records linked to a rejected record fail validation and are
+    /// rejected too, until the save goes through.
+    /// - Throws: `RunError.batchNotSaved` when a failure names no waiting record; `StoreError`.
+    static func settleTogether(
+        _ groups: [Int: [PendingRecords.Group]], config: PipelineConfig, context: ManagedObjectContext,
+        rejects: RejectsCollector, keys: KnownKeysRegistry, pending: PendingRecords, checkpoint: BatchCheckpoint?
+    ) throws {
+        let sources = groups.keys.sorted()
+        let importers = sources.map { sourceIndex in
+            BatchImporter(
+                source: config.sources[sourceIndex], sourceIndex: sourceIndex, config: config, context: context,
+                rejects: rejects, keys: keys, pending: pending, checkpoint: checkpoint)
+        }
+        var batches = try zip(sources, importers).map { sourceIndex, importer in
+            let waiting = groups[sourceIndex]!
+            return try importer.map.map(waiting.flatMap(\.records), number: nil, origins: waiting.map(\.origin))
+        }
+        for (part, importer) in importers.enumerated() { importer.link.insertObjects(&batches[part]) }
+        // Again while a round rejects more: a record whose lookup found an object rejected since
+        // (its key named a record that is rejected) is rejected in turn.
+        var rejected = -1
+        while true {
+            for (part, importer) in importers.enumerated() {
+                _ = try importer.link.resolveLookups(&batches[part], final: true)
+            }
+            let now = batches.reduce(0) { $0 + $1.items.lazy.filter { $0.reject != nil }.count }
+            if now == rejected { break }
+            rejected = now
+        }
+        let origins = groups.values.flatMap { $0.map(\.origin) }
+        while true {
+            do {
+                if let checkpoint {
+                    try checkpoint.save(context, batch: nil, resolved: origins)
+                } else {
+                    try context.save()
+                }
+                break
+            } catch let error as ValidationError {
+                let named = error.failures.map { ($0.objectID, $0) }
+                var progressed = false
+                for (objectID, failure) in named {
+                    guard let (part, index) = owner(of: objectID, in: batches) else { continue }
+                    let importer = importers[part], item = batches[part].items[index]
+                    let field = failure.key.flatMap {
+                        importer.scope.kinds[item.kind].mapper.field(of: $0, in: item.record)
+                    }
+                    importer.scope.reject(
+                        &batches[part], index, property: failure.key ?? failure.entityName, rule: "\(failure.rule)",
+                        message: failure.message, raw: field?.raw ?? failure.value, position: field?.position)
+                    progressed = true
+                }
+                if !progressed {
+                    throw RunError.batchNotSaved(source: importers[0].scope.source.name, underlying: error)
+                }
+            } catch let error as MergeError {
+                var progressed = false
+                for conflict in error.constraintConflicts {
+                    for id in [conflict.objectID] + conflict.otherObjectIDs {
+                        guard let (part, index) = owner(of: id, in: batches) else { continue }
+                        importers[part].scope.reject(
+                            &batches[part], index, property: conflict.keyNames.joined(separator: ", "), rule: "unique",
+                            message: "\(conflict)")
+                        progressed = true
+                    }
+                }
+                if !progressed {
+                    throw RunError.batchNotSaved(source: importers[0].scope.source.name, underlying: error)
+                }
+            }
+        }
+        for (part, importer) in importers.enumerated() {
+            let outcome = importer.write.outcome(of: batches[part])
+            try rejects.add(outcome.counts, rejected: outcome.rejected)
+            importer.link.reset()
+        }
+        context.reset()
+    }
+
+    /// The batch and item of the object `objectID` names: the item whose object it is, else an item
+    /// linking to it (see `ImportBatch.owner(of:)`).
+    private static func owner(of objectID: ManagedObjectID, in batches: [ImportBatch]) -> (Int, Int)? {
+        for (part, batch) in batches.enumerated() {
+            if let index = batch.items.indices.first(where: {
+                batch.isLive($0) && batch.items[$0].object?.objectID == objectID
+            }) {
+                return (part, index)
+            }
+        }
+        for (part, batch) in batches.enumerated() {
+            if let index = batch.owner(of: objectID) { return (part, index) }
+        }
+        return nil
+    }
+
     /// Imports waiting groups again (`PendingRecords`), a batch at a time, in `context` (call on its
     /// queue); what still finds no parent waits on — or, on the `final` try, is rejected with its key.
     static func retry(

@@ -79,6 +79,13 @@ struct LinkStage {
     /// record's group wait for the parent to arrive — until the `final` try, which rejects it.
     /// - Returns: the groups that wait (their objects discarded, to be tried again).
     func linkInContext(_ batch: inout ImportBatch, final: Bool) throws -> [PendingRecords.Group] {
+        insertObjects(&batch)
+        return try resolveLookups(&batch, final: final)
+    }
+
+    /// Makes objects in the context for the records batch inserts did not write, with their values
+    /// and parents (lookups not resolved yet: `resolveLookups`).
+    func insertObjects(_ batch: inout ImportBatch) {
         let kinds = scope.kinds, context = scope.context
         for index in batch.items.indices where batch.items[index].reject == nil && batch.items[index].bulkID == nil {
             let kind = kinds[batch.items[index].kind]
@@ -93,6 +100,14 @@ struct LinkStage {
             }
             batch.items[index].object = object
         }
+    }
+
+    /// Resolves the lookups of the batch's objects (`insertObjects`): a must-exist key that finds
+    /// nothing — among stored objects and those of the context, of this batch or not — makes its
+    /// record's group wait, or on the `final` try rejects the record.
+    /// - Returns: the groups that wait (their objects discarded, to be tried again).
+    func resolveLookups(_ batch: inout ImportBatch, final: Bool) throws -> [PendingRecords.Group] {
+        let kinds = scope.kinds, context = scope.context
         var waitingTops = Set<Int>()
         for kindIndex in kinds.all.indices where !kinds[kindIndex].resolvers.isEmpty {
             let kind = kinds[kindIndex]
@@ -119,7 +134,35 @@ struct LinkStage {
                 }
             }
         }
+        if !waitingTops.isEmpty, !final { waitingTops = waitingWithTheirLinkers(batch, waiting: waitingTops) }
         return waitingGroups(&batch, tops: waitingTops)
+    }
+
+    /// The waiting groups and the groups whose lookups found an object of a waiting group (found
+    /// unsaved in the batch): those wait too, or their link would be lost with the waiting object.
+    private func waitingWithTheirLinkers(_ batch: ImportBatch, waiting: Set<Int>) -> Set<Int> {
+        var tops = waiting
+        var held = Set(
+            batch.items.indices.filter { tops.contains(batch.items[$0].top) }.compactMap { index in
+                batch.items[index].object.map(ObjectIdentifier.init)
+            })
+        while true {
+            var added = false
+            for index in batch.items.indices where !tops.contains(batch.items[index].top) {
+                guard let object = batch.items[index].object else { continue }
+                let links = scope.kinds[batch.items[index].kind].resolvers.lazy.compactMap {
+                    object.relatedObject(forKey: $0.lookup.relationship)
+                }
+                guard links.contains(where: { held.contains(ObjectIdentifier($0)) }) else { continue }
+                let top = batch.items[index].top
+                tops.insert(top)
+                for member in batch.items.indices where batch.items[member].top == top {
+                    if let object = batch.items[member].object { held.insert(ObjectIdentifier(object)) }
+                }
+                added = true
+            }
+            if !added { return tops }
+        }
     }
 
     /// Sets the groups of `tops` waiting: their objects leave the context, their records are kept.

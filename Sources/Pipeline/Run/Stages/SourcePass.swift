@@ -132,6 +132,9 @@ struct SourcePass {
             checkpoint: checkpoint, final: final)
     }
 
+    /// How many records still waiting at the end of a run are imported together at most.
+    static let settledTogether = 200_000
+
     /// Once the pass is in: records waiting for parents are tried again while a try links something
     /// (a waiting order may be what waiting lines need); after the `last` pass, what still finds no
     /// parent is rejected with its key. Runs on `context`'s queue.
@@ -146,7 +149,16 @@ struct SourcePass {
             }
             guard !waiting.isEmpty else { return }
             if last {
-                try retry(waiting, in: context, final: true)
+                // Together when they fit in memory at once (what waits on one another resolves);
+                // beyond that, batch by batch, where a cycle's records are rejected.
+                let count = waiting.values.reduce(0) { $0 + $1.reduce(0) { $0 + $1.records.count } }
+                if count <= Self.settledTogether {
+                    try BatchImporter.settleTogether(
+                        waiting, config: config, context: context, rejects: rejects, keys: keys, pending: pending,
+                        checkpoint: checkpoint)
+                } else {
+                    try retry(waiting, in: context, final: true)
+                }
             } else {
                 pending.add(waiting.values.flatMap { $0 })
             }
