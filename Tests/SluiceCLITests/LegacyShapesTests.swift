@@ -119,4 +119,37 @@ import Testing
         #expect(lines.contains { $0.contains("no Person with id = 99") }, "\(lines)")
         #expect(try R.query(store, "SELECT count(*) FROM person") == [[.integer(4)]])
     }
+
+    /// Values keep what SQLite stores, type and all: BLOBs as bytes (an empty one too), TEXT digits
+    /// with their leading zeros, 64-bit extremes, NUMERIC and DECIMAL, REAL, DOUBLE and FLOAT.
+    @Test func valuesKeepTheirDeclaredTypes() throws {
+        let script = """
+            CREATE TABLE sample(
+              id INTEGER PRIMARY KEY, code TEXT, big INTEGER, price NUMERIC(10,2), amount DECIMAL(12,4),
+              ratio REAL, weight DOUBLE, size FLOAT, data BLOB, huge INTEGER);
+            INSERT INTO sample VALUES(1,'007',9223372036854775807,19.99,1234.5678,1.98,0.1,1e300,X'00FF',1);
+            INSERT INTO sample VALUES(2,'0001234',-9223372036854775808,100,3,0.30000000000000004,-2.5e-7,1.5,X'',
+              99999999999999999999);
+            INSERT INTO sample VALUES(3,'000',0,0.5,0,3.0,1e-300,2,X'FF00FF000A0D',NULL);
+            """
+        let directory = try TemporaryDirectory()
+        let database = directory.url.appendingPathComponent("values.db").path
+        try SQLiteConnection(path: database, mode: .readWriteCreate).execute(script)
+        let dump = try directory.file("values.sql", contents: script)
+        let query = """
+            SELECT id, code, typeof(code), big, price, typeof(price), amount, ratio, weight, size, typeof(size),
+              hex(data), typeof(data), huge, typeof(huge) FROM sample ORDER BY id
+            """
+        let source = try R.query(database, query)
+        #expect(source[1][11] == .text("") && source[1][12] == .text("blob"))
+        for (input, name) in [(database, "a.sqlite"), (dump.path, "b.sqlite")] {
+            let store = directory.url.appendingPathComponent(name).path
+            let result = try runSluice(["import", input, "--to", store])
+            #expect(result.status == 0, "\(input): \(result.stdout)\(result.stderr)")
+            #expect(try R.query(store, query) == source, "\(input)")
+            let model = try runSluice(["infer", input]).stdout
+            #expect(model.contains("data: { type: binary"), "\(model)")
+            #expect(model.contains("code: { type: string"), "\(model)")
+        }
+    }
 }

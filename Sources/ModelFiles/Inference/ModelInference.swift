@@ -31,14 +31,25 @@ public struct ModelInference {
         package var distinct: Set<Int>?
         /// The SQL affinity of the declared type, when the input declares one.
         package var affinity: String?
+        /// Whether the declared type names BLOB.
+        package var declaresBlob = false
+        /// Values that were SQL BLOBs.
+        package var blobs = 0
 
         init(source: String, keyCandidate: Bool, declaredType: String? = nil) {
             self.source = source
             distinct = keyCandidate ? [] : nil
             affinity = declaredType.map(TableSchema.affinity(of:))
+            declaresBlob = declaredType?.uppercased().contains("BLOB") == true
         }
 
-        mutating func observe(_ text: String?) {
+        mutating func observe(_ text: String?, isBlob: Bool = false) {
+            if isBlob, text != nil {
+                values += 1
+                blobs += 1
+                distinct = nil
+                return
+            }
             guard let text, !text.isEmpty else {
                 nulls += 1
                 return
@@ -50,6 +61,7 @@ public struct ModelInference {
             let leadingZero = Self.hasLeadingZero(text)
             if integer, leadingZero || Int64(text).map({ String($0) != text }) ?? true { integer = false }
             if decimal, leadingZero || !Self.isPlainDecimal(text) || text == "-0" { decimal = false }
+            if decimal, text.utf8.contains(UInt8(ascii: ".")) { hasFraction = true }
             if double,
                 leadingZero || !text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || "+-.eE".utf8.contains($0) })
                     || !(Double(text)?.isFinite ?? false)
@@ -89,9 +101,18 @@ public struct ModelInference {
             DateText.parseISO8601(text) != nil
         }
 
+        /// The type for the values seen, within what the declared type says: BLOBs are binary,
+        /// a TEXT column stays text (`'007'`, `'2023-09-01'` as written), a REAL one double, an
+        /// INTEGER one holding integers beyond 64 bits decimal.
         package var type: AttributeType {
-            guard values > 0 else { return .string }
-            if affinity == "REAL", double { return .double }
+            guard values > 0 else { return declaresBlob ? .binary : .string }
+            if blobs > 0 { return blobs == values ? .binary : .string }
+            switch affinity {
+            case "TEXT": return .string
+            case "REAL" where double: return .double
+            case "INTEGER" where !integer && decimal && !hasFraction: return .decimal
+            default: break
+            }
             if integer { return .integer64 }
             if boolean { return .boolean }
             if decimal { return .decimal }
@@ -102,6 +123,10 @@ public struct ModelInference {
         }
 
         package var isUnique: Bool { distinct != nil && values > 0 && nulls == 0 }
+
+        /// Whether some decimal value seen has a point (`decimal` then holds fractions, not only
+        /// integers too long for 64 bits).
+        package var hasFraction = false
     }
 
     package struct Entity {
@@ -178,7 +203,7 @@ public struct ModelInference {
                 indexByKind[kind] = index
             }
             for column in 0..<min(record.count, entities[index].columns.count) {
-                entities[index].columns[column].observe(record.string(column))
+                entities[index].columns[column].observe(record.string(column), isBlob: record.isBlob(column))
             }
             // Children follow their parent record, so the last record seen with that number is the parent.
             if let parent = record.parentRecord, let last = lastEntityByNumber, last.number == parent {

@@ -77,6 +77,12 @@ public final class ValueConverter {
     /// failure) goes through `convert(_:)` with the field's text, so results and messages are the same.
     public func convert(_ record: Record, field: Int) -> Result<AttributeValue, ConversionFailure> {
         guard field < record.count, !record.isNull(field) else { return convert(nil) }
+        // A SQL BLOB (a database file's or a dump's) is its bytes, whatever the field's text encoding.
+        if attribute.type == .binary, record.isBlob(field), self.field.transforms.isEmpty,
+            let bytes = Self.hex(record.string(field) ?? "")
+        {
+            return .success(.binary(bytes))
+        }
         if readsBytes,
             let value = record.withBytes(field, { raw in value(of: raw.assumingMemoryBound(to: UInt8.self)) })
         {

@@ -56,6 +56,8 @@ public struct Record: Sendable {
         /// Lines between the record's first line and the field's.
         var lineDelta: Int32
         @usableFromInline var isNull: Bool
+        /// The field holds a SQL BLOB, as lowercase hexadecimal text.
+        var isBlob = false
     }
 
     init(context: Context, line: Int, column: Int, number: Int?, storage: Storage) {
@@ -80,12 +82,13 @@ public struct Record: Sendable {
         self.init(context: context, line: line, column: 1, number: number, storage: builder.finish())
     }
 
-    init(byteFields: [[UInt8]?], context: Context, line: Int, column: Int, number: Int?) {
+    init(byteFields: [[UInt8]?], blobs: Set<Int> = [], context: Context, line: Int, column: Int, number: Int?) {
         var builder = RecordBuilder()
-        for field in byteFields {
+        for (index, field) in byteFields.enumerated() {
             let start = builder.length
             if let field, !field.isEmpty { field.withUnsafeBufferPointer { builder.append($0.baseAddress!, $0.count) } }
-            builder.endField(start: start, column: column, lineDelta: 0, isNull: field == nil)
+            builder.endField(
+                start: start, column: column, lineDelta: 0, isNull: field == nil, isBlob: blobs.contains(index))
         }
         self.init(context: context, line: line, column: column, number: number, storage: builder.finish())
     }
@@ -142,6 +145,9 @@ public struct Record: Sendable {
         return Int(slot.end - slot.start)
     }
 
+    /// Whether field `index` holds a SQL BLOB (its text is the bytes in lowercase hexadecimal).
+    public func isBlob(_ index: Int) -> Bool { slot(index).isBlob }
+
     /// The bytes of field `index`.
     public func bytes(_ index: Int) -> [UInt8] { withBytes(index) { Array($0) } }
 
@@ -183,7 +189,8 @@ public struct Record: Sendable {
                 }
             }
             builder.endField(
-                start: start, column: Int(slot.column), lineDelta: Int(slot.lineDelta), isNull: slot.isNull)
+                start: start, column: Int(slot.column), lineDelta: Int(slot.lineDelta), isNull: slot.isNull,
+                isBlob: slot.isBlob)
         }
         storage = builder.finish()
     }

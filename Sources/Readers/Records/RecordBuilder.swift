@@ -164,18 +164,22 @@ struct RecordBuilder {
         slotCapacity = buffer.slotCapacity
     }
 
-    @inline(__always) mutating func endField(start: Int, column: Int, lineDelta: Int, isNull: Bool) {
-        addField(start: start, end: length, column: column, lineDelta: lineDelta, isNull: isNull)
+    @inline(__always) mutating func endField(
+        start: Int, column: Int, lineDelta: Int, isNull: Bool, isBlob: Bool = false
+    ) {
+        addField(start: start, end: length, column: column, lineDelta: lineDelta, isNull: isNull, isBlob: isBlob)
     }
 
     /// Adds a field whose bytes are `start..<end` of the record's bytes.
-    @inline(__always) mutating func addField(start: Int, end: Int, column: Int, lineDelta: Int, isNull: Bool) {
+    @inline(__always) mutating func addField(
+        start: Int, end: Int, column: Int, lineDelta: Int, isNull: Bool, isBlob: Bool = false
+    ) {
         if count == slotCapacity { grow(bytes: length, slots: count + 1) }
         (slots + count).initialize(
             to: Record.Slot(
                 start: Int32(truncatingIfNeeded: start), end: Int32(truncatingIfNeeded: end),
                 column: Int32(truncatingIfNeeded: column), lineDelta: Int32(truncatingIfNeeded: lineDelta),
-                isNull: isNull))
+                isNull: isNull, isBlob: isBlob))
         count += 1
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes an SQL value as record bytes: integers in decimal, reals in their shortest exact form, text
 /// as is, blobs as lowercase hexadecimal (record fields are text; the table's declared type tells a
 /// mapping to decode them).
@@ -20,6 +22,9 @@ enum SQLValueText {
     static func realText(_ value: Double) -> String {
         if value.isInfinite { return value > 0 ? "Inf" : "-Inf" }
         if value == value.rounded(), abs(value) < 9_007_199_254_740_992 { return String(Int64(value)) }
+        // A whole number past 64 bits in digits (its exact value), so that an INTEGER column's
+        // 99999999999999999999 — which SQLite keeps as the REAL 1e20 — reads as a whole number.
+        if value == value.rounded(), abs(value) < 1e21 { return String(format: "%.0f", value) }
         return value.description
     }
 }

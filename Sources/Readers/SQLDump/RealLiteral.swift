@@ -83,7 +83,11 @@ enum RealLiteral {
                 last = UInt64(byte - 48)
             }
         }
-        guard afterPoint else { return .integer }
+        // An integer literal beyond 64 bits is a REAL to SQLite (99999999999999999999 is 1e+20).
+        guard afterPoint else {
+            let limit = UInt64(Int64.max) + (isNegative ? 1 : 0)
+            return digits < 19 || (digits == 19 && high <= limit) ? .integer : .general
+        }
         guard fraction <= 21, digits <= 20 else { return .general }
         if digits == 0 { return .spelled(0, 0, false) }
         if digits <= 15 { return .spelled(high, -fraction, isNegative) }

@@ -402,7 +402,7 @@ public final class SQLDumpReader: RecordReader {
                 let start = builder.length
                 var isNull = try parser.value(into: &builder)
                 if builder.count == rowid { isNull = assignRowid(state!, start: start, isNull: isNull) }
-                builder.endField(start: start, column: 1, lineDelta: 0, isNull: isNull)
+                builder.endField(start: start, column: 1, lineDelta: 0, isNull: isNull, isBlob: parser.lastValueIsBlob)
             } while parser.consume(UInt8(ascii: ","))
             try parser.expect(UInt8(ascii: ")"))
             if let expected, builder.count != expected {
@@ -473,10 +473,13 @@ public final class SQLDumpReader: RecordReader {
             return index
         }
         repeat {
-            var given: [[UInt8]?] = []
+            var given: [[UInt8]?] = [], blobs = Set<Int>()
             if !defaults {
                 try parser.expect(UInt8(ascii: "("))
-                repeat { given.append(try parser.value()) } while parser.consume(UInt8(ascii: ","))
+                repeat {
+                    given.append(try parser.value())
+                    if parser.lastValueIsBlob { blobs.insert(given.count - 1) }
+                } while parser.consume(UInt8(ascii: ","))
                 try parser.expect(UInt8(ascii: ")"))
                 guard given.count == named.count else {
                     throw SQLParser.Failure(
@@ -486,9 +489,10 @@ public final class SQLDumpReader: RecordReader {
             builder.begin()
             for (index, column) in schema.columns.enumerated() {
                 let start = builder.length
-                var value: [UInt8]?
+                var value: [UInt8]?, isBlob = false
                 if let place = positions.firstIndex(of: index) {
                     value = given[place]
+                    isBlob = blobs.contains(place)
                 } else {
                     switch column.defaultValue {
                     case .null: value = nil
@@ -506,7 +510,7 @@ public final class SQLDumpReader: RecordReader {
                 }
                 var isNull = value == nil
                 if index == state.rowidColumn { isNull = assignRowid(state, start: start, isNull: isNull) }
-                builder.endField(start: start, column: 1, lineDelta: 0, isNull: isNull)
+                builder.endField(start: start, column: 1, lineDelta: 0, isNull: isNull, isBlob: isBlob)
             }
             recordNumber += 1
             pending.append(

@@ -11,6 +11,8 @@ struct SQLParser {
     var pos = 0
     /// Whether the literal `numberRange` read last has a point or an exponent (SQLite's REAL).
     var lastNumberIsReal = false
+    /// Whether the value `value()` read last is a BLOB literal (`X'…'`, given as lowercase hex).
+    var lastValueIsBlob = false
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -218,6 +220,7 @@ struct SQLParser {
     /// One value of a VALUES list written into `builder`; returns whether it is NULL. Plain numbers and
     /// strings without escapes are copied straight from the statement.
     mutating func value(into builder: inout RecordBuilder) throws -> Bool {
+        lastValueIsBlob = false
         skipSpace()
         guard pos < bytes.count else { throw Failure("expected a value before the end of the statement") }
         let c = bytes[pos]
@@ -233,7 +236,10 @@ struct SQLParser {
             }
         } else if (c >= 48 && c <= 57) || c == UInt8(ascii: "-") {
             let range = try numberRange()
-            if !lastNumberIsReal || !Self.appendReal(UnsafeBufferPointer(rebasing: bytes[range]), to: &builder) {
+            // An integer literal is kept as written unless it may not fit 64 bits (then SQLite reads a REAL).
+            if (!lastNumberIsReal && range.count < 19)
+                || !Self.appendReal(UnsafeBufferPointer(rebasing: bytes[range]), to: &builder)
+            {
                 builder.append(bytes.baseAddress! + range.lowerBound, range.count)
             }
             return false
@@ -247,6 +253,7 @@ struct SQLParser {
 
     /// One value of a VALUES list: bytes of its text form, `nil` for NULL.
     mutating func value() throws -> [UInt8]? {
+        lastValueIsBlob = false
         skipSpace()
         guard pos < bytes.count else { throw Failure("expected a value before the end of the statement") }
         let c = bytes[pos]
@@ -263,6 +270,7 @@ struct SQLParser {
             else {
                 throw Failure("a blob literal X'…' must hold an even number of hexadecimal digits")
             }
+            lastValueIsBlob = true
             return hex.map { $0 >= 65 && $0 <= 70 ? $0 | 0x20 : $0 }
         }
         guard let word = keyword() else {

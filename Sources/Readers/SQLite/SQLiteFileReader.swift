@@ -128,18 +128,21 @@ public final class SQLiteFileReader: RecordReader {
                 if try statement.step() {
                     rowNumber += 1
                     recordNumber += 1
-                    var fields: [[UInt8]?] = []
+                    var fields: [[UInt8]?] = [], blobs = Set<Int>()
                     for column in 0..<Int32(table.columns.count) {
                         switch statement.value(column) {
                         case .null: fields.append(nil)
                         case .integer(let v): fields.append(Array(String(v).utf8))
                         case .real(let v): fields.append(SQLValueText.real(v))
                         case .text(let v): fields.append(Array(v.utf8))
-                        case .blob(let v): fields.append(SQLValueText.hex(v))
+                        case .blob(let v):
+                            blobs.insert(fields.count)
+                            fields.append(SQLValueText.hex(v))
                         }
                     }
                     return Record(
-                        byteFields: fields, context: context, line: rowNumber, column: 1, number: recordNumber)
+                        byteFields: fields, blobs: blobs, context: context, line: rowNumber, column: 1,
+                        number: recordNumber)
                 }
                 self.statement = nil
                 tableIndex += 1
