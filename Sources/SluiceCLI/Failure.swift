@@ -9,6 +9,12 @@ func failure(_ error: any Error) -> ExitCode {
     return ExitCode(ExitStatus(for: error).rawValue)
 }
 
+/// Prints `sluice: warning: <message>` on standard error: something the user should know that does
+/// not stop the command.
+func warn(_ message: String) {
+    FileHandle.standardError.write(Data("sluice: warning: \(message)\n".utf8))
+}
+
 /// Runs `body`; an error it throws is printed and becomes its exit status.
 func exitingOnFailure<T>(_ body: () throws -> T) throws -> T {
     do { return try body() } catch let exit as ExitCode { throw exit } catch { throw failure(error) }

@@ -34,7 +34,7 @@ struct Infer: ParsableCommand {
 
     func run() throws {
         let model = try exitingOnFailure {
-            try ModelProposal.modelFile(for: inputs, format: format.rawValue, recordPath: record)
+            try ModelProposal.modelFile(for: inputs, format: format.rawValue, recordPath: record, warn: warn)
         }
         print(model, terminator: "")
     }

@@ -41,9 +41,11 @@ extension ModelInference {
             let reader = try SQLDumpReader(path: path)
             // A table's schema is known once its CREATE TABLE is read, which precedes its rows.
             try add(reader, entity: entity, schemas: { reader.tables })
+            noteNotImported(reader.notImported, in: path)
         case .sqlite:
             let reader = try SQLiteFileReader(path: path)
             try add(reader, entity: entity, schemas: { reader.tables })
+            noteNotImported(reader.notImported, in: path)
         }
     }
 }

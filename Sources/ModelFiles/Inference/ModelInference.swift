@@ -145,8 +145,15 @@ public struct ModelInference {
     }
 
     package var entities: [Entity] = []
+    /// What SQL inputs define but hold no rows of (views, triggers, virtual tables), each named
+    /// with its file: `legacy.db: view "recent"`.
+    public private(set) var notImported: [String] = []
 
     public init() {}
+
+    mutating func noteNotImported(_ names: [String], in path: String) {
+        notImported += names.map { "\(path): \($0)" }
+    }
 
     /// Reads every record of `reader` into the proposal for `entity` (records of other kinds, e.g. XML
     /// children or other tables, become entities of their own, named after their kind).

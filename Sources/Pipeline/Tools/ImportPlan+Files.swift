@@ -5,6 +5,8 @@ extension ImportPlan {
     /// keeps them when the user asked to save the pipeline).
     public struct Prepared {
         public let config: PipelineConfig
+        /// What the inputs define but hold no rows of (views, triggers, virtual tables).
+        public let notImported: [String]
         let files: [URL]
 
         /// Removes the pipeline and model files written for the run, unless they were asked for.
@@ -35,7 +37,7 @@ extension ImportPlan {
             if let modelText = plan.modelText { try write(modelText, to: modelFile, "the model file") }
             try write(plan.pipelineText, to: pipelineFile, "the pipeline file")
             let config = try PipelineFile.load(contentsOf: pipelineFile)
-            return Prepared(config: config, files: saved == nil ? written : [])
+            return Prepared(config: config, notImported: plan.notImported, files: saved == nil ? written : [])
         } catch {
             if saved == nil { for file in written { try? FileManager.default.removeItem(at: file) } }
             throw error

@@ -49,6 +49,8 @@ public struct ImportPlan {
     public let pipelineText: String
     /// The inferred model file's text, or `nil` when the model is given or stored in the target.
     public let modelText: String?
+    /// What the inputs define but hold no rows of (views, triggers, virtual tables), for a warning.
+    public let notImported: [String]
 
     /// Infers what is needed and writes the pipeline.
     /// - Parameter modelFile: where the pipeline says the model is (the inferred model is to be
@@ -111,6 +113,7 @@ public struct ImportPlan {
             inferred = recorded.text
         }
         modelText = inferred
+        notImported = inference.notImported
 
         let plans = inference.plans()
         var text = "# Written by `sluice import`; run it again with `sluice run`.\nversion: 1\n"
