@@ -5,7 +5,7 @@ import Testing
 
 /// Legacy databases of shapes real ones have, imported with no flags from the database file and
 /// from a script of the same data: link tables (with and without columns of their own), two
-/// foreign keys to one table, NULL ids.
+/// foreign keys to one table, NULL ids, a table without a key holding identical rows.
 @Suite struct LegacyShapesTests {
     typealias R = RunCommandTests
 
@@ -26,6 +26,8 @@ import Testing
         INSERT INTO book_author VALUES(1,1),(1,2),(2,3);
         INSERT INTO review VALUES(1,3,5),(2,1,4);
         INSERT INTO task(title, owner_id, reviewer_id) VALUES('write',1,2),('edit',2,NULL),('print',NULL,NULL);
+        CREATE TABLE event_log(at TEXT, msg TEXT);
+        INSERT INTO event_log VALUES('10:00','start'),('10:00','start'),('10:05','stop');
         CREATE VIEW reading AS SELECT book.title, person.name FROM book_author JOIN book ON book.id = book_id
           JOIN person ON person.id = author_id;
         """
@@ -37,6 +39,7 @@ import Testing
             try R.query(store, "SELECT book_id, author_id FROM book_author ORDER BY 1, 2"),
             try R.query(store, "SELECT book_id, reviewer_id, stars FROM review ORDER BY 1, 2"),
             try R.query(store, "SELECT id, title, owner_id, reviewer_id FROM task ORDER BY id"),
+            try R.query(store, "SELECT at, msg FROM event_log ORDER BY at, msg"),
         ]
     }
 
@@ -59,7 +62,10 @@ import Testing
                 result.stderr.contains("sluice: warning: not imported (no rows to read): \(input): view \"reading\""))
             let again = try runSluice(["import", input, "--to", store])
             #expect(again.status == 0, "\(again.stderr)")
-            for (entity, count) in [("Person", 3), ("Book", 2), ("BookAuthor", 3), ("Review", 2), ("Task", 3)] {
+            // A table without a key keeps every row, identical ones too, and finds them again.
+            for (entity, count) in [
+                ("Person", 3), ("Book", 2), ("BookAuthor", 3), ("Review", 2), ("Task", 3), ("EventLog", 3),
+            ] {
                 #expect(
                     again.stdout.contains("\(entity): \(count) read, 0 inserted, 0 updated, \(count) unchanged"),
                     "\(input): \(again.stdout)")

@@ -142,6 +142,8 @@ public struct ModelInference {
         package var table: String = ""
         /// For nested records (XML children): the entity of their parent records.
         package var parent: Int?
+        /// Whether the entity is a SQL table (of a dump or a database file).
+        package var isTable = false
     }
 
     package var entities: [Entity] = []
@@ -201,6 +203,7 @@ public struct ModelInference {
                         schemas().contains { $0.name == kind } ? kind : Self.plural(kind)
                     } ?? table ?? entity
                 if let declaredTable {
+                    proposed.isTable = true
                     proposed.primaryKey = declaredTable.primaryKey
                     proposed.uniqueKeys = declaredTable.uniqueKeys
                     proposed.foreignKeys = declaredTable.foreignKeys
@@ -274,6 +277,19 @@ public struct ModelInference {
             }
             ?? candidates.first { $0.type == .integer64 } ?? candidates.first
         return best.map { [$0.source] } ?? []
+    }
+
+    /// For a SQL table without a key of any kind (declared, unique, or found in its values): the
+    /// attribute that keys its rows by their place in the table (the mapping's `#row`), so that
+    /// every row is kept — identical ones too — and a re-import finds them again. Named `id`, or
+    /// `rowId`/`rowNumber` when the table has a column of that name.
+    package func rowKey(of entity: Entity) -> String? {
+        guard entity.isTable, key(of: entity).isEmpty else { return nil }
+        let taken = Set(
+            entity.columns.flatMap { [Self.attributeName($0.source).lowercased(), $0.source.lowercased()] })
+        return ["id", "rowId", "rowNumber"].first {
+            !taken.contains($0.lowercased()) && !taken.contains(snakeCaseName($0))
+        } ?? "sluiceRow"
     }
 
     /// `signup_date` → `signupDate`, `Full Name` → `fullName`.
@@ -356,11 +372,14 @@ public struct ModelInference {
             }
             var key = self.key(of: entity).map(Self.attributeName)
             if key.contains(where: { name in linkedColumns.contains { Self.attributeName($0) == name } }) { key = [] }
+            let rowKey = self.rowKey(of: entity)
+            if let rowKey { key = [rowKey] }
             return EntityPlan(
                 name: entity.name, origin: entity.origin,
-                fields: entity.columns.filter { !linkedColumns.contains($0.source) }.map {
-                    (Self.attributeName($0.source), $0.source)
-                },
+                fields: (rowKey.map { [($0, Record.ordinalFieldName)] } ?? [])
+                    + entity.columns.filter { !linkedColumns.contains($0.source) }.map {
+                        (Self.attributeName($0.source), $0.source)
+                    },
                 lookups: lookups, key: key,
                 parent: entity.parent.map { ($0, Self.attributeName(entities[$0].name)) })
         }
@@ -381,8 +400,16 @@ public struct ModelInference {
                 text += "    table: \(Self.yamlName(entity.table))\n"
             }
             let linked = Set(links.filter { $0.from == index }.map(\.column))
+            let rowKey = self.rowKey(of: entity)
             // A link table of foreign keys only (book_author) has no attributes of its own.
-            if entity.columns.contains(where: { !linked.contains($0.source) }) { text += "    attributes:\n" }
+            if rowKey != nil || entity.columns.contains(where: { !linked.contains($0.source) }) {
+                text += "    attributes:\n"
+            }
+            if let rowKey {
+                let column = snakeCaseName(rowKey) == rowKey ? "" : ", column: \(snakeCaseName(rowKey))"
+                text +=
+                    "      \(rowKey): { type: integer64, optional: false\(column) }    # the row's place in the table\n"
+            }
             for column in entity.columns where !linked.contains(column.source) {
                 var rules = ["type: \(column.type)"]
                 if column.nulls == 0, column.values > 0 { rules.append("optional: false") }
@@ -436,6 +463,7 @@ public struct ModelInference {
                 let key = self.key(of: entity)
                 if !key.isEmpty { unique = [key.map(name)] }
             }
+            if let rowKey { unique = [[rowKey]] }
             // A key of one relationship alone would make the relationship one-to-one: left out.
             let kept = unique.filter { key in !(key.count == 1 && linked.contains { name($0) == key[0] }) }
             if !kept.isEmpty {

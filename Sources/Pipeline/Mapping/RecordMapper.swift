@@ -41,6 +41,7 @@ public final class RecordMapper {
         var missing: [String] = []
         func field(_ name: String) -> Int {
             if let position = index[name] { return position }
+            if name == Record.ordinalFieldName { return Self.rowField }
             missing.append(name)
             return -1
         }
@@ -88,11 +89,14 @@ public final class RecordMapper {
         filter = try mapping.filter?.compiled(for: entity)
     }
 
+    /// Where `Record.ordinalFieldName` points.
+    static let rowField = -2
+
     /// The text and position of the field an attribute was mapped from (for failures found later,
     /// such as validation at save); `nil` when the attribute is not mapped from a field.
     public func field(of attributeName: String, in record: Record) -> (raw: String?, position: SourcePosition)? {
         guard let index = entity.attributeIndex(named: attributeName),
-            let field = fields.first(where: { $0.attribute == index })?.field, field < record.count
+            let field = fields.first(where: { $0.attribute == index })?.field, field >= 0, field < record.count
         else { return nil }
         return (record.string(field), record.position(ofField: field))
     }
@@ -104,15 +108,19 @@ public final class RecordMapper {
         mapped.values.reserveCapacity(valueCount)
         var failures: [RejectFailure] = []
         func convert(_ field: Int, _ converter: ValueConverter) {
-            switch converter.convert(record, field: field) {
+            let result =
+                field == Self.rowField
+                ? converter.convert(record.ordinal.map(String.init)) : converter.convert(record, field: field)
+            switch result {
             case .success(let value): mapped.values.append(value)
             case .failure(let failure):
-                let raw = field < record.count ? record.string(field) : nil
+                let inRecord = field >= 0 && field < record.count
+                let raw = inRecord ? record.string(field) : nil
                 failures.append(
                     RejectFailure(
                         property: converter.attribute.name, raw: raw, rule: failure.rule.rawValue,
                         message: failure.message,
-                        position: field < record.count ? record.position(ofField: field) : record.position))
+                        position: inRecord ? record.position(ofField: field) : record.position))
             }
         }
         for (_, field, converter) in fields { convert(field, converter) }

@@ -27,6 +27,17 @@ public struct Record: Sendable {
     public let number: Int?
     /// For nested records: the number of the record this one belongs to.
     public var parentRecord: Int?
+    /// For a table's rows (SQL dumps, SQLite files): the row's 1-based place among its table's rows,
+    /// in the order they are read; else `number`. What a mapping's `#row` field gives.
+    public var ordinal: Int? {
+        get { tableRow ?? number }
+        set { tableRow = newValue }
+    }
+    private var tableRow: Int?
+
+    /// The field name a mapping gives to read `ordinal` (a key for rows of a table without one, so
+    /// that a re-import finds them again).
+    public static let ordinalFieldName = "#row"
 
     /// Where the record starts.
     public var position: SourcePosition {

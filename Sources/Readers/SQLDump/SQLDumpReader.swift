@@ -56,6 +56,8 @@ public final class SQLDumpReader: RecordReader {
         let context: Record.Context
         let rowidColumn: Int?
         var maxRowid: Int64 = 0
+        /// Rows read so far (the next row's `Record.ordinal` is one more).
+        var rows = 0
         /// A virtual table's storage: never read.
         let isShadow: Bool
 
@@ -410,8 +412,13 @@ public final class SQLDumpReader: RecordReader {
                     "a row of \(table) has \(builder.count) values, the table has \(expected) columns")
             }
             recordNumber += 1
-            pending.append(
-                Record(context: context, line: line, column: 1, number: recordNumber, storage: builder.finish()))
+            var record = Record(
+                context: context, line: line, column: 1, number: recordNumber, storage: builder.finish())
+            if let state {
+                state.rows += 1
+                record.ordinal = state.rows
+            }
+            pending.append(record)
         } while parser.consume(UInt8(ascii: ","))
         try expectEnd(&parser)
     }
@@ -513,8 +520,11 @@ public final class SQLDumpReader: RecordReader {
                 builder.endField(start: start, column: 1, lineDelta: 0, isNull: isNull, isBlob: isBlob)
             }
             recordNumber += 1
-            pending.append(
-                Record(context: state.context, line: line, column: 1, number: recordNumber, storage: builder.finish()))
+            state.rows += 1
+            var record = Record(
+                context: state.context, line: line, column: 1, number: recordNumber, storage: builder.finish())
+            record.ordinal = state.rows
+            pending.append(record)
         } while !defaults && parser.consume(UInt8(ascii: ","))
         try expectEnd(&parser)
     }

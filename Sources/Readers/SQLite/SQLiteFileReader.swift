@@ -140,9 +140,11 @@ public final class SQLiteFileReader: RecordReader {
                             fields.append(SQLValueText.hex(v))
                         }
                     }
-                    return Record(
+                    var record = Record(
                         byteFields: fields, blobs: blobs, context: context, line: rowNumber, column: 1,
                         number: recordNumber)
+                    record.ordinal = rowNumber
+                    return record
                 }
                 self.statement = nil
                 tableIndex += 1
