@@ -74,18 +74,20 @@ INSERT INTO employee VALUES (3, 'Cy', 1);
 INSERT INTO employee VALUES (4, 'Dee', 1);
 INSERT INTO employee VALUES (5, 'Eve', 5);
 
--- Shape: trigger (after insert on note, writes audit rows; .dump replays the rows, not the trigger)
 -- Shape: NULL into an INTEGER PRIMARY KEY (SQLite assigns the rowid) and a column list without it
+-- Shape: trigger (after insert on note, writes audit rows), created after the rows as .dump writes
+-- it: a script whose trigger would fire for its own INSERTs is refused (Sluice does not run triggers)
 CREATE TABLE note (note_id INTEGER PRIMARY KEY, body TEXT);
 CREATE TABLE audit (audit_id INTEGER PRIMARY KEY, what TEXT NOT NULL);
-CREATE TRIGGER note_audit AFTER INSERT ON note
-BEGIN
-  INSERT INTO audit (what) VALUES ('note ' || NEW.note_id || ' added');
-END;
 INSERT INTO note VALUES (NULL, 'gets rowid 1');
 INSERT INTO note VALUES (10, 'explicit 10');
 INSERT INTO note VALUES (NULL, 'gets rowid 11');
 INSERT INTO note (body) VALUES ('no key column: gets rowid 12');
+INSERT INTO audit (what) VALUES ('note 1 added'), ('note 10 added'), ('note 11 added'), ('note 12 added');
+CREATE TRIGGER note_audit AFTER INSERT ON note
+BEGIN
+  INSERT INTO audit (what) VALUES ('note ' || NEW.note_id || ' added');
+END;
 
 -- Shape: composite primary key that is not a link table (no foreign keys)
 CREATE TABLE price_history (sku TEXT NOT NULL, valid_from TEXT NOT NULL, price NUMERIC(10,2),

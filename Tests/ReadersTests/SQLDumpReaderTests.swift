@@ -34,10 +34,10 @@ func readDump(_ text: String, tables: Set<String>? = nil) throws -> (records: [R
         INSERT INTO orders VALUES(10,1,replace('a\\nb','\\n',char(10)),X'00FF');
         INSERT INTO orders VALUES(11,2,unistr('tab\\0009end \\u00e9\\+01F600'),NULL);
         CREATE INDEX orders_customer ON orders(customer);
-        CREATE VIEW v AS SELECT * FROM orders;
-        CREATE TRIGGER t AFTER INSERT ON orders BEGIN UPDATE orders SET note = 'x;y' WHERE id = new.id; SELECT 1; END;
         /* a block comment ; */
         INSERT INTO orders(id, note) VALUES(12,'only two columns');
+        CREATE VIEW v AS SELECT * FROM orders;
+        CREATE TRIGGER t AFTER INSERT ON orders BEGIN UPDATE orders SET note = 'x;y' WHERE id = new.id; SELECT 1; END;
         COMMIT;
         """
 

@@ -37,6 +37,8 @@ public final class SQLDumpReader: RecordReader {
     @exclusivity(unchecked) private var states: [String: TableState] = [:]
     /// Virtual tables (by `sqlName`): tables named `<virtual table>_…` are their storage.
     private var virtualTables: [String] = []
+    /// Tables (by `sqlName`) with an INSERT trigger, and the trigger: SQLite would run it for each row.
+    private var insertTriggers: [String: String] = [:]
     /// The line of a BEGIN whose COMMIT is still to come.
     private var openTransaction: Int?
     private var ended = false
@@ -162,9 +164,21 @@ public final class SQLDumpReader: RecordReader {
             _ = parser.keyword()
             skipIfNotExists(&parser)
             noteVirtualTable(try qualifiedName(&parser))
-        case "VIEW", "TRIGGER":
+        case "VIEW":
             skipIfNotExists(&parser)
-            notImported.append("\(next!.lowercased()) \(try qualifiedName(&parser).debugDescription)")
+            notImported.append("view \(try qualifiedName(&parser).debugDescription)")
+        case "TRIGGER":
+            skipIfNotExists(&parser)
+            let name = try qualifiedName(&parser)
+            notImported.append("trigger \(name.debugDescription)")
+            // [BEFORE | AFTER | INSTEAD OF] INSERT | UPDATE [OF …] | DELETE ON table
+            var fires = false
+            while let word = parser.keyword(), word != "ON" { if word == "INSERT" { fires = true } }
+            let table = try qualifiedName(&parser)
+            if fires {
+                insertTriggers[TableSchema.sqlName(table)] = name
+                lastTableInfo = nil
+            }
         default: break  // INDEX: the rows are what count
         }
     }
@@ -377,7 +391,15 @@ public final class SQLDumpReader: RecordReader {
                 return try schemaRows(&parser)
             }
             let state = states[key]
-            let wanted = state?.isShadow != true && (only.map { $0.contains(key) } ?? !key.hasPrefix("sqlite_"))
+            if let trigger = insertTriggers[key] {
+                throw unsupported(
+                    "the INSERT into \(table.debugDescription) would run its trigger \(trigger.debugDescription), "
+                        + "whose changes Sluice cannot make")
+            }
+            // A virtual table's rows (a script filling an FTS table) are its module's, like its shadow tables.
+            let wanted =
+                state?.isShadow != true && !virtualTables.contains(key)
+                && (only.map { $0.contains(key) } ?? !key.hasPrefix("sqlite_"))
             lastTableInfo = (state, wanted)
         }
         let state = lastTableInfo!.state

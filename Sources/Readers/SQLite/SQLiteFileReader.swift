@@ -109,9 +109,16 @@ public final class SQLiteFileReader: RecordReader {
         rowid.bind(table, at: 1)
         let pkIndex = try rowid.step()
         let withoutRowid = pkIndex && (try? connection.makeStatement("SELECT rowid FROM \(quoted(table))")) == nil
+        // In the order the table declares them (SQLite numbers them last first), as a dump reads them.
+        func place(_ key: TableSchema.ForeignKey) -> Int {
+            key.columns.compactMap { name in columns.firstIndex { $0.name == name } }.min() ?? columns.count
+        }
+        let foreignKeys = order.map { foreign[$0]! }.enumerated().sorted {
+            (place($0.element), -$0.offset) < (place($1.element), -$1.offset)
+        }.map(\.element)
         return TableSchema(
             name: table, columns: columns, primaryKey: keyed.sorted { $0.0 < $1.0 }.map(\.1),
-            foreignKeys: order.map { foreign[$0]! }, uniqueKeys: unique, isWithoutRowid: withoutRowid)
+            foreignKeys: foreignKeys, uniqueKeys: unique, isWithoutRowid: withoutRowid)
     }
 
     public func next() throws -> Record? {

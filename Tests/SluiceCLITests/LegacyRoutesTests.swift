@@ -1,0 +1,68 @@
+import Drivers
+import Foundation
+import Readers
+import TestSupport
+import Testing
+
+/// One legacy database of every shape (`Tests/Fixtures/legacy-shapes.sql`: link tables, two keys
+/// to one table, a cycle, a self-reference, NULL ids, composite keys, no key, WITHOUT ROWID, BLOBs,
+/// digit-only text, 64-bit integers, reals, a view, a trigger, FTS5, odd names) imported from the
+/// database file, from its `sqlite3 .dump` and from the script itself: no flags, nothing rejected,
+/// every table equal to the source, and a re-import that inserts nothing.
+@Suite struct LegacyRoutesTests {
+    typealias R = RunCommandTests
+
+    /// `sqlite3 DB .dump`, as users make dumps (the sqlite3 shell, which CI installs).
+    static func dump(_ database: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["sqlite3", database, ".dump"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    @Test func theFixtureImportsAlikeFromTheFileItsDumpAndItsScript() throws {
+        let directory = try TemporaryDirectory()
+        let fixture = R.root.appendingPathComponent("Tests/Fixtures/legacy-shapes.sql")
+        let database = directory.url.appendingPathComponent("legacy.db").path
+        try SQLiteConnection(path: database, mode: .readWriteCreate).execute(
+            String(contentsOf: fixture, encoding: .utf8))
+        let dump = try directory.file("legacy.dump.sql", contents: try Self.dump(database))
+        // The tables a reader reads (no view, no virtual table, no FTS shadow table).
+        let tables = try SQLiteFileReader(path: database).tables
+        #expect(tables.count == 21 && !tables.contains { $0.name.hasPrefix("doc_fts") })
+
+        for (route, input) in [("file", database), ("dump", dump.path), ("script", fixture.path)] {
+            let store = directory.url.appendingPathComponent("\(route).sqlite").path
+            let result = try runSluice(["import", input, "--to", store])
+            #expect(result.status == 0, "\(route): \(result.stdout)\(result.stderr)")
+            let counts = result.stdout.split(separator: "\n").filter { $0.contains(" read, ") }
+            #expect(counts.count == tables.count, "\(route): \(result.stdout)")
+            for line in counts { #expect(line.hasSuffix(" 0 rejected"), "\(route): \(line)") }
+            #expect(result.stderr.contains("virtual table \"doc_fts\""), "\(route): \(result.stderr)")
+            for table in tables {
+                // A text key's references hold the store's own key (see docs/STATUS.md): compared by a join.
+                let columns = table.columns.map(\.name).filter { !(table.name == "person" && $0 == "country_code") }
+                let list = columns.map(Self.quoted).joined(separator: ", ")
+                let sql = "SELECT \(list) FROM \(Self.quoted(table.name)) ORDER BY \(list)"
+                #expect(try R.query(store, sql) == R.query(database, sql), "\(route): \(table.name)")
+            }
+            let countries = "SELECT person.name, country.code FROM person LEFT JOIN country ON "
+            #expect(
+                try R.query(store, countries + "country.id = person.country_code ORDER BY 1")
+                    == R.query(database, countries + "country.code = person.country_code ORDER BY 1"), "\(route)")
+            let again = try runSluice(["import", input, "--to", store])
+            #expect(again.status == 0, "\(route): \(again.stderr)")
+            for line in again.stdout.split(separator: "\n") where line.contains(" read, ") {
+                #expect(line.contains(" 0 inserted,") && line.contains(" 0 rejected"), "\(route): \(line)")
+            }
+        }
+    }
+}
