@@ -58,6 +58,11 @@ import Testing
             #expect(
                 try R.query(store, countries + "country.id = person.country_code ORDER BY 1")
                     == R.query(database, countries + "country.code = person.country_code ORDER BY 1"), "\(route)")
+            // The source's indexes: a unique one becomes a key, a plain one a fetch index.
+            let indexes =
+                "SELECT list.\"unique\", info.name FROM pragma_index_list('book') list, "
+                + "pragma_index_info(list.name) info WHERE info.name IN ('title', 'isbn') ORDER BY 2"
+            #expect(try R.query(store, indexes) == [[.integer(1), .text("isbn")], [.integer(0), .text("title")]])
             let again = try runSluice(["import", input, "--to", store])
             #expect(again.status == 0, "\(route): \(again.stderr)")
             for line in again.stdout.split(separator: "\n") where line.contains(" read, ") {

@@ -135,6 +135,8 @@ public struct ModelInference {
         package var primaryKey: [String] = []
         package var uniqueKeys: [[String]] = []
         package var foreignKeys: [TableSchema.ForeignKey] = []
+        /// The table's fetch indexes (by columns).
+        package var indexes: [[String]] = []
         /// The SQL table or file the entity came from.
         package var origin: String
         /// The table name the store gives the entity: the file's or table's name (`orders`), or for
@@ -220,6 +222,14 @@ public struct ModelInference {
                 entities[index].parent = last.entity
             }
             if record.parentRecord == nil, let number = record.number { lastEntityByNumber = (number, index) }
+        }
+        // What a dump declares after a table's rows (its indexes) counts too.
+        let declared = schemas()
+        for index in entities.indices where entities[index].isTable {
+            let name = TableSchema.sqlName(entities[index].origin)
+            guard let table = declared.first(where: { TableSchema.sqlName($0.name) == name }) else { continue }
+            entities[index].uniqueKeys = table.uniqueKeys
+            entities[index].indexes = table.indexes
         }
     }
 
@@ -469,6 +479,13 @@ public struct ModelInference {
             if !kept.isEmpty {
                 text +=
                     "    unique: [" + kept.map { "[" + $0.joined(separator: ", ") + "]" }.joined(separator: ", ")
+                    + "]\n"
+            }
+            // The source's indexes for fetches (those on foreign keys the store makes anyway).
+            let indexes = entity.indexes.filter { $0.allSatisfy { !linked.contains($0) } }.map { $0.map(name) }
+            if !indexes.isEmpty {
+                text +=
+                    "    indexes: [" + indexes.map { "[" + $0.joined(separator: ", ") + "]" }.joined(separator: ", ")
                     + "]\n"
             }
         }

@@ -43,6 +43,9 @@ public struct TableSchema: Sendable, Hashable {
     public var uniqueKeys: [[String]]
     /// A `WITHOUT ROWID` table: its primary key is all there is (no rowid, no INTEGER PRIMARY KEY alias).
     public var isWithoutRowid: Bool
+    /// The columns of the table's other indexes (`CREATE INDEX`), for fetches; unique ones are in
+    /// `uniqueKeys`, partial and expression indexes are left out.
+    public var indexes: [[String]] = []
 
     public init(
         name: String, columns: [Column], primaryKey: [String] = [], foreignKeys: [ForeignKey] = [],

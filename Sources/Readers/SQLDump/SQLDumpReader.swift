@@ -157,7 +157,8 @@ public final class SQLDumpReader: RecordReader {
     private func create(_ parser: inout SQLParser) throws {
         var next = parser.keyword()
         if next == "TEMP" || next == "TEMPORARY" { next = parser.keyword() }
-        if next == "UNIQUE" { next = parser.keyword() }
+        let unique = next == "UNIQUE"
+        if unique { next = parser.keyword() }
         switch next {
         case "TABLE": try createTable(&parser)
         case "VIRTUAL":
@@ -179,8 +180,24 @@ public final class SQLDumpReader: RecordReader {
                 insertTriggers[TableSchema.sqlName(table)] = name
                 lastTableInfo = nil
             }
-        default: break  // INDEX: the rows are what count
+        case "INDEX": try createIndex(&parser, unique: unique)
+        default: break
         }
+    }
+
+    /// `CREATE [UNIQUE] INDEX name ON table (column, …)`: a unique key or a fetch index of the
+    /// table (not a partial one, nor one on expressions).
+    private func createIndex(_ parser: inout SQLParser, unique: Bool) throws {
+        skipIfNotExists(&parser)
+        _ = try qualifiedName(&parser)
+        guard parser.keyword() == "ON" else { return }
+        let table = try qualifiedName(&parser)
+        guard let columns = try? parser.identifierList(), parser.keyword() != "WHERE" else { return }
+        let key = TableSchema.sqlName(table)
+        guard let index = tables.firstIndex(where: { TableSchema.sqlName($0.name) == key }),
+            columns.allSatisfy({ tables[index].columnIndex(named: $0) != nil })
+        else { return }
+        if unique { tables[index].uniqueKeys.append(columns) } else { tables[index].indexes.append(columns) }
     }
 
     /// Statements other than INSERT and CREATE: those that change nothing are passed over; those

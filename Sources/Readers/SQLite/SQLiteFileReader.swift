@@ -93,16 +93,21 @@ public final class SQLiteFileReader: RecordReader {
             foreign[id]!.columns.append(keys.string(2) ?? "")
             if let to = keys.string(3) { foreign[id]!.referencedColumns.append(to) }
         }
+        // UNIQUE constraints and CREATE [UNIQUE] INDEX, whole and on columns (not partial, not on
+        // expressions), in the order they were made.
         let indexes = try connection.makeStatement(
-            "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1 AND origin = 'u'")
+            "SELECT name, \"unique\" FROM pragma_index_list(?) WHERE origin IN ('u', 'c') AND partial = 0 "
+                + "ORDER BY seq DESC")
         indexes.bind(table, at: 1)
-        var unique: [[String]] = []
+        var unique: [[String]] = [], plain: [[String]] = []
         while try indexes.step() {
             let columnsOf = try connection.makeStatement("SELECT name FROM pragma_index_info(?) ORDER BY seqno")
             columnsOf.bind(indexes.string(0) ?? "", at: 1)
-            var group: [String] = []
-            while try columnsOf.step() { group.append(columnsOf.string(0) ?? "") }
-            unique.append(group)
+            var group: [String?] = []
+            while try columnsOf.step() { group.append(columnsOf.string(0)) }
+            let names = group.compactMap { $0 }
+            guard names.count == group.count, !names.isEmpty else { continue }
+            if indexes.int64(1) != 0 { unique.append(names) } else { plain.append(names) }
         }
         // A WITHOUT ROWID table has no rowid to select.
         let rowid = try connection.makeStatement("SELECT 1 FROM pragma_index_list(?) WHERE origin = 'pk'")
@@ -116,9 +121,11 @@ public final class SQLiteFileReader: RecordReader {
         let foreignKeys = order.map { foreign[$0]! }.enumerated().sorted {
             (place($0.element), -$0.offset) < (place($1.element), -$1.offset)
         }.map(\.element)
-        return TableSchema(
+        var schema = TableSchema(
             name: table, columns: columns, primaryKey: keyed.sorted { $0.0 < $1.0 }.map(\.1),
             foreignKeys: foreignKeys, uniqueKeys: unique, isWithoutRowid: withoutRowid)
+        schema.indexes = plain
+        return schema
     }
 
     public func next() throws -> Record? {
