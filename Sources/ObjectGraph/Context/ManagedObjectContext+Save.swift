@@ -69,6 +69,10 @@ extension ManagedObjectContext {
                 rewritten.append(object)
                 request.updatedRows.append(row)
             }
+            // A fault whose to-many edits change nothing stored (members that name it still) is unchanged.
+            for object in updated where object.original == nil && !object.hasToManyEdits {
+                unchanged.insert(ObjectIdentifier(object))
+            }
             for object in updated { appendToManyChanges(of: object, to: &request) }
             request.deletedObjects = deleted.map { ($0.objectID, $0.version) }
             try source.sourceSave(request)

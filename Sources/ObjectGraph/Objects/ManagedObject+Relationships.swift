@@ -171,13 +171,20 @@ extension ManagedObject {
                 if !storage.added.isEmpty || !storage.removed.isEmpty { return true }
                 continue
             }
+            // "Names this object" by identity or ID: another object for the same row (an inserted
+            // object a uniqueness conflict merged into this stored one) names it too.
+            func namesSelf(_ member: ManagedObject) -> Bool? {
+                guard let original = member.original else { return nil }
+                let named = original.toOne[inverse.index]
+                return named === self || (named != nil && named?.objectID == objectID)
+            }
             for member in storage.added {
                 if member.changeState == .inserted { return true }
-                if let original = member.original, original.toOne[inverse.index] !== self { return true }
+                if namesSelf(member) == false { return true }
             }
             for member in storage.removed {
                 if member.changeState == .deleted { return true }
-                if let original = member.original, original.toOne[inverse.index] === self { return true }
+                if namesSelf(member) == true { return true }
             }
         }
         return false
