@@ -53,6 +53,16 @@ public struct PipelineConfig: Sendable {
         public var mapping: Mapping
         /// Where the source is declared in the pipeline file.
         public var line: Int
+        /// What a record repeating a key of an earlier record of this source does.
+        public var duplicates = Duplicates.reject
+    }
+
+    /// A key that appears twice in one source: the later record is rejected naming the first
+    /// (`reject`, the default: an upsert is for rows stored before the run), or updates the object
+    /// the first made (`lastWins`).
+    public enum Duplicates: String, Sendable {
+        case reject
+        case lastWins = "last-wins"
     }
 
     /// Records of one kind onto objects of one entity; children are records nested in them (XML).

@@ -10,7 +10,7 @@ extension PipelineReader {
     mutating func readSource(_ node: Node, model: ManagedObjectModel) -> PipelineConfig.Source? {
         let allowed: Set<String> = [
             "name", "format", "path", "csv", "record", "table", "entity", "key", "fields", "relationships", "children",
-            "where",
+            "where", "duplicates",
         ]
         let entries = pairs(node, allowed: allowed, what: "a source")
         func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }
@@ -51,6 +51,13 @@ extension PipelineReader {
             readCSV(csv, into: &source.csv, source: subject)
         }
         if let record = entry("record") { source.record = text(record, "record", source: subject) }
+        if let node = entry("duplicates"), let name = text(node, "duplicates", source: subject) {
+            if let duplicates = PipelineConfig.Duplicates(rawValue: name) {
+                source.duplicates = duplicates
+            } else {
+                fail(node, "unknown duplicates \(name.debugDescription) (use reject or last-wins)", entity: subject)
+            }
+        }
         if let table = entry("table") { source.table = text(table, "table", source: subject) }
         switch format {
         case .xml where source.record == nil:

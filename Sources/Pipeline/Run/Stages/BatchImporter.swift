@@ -34,9 +34,10 @@ final class BatchImporter: @unchecked Sendable {
     /// - Throws: `RunError`; `PipelineFileError` (a mapping that names a field the input lacks);
     ///   `StoreError`.
     func importBatch(
-        _ records: [Record], number: Int?, origins: [PendingRecords.Origin]? = nil, final: Bool = false
+        _ records: [Record], number: Int?, origins: [PendingRecords.Origin]? = nil, final: Bool = false,
+        repeats: [Int: SourcePosition] = [:]
     ) throws {
-        var batch = try map.map(records, number: number, origins: origins)
+        var batch = try map.map(records, number: number, origins: origins, repeats: repeats)
         guard !batch.items.isEmpty else { return try rejects.add(write.outcome(of: batch).counts, rejected: []) }
         if write.triesBatchInserts, scope.kinds.anyBulk {
             try write.insert(link.planBatchInserts(batch), into: &batch)

@@ -8,17 +8,20 @@ struct MapStage {
     let scope: StageScope
 
     /// Maps a batch: records read now (batch `number` of the source), or records that waited for a
-    /// parent (`number` nil, each top-level record's `origins` given).
+    /// parent (`number` nil, each top-level record's `origins` given). Records in `repeats` repeat
+    /// a key of an earlier record of the source (where it appeared first): they are rejected.
     /// - Throws: `PipelineFileError` when the mapping names a field the records do not have;
     ///   `RunError.unmappedRecord`.
-    func map(_ records: [Record], number: Int?, origins: [PendingRecords.Origin]?) throws -> ImportBatch {
+    func map(
+        _ records: [Record], number: Int?, origins: [PendingRecords.Origin]?, repeats: [Int: SourcePosition] = [:]
+    ) throws -> ImportBatch {
         let kinds = scope.kinds
         var batch = ImportBatch(number: number, retried: origins)
         batch.items.reserveCapacity(records.count)
         let hasChildren = !scope.source.mapping.children.isEmpty
         var byNumber: [Int: Int] = [:]  // record number → item index (for children)
         var topLevel = 0
-        for record in records {
+        for (offset, record) in records.enumerated() {
             let kind = try kinds.kind(of: record)
             let mapper = kinds[kind].mapper
             var item = ImportBatch.Item(record: record, mapped: MappedRecord(), kind: kind)
@@ -45,6 +48,9 @@ struct MapStage {
             } catch {
                 item.reject = error
             }
+            if let first = repeats[offset] {
+                item.reject = repeated(record, first: first, mapper: mapper, into: item.reject)
+            }
             if hasChildren, let number = record.number { byNumber[number] = batch.items.count }
             batch.items.append(item)
         }
@@ -57,5 +63,26 @@ struct MapStage {
             }
         }
         return batch
+    }
+
+    /// The rejection of a record repeating a key: the key, where it appeared first, what to do.
+    private func repeated(
+        _ record: Record, first: SourcePosition, mapper: RecordMapper, into reject: RecordReject?
+    ) -> RecordReject {
+        let key = scope.source.mapping.key
+        let described = key.map { "\($0) = \(mapper.field(of: $0, in: record)?.raw ?? "null")" }
+            .joined(separator: ", ")
+        let failure = RejectFailure(
+            property: key.joined(separator: ", "), raw: nil, rule: "duplicate",
+            message: "the key \(described) appeared before in this input, at \(first); a key is imported once "
+                + "per run and the first record stays (`duplicates: last-wins` on the source lets later ones "
+                + "update it)",
+            position: record.position)
+        var reject =
+            reject
+            ?? RecordReject(
+                source: scope.source.name, entity: mapper.entity.name, position: record.position, failures: [])
+        reject.failures.append(failure)
+        return reject
     }
 }

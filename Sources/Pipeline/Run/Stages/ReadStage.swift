@@ -9,9 +9,10 @@ import Readers
 /// record of another source of the pass ends the current source's batch, and is handed over once
 /// every batch before it is done (so its lookups find what the sources before it wrote).
 struct ReadStage {
-    /// A batch of records of one source of the pass (0: the first, then the ones read alongside)
-    /// and its number in that source (from 0).
-    typealias Batch = (part: Int, number: Int, records: [Record])
+    /// A batch of records of one source of the pass (0: the first, then the ones read alongside),
+    /// its number in that source (from 0), and the records repeating a key of an earlier record of
+    /// the source (by index in `records`: where the key appeared first).
+    typealias Batch = (part: Int, number: Int, records: [Record], repeats: [Int: SourcePosition])
 
     /// The pass's sources, with their places in the pipeline.
     let parts: [(source: PipelineConfig.Source, index: Int)]
@@ -41,7 +42,10 @@ struct ReadStage {
         }
         var part = 0, numbers = Array(repeating: 0, count: parts.count)
         numbers[0] = skippedBatches
-        var batch: [Record] = [], topLevel = 0
+        var batch: [Record] = [], topLevel = 0, repeats: [Int: SourcePosition] = [:], updatesEarlier = false
+        // Found here, in input order, so that which of two records with one key is first never
+        // depends on timing.
+        let keyRepeats = parts.map { KeyRepeats($0.source) }
         var mark = Date()
         // A resumed run reads past the top-level records already imported, and their children.
         var skipping = skippedBatches * batchSize, skippingChildren = skippedBatches > 0
@@ -53,16 +57,24 @@ struct ReadStage {
                 batch = []
                 batch.reserveCapacity(batchSize)
                 topLevel = 0
+                repeats = [:]
+                updatesEarlier = false
             }
             progress.read(records: batch.count)
-            return part != 0 || !alsoDone.contains(numbers[part]) ? queue.push((part, numbers[part], batch)) : true
+            // `last-wins`: a batch updating what an earlier batch wrote goes after it, in input order.
+            if updatesEarlier { queue.waitUntilFinished() }
+            return part != 0 || !alsoDone.contains(numbers[part])
+                ? queue.push((part, numbers[part], batch, repeats)) : true
         }
         // Records of one kind share their reader context: the last one's part answers most records.
         var lastKind: (context: Record.Context, part: Int?)?
         while !isCancelled() {
             guard let record = try readNext(&reader) else { break }
             if skipping > 0 || (skippingChildren && record.parentRecord != nil) {
-                if record.parentRecord == nil { skipping -= 1 }
+                if record.parentRecord == nil {
+                    skipping -= 1
+                    _ = keyRepeats[0]?.repeated(record)  // imported before: its key is taken
+                }
                 continue
             }
             skippingChildren = false
@@ -81,6 +93,9 @@ struct ReadStage {
                 }
                 if topLevel >= batchSize { guard hand() else { return } }
                 topLevel += 1
+                if let check = keyRepeats[part], let first = check.repeated(record) {
+                    if check.rejects { repeats[batch.count] = first } else { updatesEarlier = true }
+                }
             }
             batch.append(record)
         }

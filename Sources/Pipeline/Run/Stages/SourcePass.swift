@@ -105,7 +105,8 @@ struct SourcePass {
             while let batch = queue.pop() {
                 do {
                     try context.performAndWait {
-                        try importers[index][batch.part].importBatch(batch.records, number: batch.number)
+                        try importers[index][batch.part].importBatch(
+                            batch.records, number: batch.number, repeats: batch.repeats)
                         // Enough records wait for parents: try them again, parents may have come since.
                         if let due = pending.takeIfDue() { try retry(due, in: context, final: false) }
                     }

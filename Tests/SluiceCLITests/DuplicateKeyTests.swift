@@ -1,0 +1,83 @@
+import Drivers
+import Foundation
+import TestSupport
+import Testing
+
+/// A key twice in one input: the later record is rejected naming both places — never a silent
+/// update, and the same record whatever the number of contexts and batches — unless the source
+/// asks for the last to win. Rows stored before the run are still upserted.
+@Suite struct DuplicateKeyTests {
+    typealias R = RunCommandTests
+
+    @Test func aRepeatedKeyInADumpIsRejectedNamingTheFirst() throws {
+        let directory = try TemporaryDirectory()
+        let dump = try directory.file(
+            "items.sql",
+            contents: "CREATE TABLE items(item_id INTEGER PRIMARY KEY, name TEXT);\n"
+                + "INSERT INTO items VALUES(1,'first');\nINSERT INTO items VALUES(2,'two');\n"
+                + "INSERT INTO items VALUES(1,'second');\n")
+        let store = directory.url.appendingPathComponent("items.sqlite").path
+        let refused = try runSluice(["import", dump.path, "--to", store])
+        #expect(refused.status == 1, "\(refused.stdout)\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: store))
+        let rejects = directory.url.appendingPathComponent("rejects.jsonl").path
+        let result = try runSluice(["import", dump.path, "--to", store, "--max-errors", "1", "--rejects", rejects])
+        #expect(
+            result.stdout.contains("Item: 3 read, 2 inserted, 0 updated, 0 unchanged, 1 rejected"), "\(result.stdout)")
+        let line = try String(contentsOfFile: rejects, encoding: .utf8)
+        #expect(
+            line.contains("\"line\":4") && line.contains("appeared before in this input, at \(dump.path):2:1"),
+            "\(line)")
+        #expect(
+            try R.query(store, "SELECT item_id, name FROM items ORDER BY 1") == [
+                [.integer(1), .text("first")], [.integer(2), .text("two")],
+            ])
+    }
+
+    /// Many records sharing keys, in batches of one or five, four contexts: the same store and the
+    /// same rejects on every run; with `duplicates: last-wins` the last record of each key wins, every run.
+    @Test func theSameInputGivesTheSameStoreAndRejectsEveryTime() throws {
+        let directory = try TemporaryDirectory()
+        var csv = "code,value\n"
+        for row in 0..<120 { csv += "K\(row % 7),\(row)\n" }
+        let input = try directory.file("values.csv", contents: csv)
+        let model = try directory.file(
+            "m.yaml",
+            contents: """
+                version: 1
+                entities:
+                  Value:
+                    attributes: { code: string!, value: integer64! }
+                    unique: [[code]]
+                """)
+        for (policy, expected) in [("reject", (0..<7).map { $0 }), ("last-wins", [119] + (113..<119).map { $0 })] {
+            var outcomes = Set<String>()
+            for run in 0..<8 {
+                let store = directory.url.appendingPathComponent("\(policy)-\(run).sqlite").path
+                let rejects = directory.url.appendingPathComponent("\(policy)-\(run).jsonl").path
+                let pipeline = try directory.file(
+                    "\(policy).yaml",
+                    contents: """
+                        version: 1
+                        model: \(model.path)
+                        target: { store: sqlite, path: \(store) }
+                        batch: { size: \(run % 2 == 0 ? 1 : 5), contexts: 4 }
+                        merge: object-trumps
+                        errors: { max: 1000, rejects: \(rejects) }
+                        sources:
+                          - { name: values, path: \(input.path), entity: Value, key: [code], duplicates: \(policy),
+                              fields: { code: code, value: value } }
+                        """)
+                let result = try runSluice(["run", pipeline.path])
+                #expect(result.status == 0, "\(result.stderr)")
+                let rows = try R.query(store, "SELECT code, value FROM Value ORDER BY code")
+                #expect(rows.map { $0[1] } == expected.map { .integer(Int64($0)) }, "\(policy) run \(run)")
+                let rejected = ((try? String(contentsOfFile: rejects, encoding: .utf8)) ?? "").split(separator: "\n")
+                    .sorted()
+                #expect(rejected.count == (policy == "reject" ? 113 : 0), "\(policy) run \(run)")
+                outcomes.insert("\(rows) \(rejected)")
+            }
+            #expect(outcomes.count == 1, "\(policy): \(outcomes.count) different outcomes")
+        }
+    }
+}
