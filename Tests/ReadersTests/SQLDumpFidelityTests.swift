@@ -176,4 +176,26 @@ import Testing
                 "1.98", "0.1", "1e+300", "-2.5e-07", "3", "0.30000000000000004", "123456789.125",
             ])
     }
+
+    /// What a dump's schema may hold beside its rows: defaults SQLite takes as text, a trigger on
+    /// updates of some columns, a table created again, an ordinary table named like a virtual
+    /// table's storage — read as SQLite reads them.
+    @Test func schemaStatementsReadAsSQLiteReadsThem() throws {
+        let script = """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT DEFAULT "", b TEXT DEFAULT active, c REAL DEFAULT 1.5,
+              d BLOB DEFAULT X'00', e TEXT);
+            INSERT INTO t(e) VALUES('x');
+            CREATE TRIGGER u AFTER UPDATE OF a, b ON t BEGIN SELECT 1; END;
+            CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, a TEXT DEFAULT "", b TEXT DEFAULT active,
+              c REAL DEFAULT 1.5, d BLOB DEFAULT X'00', e TEXT);
+            INSERT INTO t(e) VALUES('y');
+            CREATE VIRTUAL TABLE docs USING fts5(body);
+            CREATE TABLE docs_tags(tag TEXT);
+            INSERT INTO docs_tags VALUES('kept');
+            """
+        #expect(try Self.dumpRows(script, table: "t") == Self.sqliteRows(script, table: "t"))
+        #expect(try Self.dumpRows(script, table: "t").map { $0[0] } == ["1", "2"])
+        #expect(try Self.dumpRows(script, table: "docs_tags") == [["kept"]])
+        #expect(try Self.sqliteRows(script, table: "docs_tags") == [["kept"]])
+    }
 }

@@ -80,4 +80,29 @@ import Testing
             #expect(outcomes.count == 1, "\(policy): \(outcomes.count) different outcomes")
         }
     }
+
+    /// `last-wins` asks for a merge policy under which the record's values win.
+    @Test func lastWinsNeedsAPolicyWhereTheRecordWins() throws {
+        let directory = try TemporaryDirectory()
+        let input = try directory.file("v.csv", contents: "code,value\nA,1\nA,2\n")
+        let model = try directory.file(
+            "m.yaml",
+            contents: "version: 1\nentities:\n  Value:\n    attributes: { code: string!, value: integer64! }\n"
+                + "    unique: [[code]]\n")
+        let pipeline = try directory.file(
+            "p.yaml",
+            contents: """
+                version: 1
+                model: \(model.path)
+                target: { store: sqlite, path: \(directory.url.appendingPathComponent("v.sqlite").path) }
+                merge: error
+                sources:
+                  - { name: values, path: \(input.path), entity: Value, key: [code], duplicates: last-wins,
+                      fields: { code: code, value: value } }
+                """)
+        let result = try runSluice(["run", pipeline.path])
+        #expect(result.status == 2)
+        #expect(
+            result.stderr.contains("duplicates: last-wins needs merge: object-trumps or overwrite"), "\(result.stderr)")
+    }
 }

@@ -277,7 +277,13 @@ public struct ModelInference {
     /// then integers, then the first.
     package func key(of entity: Entity) -> [String] {
         if !entity.primaryKey.isEmpty { return entity.primaryKey }
-        if let unique = entity.uniqueKeys.first { return unique }
+        // A unique key whose columns are all present (NULLs never clash, so rows with one would be
+        // imported again on every run).
+        if let unique = entity.uniqueKeys.first(where: { key in
+            key.allSatisfy { name in entity.columns.first { $0.source == name }.map { $0.nulls == 0 } ?? false }
+        }) {
+            return unique
+        }
         let candidates = entity.columns.filter { $0.isUnique && Self.namesIdentifier($0.source) }
         func squashed(_ text: String) -> String { text.lowercased().filter { $0.isLetter || $0.isNumber } }
         let own = [squashed(entity.name) + "id", squashed(entity.table) + "id"]

@@ -175,6 +175,16 @@ struct PipelineReader: YAMLFileReader {
             }
         }
         if !sawSources { fail(root, "the pipeline file needs `sources:` (a list)") }
+        // Only a policy under which the record's values win lets the last record of a key win.
+        for source in config.sources where source.duplicates == .lastWins {
+            if config.merge != .objectTrumps && config.merge != .overwrite {
+                fail(
+                    root,
+                    "duplicates: last-wins needs merge: object-trumps or overwrite (under the merge policy "
+                        + "given, a later record of a key would be rejected or lose to the first)",
+                    entity: "source \(source.name)")
+            }
+        }
         let target = entries.first { $0.key == "target" }?.value
         if config.store != .inMemory, target?.mapping?.first(where: { $0.key.scalar?.string == "path" }) == nil {
             fail(

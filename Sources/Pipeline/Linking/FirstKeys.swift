@@ -92,7 +92,9 @@ final class KeyRepeats {
 
     init?(_ source: PipelineConfig.Source) {
         let mapping = source.mapping
-        guard !mapping.key.isEmpty else { return nil }
+        // With a `where` filter the first record may be skipped, and the next one is then the first
+        // to import: not told from here.
+        guard !mapping.key.isEmpty, mapping.filter == nil else { return nil }
         rejects = source.duplicates == .reject
         let names = mapping.key.compactMap { attribute in mapping.fields.first { $0.attribute == attribute }?.from }
         guard names.count == mapping.key.count, !names.contains(Record.ordinalFieldName) else { return nil }

@@ -74,6 +74,18 @@ public struct TableSchema: Sendable, Hashable {
         return columns.firstIndex { Self.sqlName($0.name) == key }
     }
 
+    /// Whether a table (by `sqlName`) is the storage of one of `virtualTables` (by `sqlName`): its
+    /// name is the virtual table's followed by a shadow table suffix of FTS3/4, FTS5 or R*Tree.
+    public static func isShadow(_ table: String, of virtualTables: [String]) -> Bool {
+        virtualTables.contains { virtual in
+            table.hasPrefix(virtual + "_") && shadowSuffixes.contains(String(table.dropFirst(virtual.count + 1)))
+        }
+    }
+
+    private static let shadowSuffixes: Set<String> = [
+        "content", "segments", "segdir", "docsize", "stat", "data", "idx", "config", "node", "rowid", "parent",
+    ]
+
     /// A name as SQLite compares names: ASCII letters in one case, every other character as it is
     /// (`Items` and `ITEMS` are one table; `É` and `é` are two).
     public static func sqlName(_ name: String) -> String {

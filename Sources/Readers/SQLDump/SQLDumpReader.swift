@@ -172,11 +172,17 @@ public final class SQLDumpReader: RecordReader {
             skipIfNotExists(&parser)
             let name = try qualifiedName(&parser)
             notImported.append("trigger \(name.debugDescription)")
-            // [BEFORE | AFTER | INSTEAD OF] INSERT | UPDATE [OF …] | DELETE ON table
+            // [BEFORE | AFTER | INSTEAD OF] INSERT | UPDATE [OF a, b] | DELETE ON table
             var fires = false
-            while let word = parser.keyword(), word != "ON" { if word == "INSERT" { fires = true } }
-            let table = try qualifiedName(&parser)
-            if fires {
+            while !parser.atEnd {
+                if let word = parser.keyword() {
+                    if word == "ON" { break }
+                    if word == "INSERT" { fires = true }
+                } else if (try? parser.skipColumnConstraintToken()) == nil {
+                    parser.pos += 1  // a comma between the columns of UPDATE OF
+                }
+            }
+            if fires, let table = try? qualifiedName(&parser) {
                 insertTriggers[TableSchema.sqlName(table)] = name
                 lastTableInfo = nil
             }
@@ -222,6 +228,7 @@ public final class SQLDumpReader: RecordReader {
             let kind = parser.keyword()
             skipIfExists(&parser)
             let name = try qualifiedName(&parser)
+            if kind == "TRIGGER" { insertTriggers = insertTriggers.filter { $0.value != name } }
             guard kind == "TABLE", let state = states[TableSchema.sqlName(name)], !state.isShadow else { return }
             throw unsupported("DROP TABLE \(name.debugDescription) drops a table whose rows were read")
         case "ALTER":
@@ -370,7 +377,12 @@ public final class SQLDumpReader: RecordReader {
             name: name, columns: columns, primaryKey: primaryKey, foreignKeys: foreign, uniqueKeys: unique,
             isWithoutRowid: withoutRowid)
         let key = TableSchema.sqlName(name)
-        let isShadow = virtualTables.contains { key.hasPrefix($0 + "_") }
+        // Created again (IF NOT EXISTS, or a script repeating itself): SQLite keeps the table it has.
+        if states[key] != nil {
+            lastTableInfo = nil
+            return
+        }
+        let isShadow = TableSchema.isShadow(key, of: virtualTables)
         if !isShadow {
             tables.removeAll { TableSchema.sqlName($0.name) == key }
             tables.append(schema)
@@ -386,6 +398,12 @@ public final class SQLDumpReader: RecordReader {
             try parser.skipBalanced()
         } else if let word = parser.peekKeyword(), word.hasPrefix("CURRENT_") {
             _ = parser.keyword()
+        } else if let c = parser.peek(), c == UInt8(ascii: "\"") || c == UInt8(ascii: "`") || c == UInt8(ascii: "[") {
+            return .literal(Array(try parser.identifier().utf8))  // SQLite takes a quoted name here as text
+        } else if let word = parser.peekKeyword(), word.first?.isLetter == true || word.first == "_",
+            !["NULL", "TRUE", "FALSE", "X"].contains(word)  // X'…' is a blob
+        {
+            return .literal(Array(try parser.identifier().utf8))  // a bare word: its text, as SQLite keeps it
         } else {
             return try parser.value().map { .literal($0) } ?? .null
         }

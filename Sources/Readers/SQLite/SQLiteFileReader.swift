@@ -44,10 +44,10 @@ public final class SQLiteFileReader: RecordReader {
                 let sql = (list.string(2) ?? "").uppercased().split { $0 == " " || $0 == "\n" || $0 == "\t" }
                 listed.append((list.string(0) ?? "", list.string(1) ?? "", sql.starts(with: ["CREATE", "VIRTUAL"])))
             }
-            let virtual = listed.filter(\.isVirtual).map { TableSchema.sqlName($0.name) + "_" }
+            let virtual = listed.filter(\.isVirtual).map { TableSchema.sqlName($0.name) }
             let all = listed.filter { entry in
                 entry.type == "table" && !entry.isVirtual
-                    && !virtual.contains { TableSchema.sqlName(entry.name).hasPrefix($0) }
+                    && !TableSchema.isShadow(TableSchema.sqlName(entry.name), of: virtual)
             }.map(\.name)
             notImported = listed.filter { $0.type != "table" || $0.isVirtual }.map { entry in
                 "\(entry.isVirtual ? "virtual table" : entry.type) \(entry.name.debugDescription)"
@@ -115,12 +115,7 @@ public final class SQLiteFileReader: RecordReader {
         let pkIndex = try rowid.step()
         let withoutRowid = pkIndex && (try? connection.makeStatement("SELECT rowid FROM \(quoted(table))")) == nil
         // In the order the table declares them (SQLite numbers them last first), as a dump reads them.
-        func place(_ key: TableSchema.ForeignKey) -> Int {
-            key.columns.compactMap { name in columns.firstIndex { $0.name == name } }.min() ?? columns.count
-        }
-        let foreignKeys = order.map { foreign[$0]! }.enumerated().sorted {
-            (place($0.element), -$0.offset) < (place($1.element), -$1.offset)
-        }.map(\.element)
+        let foreignKeys = order.reversed().map { foreign[$0]! }
         var schema = TableSchema(
             name: table, columns: columns, primaryKey: keyed.sorted { $0.0 < $1.0 }.map(\.1),
             foreignKeys: foreignKeys, uniqueKeys: unique, isWithoutRowid: withoutRowid)

@@ -80,16 +80,20 @@ final class BatchImporter: @unchecked Sendable {
         }
         for (part, importer) in importers.enumerated() { importer.link.insertObjects(&batches[part]) }
         // Again while a round rejects more: a record whose lookup found an object rejected since
-        // (its key named a record that is rejected) is rejected in turn.
-        var rejected = -1
-        while true {
-            for (part, importer) in importers.enumerated() {
-                _ = try importer.link.resolveLookups(&batches[part], final: true)
+        // (its key named a record that is rejected) is rejected in turn — also after the save
+        // rejects records, whose optional links would otherwise just be cleared.
+        func resolveUntilSettled() throws {
+            var rejected = -1
+            while true {
+                for (part, importer) in importers.enumerated() {
+                    _ = try importer.link.resolveLookups(&batches[part], final: true)
+                }
+                let now = batches.reduce(0) { $0 + $1.items.lazy.filter { $0.reject != nil }.count }
+                if now == rejected { return }
+                rejected = now
             }
-            let now = batches.reduce(0) { $0 + $1.items.lazy.filter { $0.reject != nil }.count }
-            if now == rejected { break }
-            rejected = now
         }
+        try resolveUntilSettled()
         let origins = groups.values.flatMap { $0.map(\.origin) }
         while true {
             do {
@@ -116,6 +120,7 @@ final class BatchImporter: @unchecked Sendable {
                 if !progressed {
                     throw RunError.batchNotSaved(source: importers[0].scope.source.name, underlying: error)
                 }
+                try resolveUntilSettled()
             } catch let error as MergeError {
                 var progressed = false
                 for conflict in error.constraintConflicts {
@@ -130,6 +135,7 @@ final class BatchImporter: @unchecked Sendable {
                 if !progressed {
                     throw RunError.batchNotSaved(source: importers[0].scope.source.name, underlying: error)
                 }
+                try resolveUntilSettled()
             }
         }
         for (part, importer) in importers.enumerated() {

@@ -38,7 +38,9 @@ struct ReadStage {
         var reader = try openReader(progress: progress)
         var partOfKind: [String: Int] = [:]
         for (part, member) in parts.enumerated().reversed() {
-            partOfKind[member.source.format == .xml ? member.source.record ?? "/" : member.source.table ?? ""] = part
+            partOfKind[
+                kindKey(member.source.format == .xml ? member.source.record ?? "/" : member.source.table ?? "")] =
+                part
         }
         var part = 0, numbers = Array(repeating: 0, count: parts.count)
         numbers[0] = skippedBatches
@@ -80,7 +82,7 @@ struct ReadStage {
             skippingChildren = false
             if record.parentRecord == nil {
                 if parts.count > 1, lastKind?.context !== record.context {
-                    lastKind = (record.context, partOfKind[record.kind ?? ""])
+                    lastKind = (record.context, partOfKind[kindKey(record.kind ?? "")])
                 }
                 if let next = lastKind?.part, next != part {
                     if !batch.isEmpty { guard hand() else { return } }
@@ -100,6 +102,11 @@ struct ReadStage {
             batch.append(record)
         }
         if !batch.isEmpty { _ = hand() }
+    }
+
+    /// A record kind as the pass compares it: SQL table names as SQLite does (in any ASCII case).
+    private func kindKey(_ kind: String) -> String {
+        source.format == .sqldump || source.format == .sqlite ? TableSchema.sqlName(kind) : kind
     }
 
     /// `--resume`: reads again the records a checkpoint names as waiting for a parent (top-level

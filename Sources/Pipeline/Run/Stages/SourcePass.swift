@@ -50,8 +50,8 @@ struct SourcePass {
         else { return false }
         switch next.format {
         case .sqldump:
-            guard let table = next.table else { return false }
-            return sources.allSatisfy { $0.table != nil && $0.table != table }
+            guard let table = next.table.map(TableSchema.sqlName) else { return false }
+            return sources.allSatisfy { $0.table != nil && TableSchema.sqlName($0.table!) != table }
         case .xml:
             let path = next.record ?? "/"
             return sources.allSatisfy { source in
