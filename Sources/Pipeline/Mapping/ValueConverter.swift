@@ -97,7 +97,8 @@ public final class ValueConverter {
         if nullLengths.contains(bytes.count), nullBytes.contains(where: { $0.elementsEqual(bytes) }) { return nil }
         switch attribute.type {
         case .integer16, .integer32, .integer64:
-            guard let number = Self.integer(bytes), AttributeValue.integer(number).fitsRange(of: attribute.type) else {
+            guard let number = IntegerText.value(bytes), AttributeValue.integer(number).fitsRange(of: attribute.type)
+            else {
                 return nil
             }
             return .integer(number)
@@ -108,28 +109,6 @@ public final class ValueConverter {
         default:
             return nil
         }
-    }
-
-    /// `[+|-]digits` that fit 64 bits, as `Int64(_: String)` reads them; `nil` otherwise.
-    static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
-        var index = 0, negative = false
-        if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
-            negative = first == UInt8(ascii: "-")
-            index = 1
-        }
-        guard index < bytes.count else { return nil }
-        var magnitude: UInt64 = 0
-        while index < bytes.count {
-            let digit = bytes[index] &- UInt8(ascii: "0")
-            guard digit <= 9 else { return nil }
-            let (times, overflow) = magnitude.multipliedReportingOverflow(by: 10)
-            let (sum, carry) = times.addingReportingOverflow(UInt64(digit))
-            guard !overflow, !carry else { return nil }
-            magnitude = sum
-            index += 1
-        }
-        if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
-        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 
     /// The value for a field's text (`nil`: the field is null or absent).

@@ -497,31 +497,8 @@ public final class SQLDumpReader: RecordReader {
             digits.withUnsafeBufferPointer { builder.append($0.baseAddress!, $0.count) }
             return false
         }
-        if let value = builder.withField(from: start, Self.integer) { state.maxRowid = max(state.maxRowid, value) }
+        if let value = builder.withField(from: start, IntegerText.value) { state.maxRowid = max(state.maxRowid, value) }
         return false
-    }
-
-    /// A decimal integer literal's value (`nil` for anything else, or beyond 64 bits), without a String.
-    private static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
-        var index = 0, negative = false
-        if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") {
-            negative = bytes[index] == UInt8(ascii: "-")
-            index += 1
-        }
-        guard index < bytes.count else { return nil }
-        var value: Int64 = 0
-        while index < bytes.count {
-            let digit = bytes[index] &- 48
-            guard digit < 10 else { return nil }
-            let (times, o1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, o2) =
-                negative
-                ? times.subtractingReportingOverflow(Int64(digit)) : times.addingReportingOverflow(Int64(digit))
-            guard !o1, !o2 else { return nil }
-            value = sum
-            index += 1
-        }
-        return value
     }
 
     /// `INSERT INTO t (b, a) VALUES …` or `… DEFAULT VALUES`: rows in the table's column order, the

@@ -95,48 +95,21 @@ final class BatchImporter: @unchecked Sendable {
         }
         try resolveUntilSettled()
         let origins = groups.values.flatMap { $0.map(\.origin) }
-        while true {
-            do {
-                if let checkpoint {
-                    try checkpoint.save(context, batch: nil, resolved: origins)
-                } else {
-                    try context.save()
-                }
-                break
-            } catch let error as ValidationError {
-                let named = error.failures.map { ($0.objectID, $0) }
-                var progressed = false
-                for (objectID, failure) in named {
-                    guard let (part, index) = owner(of: objectID, in: batches) else { continue }
-                    let importer = importers[part], item = batches[part].items[index]
-                    let field = failure.key.flatMap {
-                        importer.scope.kinds[item.kind].mapper.field(of: $0, in: item.record)
-                    }
-                    importer.scope.reject(
-                        &batches[part], index, property: failure.key ?? failure.entityName, rule: "\(failure.rule)",
-                        message: failure.message, raw: field?.raw ?? failure.value, position: field?.position)
-                    progressed = true
-                }
-                if !progressed {
-                    throw RunError.batchNotSaved(source: importers[0].scope.source.name, underlying: error)
-                }
-                try resolveUntilSettled()
-            } catch let error as MergeError {
-                var progressed = false
-                for conflict in error.constraintConflicts {
-                    for id in [conflict.objectID] + conflict.otherObjectIDs {
-                        guard let (part, index) = owner(of: id, in: batches) else { continue }
-                        importers[part].scope.reject(
-                            &batches[part], index, property: conflict.keyNames.joined(separator: ", "), rule: "unique",
-                            message: "\(conflict)")
-                        progressed = true
-                    }
-                }
-                if !progressed {
-                    throw RunError.batchNotSaved(source: importers[0].scope.source.name, underlying: error)
-                }
-                try resolveUntilSettled()
+        try WriteStage.saveRejecting(source: importers[0].scope.source.name) {
+            if let checkpoint {
+                try checkpoint.save(context, batch: nil, resolved: origins)
+            } else {
+                try context.save()
             }
+        } reject: { failures in
+            var progressed = false
+            for failure in failures {
+                guard let (part, index) = owner(of: failure.objectID, in: batches) else { continue }
+                importers[part].scope.reject(&batches[part], index, for: failure)
+                progressed = true
+            }
+            if progressed { try resolveUntilSettled() }
+            return progressed
         }
         for (part, importer) in importers.enumerated() {
             let outcome = importer.write.outcome(of: batches[part])

@@ -33,6 +33,16 @@ struct StageScope {
     }
 
     /// Rejects a child whose parent record was rejected.
+    /// Rejects a record for a failure of the save (`WriteStage.SaveFailure`), showing the field
+    /// of the attribute it is about.
+    func reject(_ batch: inout ImportBatch, _ index: Int, for failure: WriteStage.SaveFailure) {
+        let item = batch.items[index]
+        let field = failure.attribute.flatMap { kinds[item.kind].mapper.field(of: $0, in: item.record) }
+        reject(
+            &batch, index, property: failure.property, rule: failure.rule, message: failure.message,
+            raw: field?.raw ?? failure.value, position: field?.position)
+    }
+
     func rejectWithParent(_ batch: inout ImportBatch, _ index: Int) {
         reject(
             &batch, index, property: kinds[batch.items[index].kind].parentRelationship ?? "", rule: "parent",

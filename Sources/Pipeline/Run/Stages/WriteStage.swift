@@ -113,39 +113,60 @@ final class WriteStage {
     func save(
         _ batch: inout ImportBatch, waiting: [PendingRecords.Origin], resolved: [PendingRecords.Origin]
     ) throws {
-        let context = scope.context
+        let context = scope.context, checkpoint = checkpoint, number = batch.number
+        try Self.saveRejecting(source: scope.source.name) {
+            if let checkpoint {
+                try checkpoint.save(context, batch: number, waiting: waiting, resolved: resolved)
+            } else {
+                try context.save()
+            }
+        } reject: { failures in
+            var progressed = false
+            for failure in failures {
+                guard let index = batch.owner(of: failure.objectID) else { continue }
+                scope.reject(&batch, index, for: failure)
+                progressed = true
+            }
+            return progressed
+        }
+    }
+
+    /// A failure of a save that names one object: a rule its values break, or a key it shares.
+    struct SaveFailure {
+        var objectID: ManagedObjectID
+        /// The attribute the failure is about, whose field the rejection shows.
+        var attribute: String?
+        var property: String
+        var rule: String
+        var message: String
+        var value: String?
+    }
+
+    /// Tries `save` until it goes through; after a try that fails validation or breaks keys under
+    /// `merge: error`, `reject` rejects the records of the failures and says whether any failure
+    /// named one (when none does, the save cannot succeed: `RunError.batchNotSaved`).
+    static func saveRejecting(
+        source: String, _ save: () throws -> Void, reject: ([SaveFailure]) throws -> Bool
+    ) throws {
         while true {
             do {
-                if let checkpoint {
-                    try checkpoint.save(context, batch: batch.number, waiting: waiting, resolved: resolved)
-                } else {
-                    try context.save()
-                }
-                return
+                return try save()
             } catch let error as ValidationError {
-                var progressed = false
-                for failure in error.failures {
-                    guard let index = batch.owner(of: failure.objectID) else { continue }
-                    let item = batch.items[index]
-                    let field = failure.key.flatMap { scope.kinds[item.kind].mapper.field(of: $0, in: item.record) }
-                    scope.reject(
-                        &batch, index, property: failure.key ?? failure.entityName, rule: "\(failure.rule)",
-                        message: failure.message, raw: field?.raw ?? failure.value, position: field?.position)
-                    progressed = true
+                let failures = error.failures.map {
+                    SaveFailure(
+                        objectID: $0.objectID, attribute: $0.key, property: $0.key ?? $0.entityName, rule: "\($0.rule)",
+                        message: $0.message, value: $0.value)
                 }
-                if !progressed { throw RunError.batchNotSaved(source: scope.source.name, underlying: error) }
+                guard try reject(failures) else { throw RunError.batchNotSaved(source: source, underlying: error) }
             } catch let error as MergeError {
-                var progressed = false
-                for conflict in error.constraintConflicts {
-                    for id in [conflict.objectID] + conflict.otherObjectIDs {
-                        guard let index = batch.owner(of: id) else { continue }
-                        scope.reject(
-                            &batch, index, property: conflict.keyNames.joined(separator: ", "), rule: "unique",
+                let failures = error.constraintConflicts.flatMap { conflict in
+                    ([conflict.objectID] + conflict.otherObjectIDs).map {
+                        SaveFailure(
+                            objectID: $0, property: conflict.keyNames.joined(separator: ", "), rule: "unique",
                             message: "\(conflict)")
-                        progressed = true
                     }
                 }
-                if !progressed { throw RunError.batchNotSaved(source: scope.source.name, underlying: error) }
+                guard try reject(failures) else { throw RunError.batchNotSaved(source: source, underlying: error) }
             }
         }
     }
