@@ -290,6 +290,7 @@ private struct Loader: YAMLFileReader {
     mutating func readRelationship(_ name: String, _ spec: Node, entity: String) -> RelationshipDescription? {
         let allowed: Set<String> = [
             "destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount", "maxCount", "column",
+            "joinTable",
         ]
         let fields = pairs(
             spec, allowed: allowed, what: "relationship \(entity).\(name)", entity: entity, property: name)
@@ -298,9 +299,10 @@ private struct Loader: YAMLFileReader {
         var inverse: String?
         var rule = DeleteRule.nullify
         var minCount: Int?, maxCount: Int?
-        var column: String?
+        var column: String?, joinTable: String?
         for (key, _, value) in fields {
             switch key {
+            case "joinTable": joinTable = storageName(value, "joinTable", entity: entity, property: name)
             case "destination": destination = string(value, "destination", entity: entity, property: name)
             case "toMany": toMany = bool(value, "toMany", entity: entity, property: name) ?? false
             case "ordered": ordered = bool(value, "ordered", entity: entity, property: name) ?? false
@@ -333,6 +335,7 @@ private struct Loader: YAMLFileReader {
         }
         return RelationshipDescription(
             name: name, destination: destination, inverse: inverse, isToMany: toMany, isOrdered: ordered,
-            isOptional: optional, deleteRule: rule, minCount: minCount, maxCount: maxCount, columnName: column)
+            isOptional: optional, deleteRule: rule, minCount: minCount, maxCount: maxCount, columnName: column,
+            joinTable: joinTable)
     }
 }

@@ -1,3 +1,5 @@
+import OrderedCollections
+
 /// Uniqueness constraints at save: an object whose constrained key is already taken — by a stored
 /// row or by another object of the same save — is a constraint conflict, settled by `mergePolicy`:
 ///
@@ -129,7 +131,7 @@ extension ManagedObjectContext {
                     if objectWins { copyValues(of: object, to: registered) }
                     absorb(object, into: registered)
                 } else {
-                    adopt(row, by: object, objectWins: objectWins)
+                    try adopt(row, by: object, objectWins: objectWins)
                     adopted.append(object)
                     adoptedRows.append(row)
                 }
@@ -168,10 +170,11 @@ extension ManagedObjectContext {
     /// An inserted object becomes the object of a stored row with its key: it takes the row's ID,
     /// version and snapshot, and is saved as an update of that row — with its own values when the
     /// object wins, with the row's otherwise.
-    private func adopt(_ row: StoreRow, by object: ManagedObject, objectWins: Bool) {
+    private func adopt(_ row: StoreRow, by object: ManagedObject, objectWins: Bool) throws {
         if registry[object.objectID] === object { registry.removeValue(forKey: object.objectID) }
         object.objectID = row.objectID
         registry[row.objectID] = object
+        try keepStoredLinks(of: object)
         object.version = row.version
         let toOne = row.toOneDestinations.map { $0.map { self.object(with: $0) } }
         var snapshot = row.attributeValues
@@ -188,6 +191,35 @@ extension ManagedObjectContext {
         }
         // The row's values as they are: nothing to rewrite (to-many edits are still saved).
         object.original = nil
+    }
+
+    /// An inserted object that became a stored row's: the row's links in join tables stay (an upsert
+    /// keeps the row's other relationships), so its unordered many-to-many relationships hold them
+    /// with its own, and its adds of links the row has already are no edits (a re-import that adds
+    /// the same links changes nothing).
+    private func keepStoredLinks(of object: ManagedObject) throws {
+        for relationship in object.entity.relationships where relationship.usesJoinTable && !relationship.isOrdered {
+            guard case .many(let storage) = object.relationshipSlots[relationship.index], storage.members != nil,
+                !storage.added.isEmpty
+            else { continue }
+            let stored = try persistentStoreCoordinator.destinations(of: relationship, for: object.objectID).map {
+                self.object(with: $0)
+            }
+            guard !stored.isEmpty else { continue }
+            let kept = Set(stored)
+            for member in storage.added where kept.contains(member) {
+                storage.added.remove(member)
+                // Its inverse's add of this object is no edit either.
+                if let inverse = relationship.inverse, inverse.index < member.relationshipSlots.count,
+                    case .many(let other) = member.relationshipSlots[inverse.index]
+                {
+                    other.added.remove(object)
+                }
+            }
+            var members = OrderedSet(stored)
+            members.append(contentsOf: storage.members!)
+            storage.members = members
+        }
     }
 
     /// The winner of a key takes the loser's attribute values and to-one destinations (object trumps).

@@ -323,6 +323,25 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
             if let lo = relationship.minCount, let hi = relationship.maxCount, lo > hi {
                 issue("minimum count \(lo) is greater than maximum count \(hi)")
             }
+            if relationship.isToMany, !relationship.usesJoinTable {
+                if relationship.joinTable != nil || relationship.columnName != nil {
+                    issue(
+                        "a join table and its column apply to many-to-many relationships (this one is stored by "
+                            + "the foreign key of its inverse, \(relationship.inverseName ?? ""))")
+                }
+            } else if !relationship.isToMany, relationship.joinTable != nil {
+                issue("a join table applies to many-to-many relationships; a to-one is stored in a column")
+            }
+            if let inverse = relationship.inverse, relationship.usesJoinTable, inverse !== relationship {
+                if let mine = relationship.joinTable, let theirs = inverse.joinTable, mine != theirs {
+                    issue("its join table \(mine.debugDescription) is not its inverse's (\(theirs.debugDescription))")
+                }
+                if let mine = relationship.columnName, let theirs = inverse.columnName,
+                    mine.lowercased() == theirs.lowercased()
+                {
+                    issue("its join-table column \(mine.debugDescription) is also its inverse's: the two need two")
+                }
+            }
         }
         let attributeNames = Set(entity.attributes.map(\.name))
         for constraint in entity.uniquenessConstraints {

@@ -10,13 +10,17 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
     /// For to-many relationships: the allowed number of destinations.
     public let minCount: Int?
     public let maxCount: Int?
+    /// For a many-to-many relationship (or a to-many without inverse): the join table's name, when
+    /// the model sets it (`joinTable:`); its `columnName` then names the column of the destinations'
+    /// keys. Either side may set the table; both may, alike.
+    public let joinTable: String?
     @exclusivity(unchecked) public internal(set) unowned var destinationEntity: EntityDescription! = nil
     @exclusivity(unchecked) public internal(set) unowned var inverse: RelationshipDescription? = nil
 
     public init(
         name: String, destination: String, inverse: String? = nil, isToMany: Bool = false,
         isOrdered: Bool = false, isOptional: Bool = true, deleteRule: DeleteRule = .nullify,
-        minCount: Int? = nil, maxCount: Int? = nil, columnName: String? = nil
+        minCount: Int? = nil, maxCount: Int? = nil, columnName: String? = nil, joinTable: String? = nil
     ) {
         self.destinationEntityName = destination
         self.inverseName = inverse
@@ -25,6 +29,7 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
         self.deleteRule = deleteRule
         self.minCount = minCount
         self.maxCount = maxCount
+        self.joinTable = joinTable
         super.init(name: name, isOptional: isOptional, columnName: columnName)
     }
 
@@ -41,6 +46,6 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
         let cardinality = (isToMany ? "*" : "1") + (isOrdered ? "o" : "")
         return
             "\(name)->\(destinationEntityName):\(cardinality):\(inverseName ?? "-"):\(isOptional ? "?" : "!")"
-            + columnHashText
+            + columnHashText + (joinTable.map { "#" + $0 } ?? "")
     }
 }

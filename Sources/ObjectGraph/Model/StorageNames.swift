@@ -35,12 +35,31 @@ extension PropertyDescription {
 }
 
 extension RelationshipDescription {
-    /// The table of links of a many-to-many or inverse-less to-many relationship, named after the
-    /// side that owns it (of a relationship and its inverse, the one named first by entity, then
-    /// name): `<table of its entity>_<relationship>`.
+    /// The table of links of a many-to-many or inverse-less to-many relationship: the model's
+    /// `joinTable` (of either side), else named after the side that owns it (of a relationship and
+    /// its inverse, the one named first by entity, then name): `<table of its entity>_<relationship>`.
     public var joinTableName: String {
         let owner = joinTableOwner
+        if let name = owner.joinTable ?? owner.inverse?.joinTable { return name }
         return "\(owner.entity.storageTableName)_\(owner.name)"
+    }
+
+    /// The join table's two columns seen from its owner (`joinTableOwner`): the one holding the
+    /// owner's keys and the one holding its destinations' keys. Each is the model's `column` of the
+    /// relationship whose destinations it holds, else `defaultName` of its entity; a default name
+    /// alike the other column's becomes `source_…` or `destination_…`.
+    public func joinColumnNames(
+        defaultName: (EntityDescription) -> String
+    ) -> (source: String, destination: String) {
+        let owner = joinTableOwner
+        let inverseColumn = owner.inverse === owner ? nil : owner.inverse?.columnName
+        var source = inverseColumn ?? defaultName(owner.entity)
+        var destination = owner.columnName ?? defaultName(owner.destinationEntity)
+        if source.lowercased() == destination.lowercased() {
+            if inverseColumn == nil { source = "source_" + source }
+            if owner.columnName == nil { destination = "destination_" + destination }
+        }
+        return (source, destination)
     }
 
     /// Of this relationship and its inverse, the one whose join table links them (see `joinTableName`).

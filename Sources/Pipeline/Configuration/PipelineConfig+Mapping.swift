@@ -9,7 +9,7 @@ extension PipelineConfig.Mapping {
     public func xmlSpec(path: String) -> XMLRecordSpec {
         var paths: [String] = []
         for field in fields where !paths.contains(field.from) { paths.append(field.from) }
-        for lookup in relationships {
+        for lookup in lookups {
             for part in lookup.key where !paths.contains(part.from) { paths.append(part.from) }
         }
         return XMLRecordSpec(
@@ -22,7 +22,7 @@ extension PipelineConfig {
     /// Every lookup of every source, nested children's included.
     var lookups: [Lookup] {
         func all(_ mapping: Mapping) -> [Lookup] {
-            mapping.relationships + mapping.children.flatMap { all($0.mapping) }
+            mapping.lookups + mapping.children.flatMap { all($0.mapping) }
         }
         return sources.flatMap { all($0.mapping) }
     }

@@ -75,9 +75,50 @@ public struct PipelineConfig: Sendable {
         public var children: [Child] = []
         /// Records for which the predicate is false are skipped.
         public var filter: FetchPredicate?
+        /// Set for records of links (a link table, a CSV of pairs, repeated XML children holding
+        /// keys): they make no object, but find one and add their lookups' destinations to its
+        /// to-many relationships (a many-to-many filled by key lookups on both ends).
+        public var links: LinkOwner?
+
+        /// What a record's key is for the check of keys repeated in one input (`duplicates`): the
+        /// key attributes with the fields they are mapped from; for links, both ends' keys (a pair
+        /// linked twice). Empty when records have no key.
+        public var repeatKey: [(name: String, from: String)] {
+            if links != nil {
+                return lookups.flatMap { lookup in
+                    lookup.key.map { part in
+                        (
+                            lookup.relationship.isEmpty ? part.attribute : "\(lookup.relationship).\(part.attribute)",
+                            part.from
+                        )
+                    }
+                }
+            }
+            let parts = key.compactMap { attribute in
+                fields.first { $0.attribute == attribute }.map { (attribute, $0.from) }
+            }
+            return parts.count == key.count ? parts : []
+        }
+
+        /// The lookups of the mapping's records: the one finding a link's owner first (`links`
+        /// `.found`), then `relationships`.
+        public var lookups: [Lookup] {
+            guard case .found(let key)? = links else { return relationships }
+            return [Lookup(relationship: "", entity: entity, key: key, createsMissing: false)] + relationships
+        }
     }
 
-    /// A record nested in its parent's record, linked to the parent object through `parent`.
+    /// The object a link record adds to.
+    public enum LinkOwner: Sendable {
+        /// The object of the mapping's entity with this key (attribute → column or path); it must exist.
+        case found([(attribute: String, from: String)])
+        /// The object of the record the link record is nested in (XML).
+        case parent
+    }
+
+    /// A record nested in its parent's record: an object linked to the parent object through
+    /// `parent`, or (`parent` empty, `mapping.links` `.parent`) a link adding destinations to the
+    /// parent object's to-many relationships.
     public struct Child: Sendable {
         public var record: String
         public var parent: String
@@ -117,7 +158,8 @@ public struct PipelineConfig: Sendable {
 
     public enum BinaryEncoding: String, Sendable { case hex, base64 }
 
-    /// A to-one relationship set by looking the destination up by its key.
+    /// A relationship set by looking the destination up by its key: a to-one, or (for link records)
+    /// a to-many the destination is added to.
     public struct Lookup: Sendable {
         public var relationship: String
         public var entity: String

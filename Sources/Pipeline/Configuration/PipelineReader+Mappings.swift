@@ -28,6 +28,33 @@ extension PipelineReader {
             return nil
         }
         var mapping = PipelineConfig.Mapping(entity: entityName)
+        if let findNode = entry("find") {
+            var key: [(attribute: String, from: String)] = []
+            for (attribute, attributeNode, from) in pairs(findNode, allowed: nil, what: "find", entity: source) {
+                guard entity.attribute(named: attribute) != nil else {
+                    fail(
+                        attributeNode, "\(entityName) has no attribute \(attribute.debugDescription)", entity: source,
+                        property: attribute)
+                    continue
+                }
+                if let column = text(from, "find \(attribute)", source: source) { key.append((attribute, column)) }
+            }
+            if key.isEmpty, findNode.mapping?.isEmpty ?? true {
+                fail(findNode, "find needs `{ <key attribute of \(entityName)>: <column or path> }`", entity: source)
+            }
+            mapping.links = .found(key)
+            for other in ["key", "fields", "children", "where"] {
+                if let node = entry(other) {
+                    fail(
+                        node,
+                        "a source of links (`find`) makes no objects: it takes `relationships` (the to-many "
+                            + "relationships it adds to), not `\(other)`",
+                        entity: source)
+                }
+            }
+            return readLinks(
+                entry("relationships"), into: mapping, at: node, entity: entity, model: model, source: source)
+        }
         if let keyNode = entry("key") {
             mapping.key = texts(keyNode, "key", source: source) ?? []
             for name in mapping.key where entity.attribute(named: name) == nil {
@@ -242,19 +269,58 @@ extension PipelineReader {
         return .capture(pattern)
     }
 
+    /// The to-many relationships a link mapping (`find`, or a child naming no entity) adds to.
+    mutating func readLinks(
+        _ relationshipsNode: Node?, into mapping: PipelineConfig.Mapping, at node: Node, entity: EntityDescription,
+        model: ManagedObjectModel, source: String
+    ) -> PipelineConfig.Mapping? {
+        var mapping = mapping
+        guard let relationshipsNode else {
+            fail(
+                node,
+                "links need `relationships: { <to-many of \(entity.name)>: { key: { <attribute of its destination>: "
+                    + "<column or path> } } }`",
+                entity: source)
+            return nil
+        }
+        for (name, nameNode, spec) in pairs(relationshipsNode, allowed: nil, what: "relationships", entity: source) {
+            guard let relationship = entity.relationship(named: name) else {
+                fail(
+                    nameNode, "\(entity.name) has no relationship \(name.debugDescription)", entity: source,
+                    property: name)
+                continue
+            }
+            guard relationship.isToMany else {
+                fail(
+                    nameNode,
+                    "\(name) is to-one: links add to to-many relationships (set a to-one in the source that makes "
+                        + "the \(entity.name))",
+                    entity: source, property: name)
+                continue
+            }
+            if let lookup = readLookup(
+                name, nameNode, spec, entity: entity, model: model, source: source, addsToMany: true)
+            {
+                mapping.relationships.append(lookup)
+            }
+        }
+        return mapping.relationships.isEmpty ? nil : mapping
+    }
+
     mutating func readLookup(
         _ name: String, _ nameNode: Node, _ spec: Node, entity: EntityDescription, model: ManagedObjectModel,
-        source: String
+        source: String, addsToMany: Bool = false
     ) -> PipelineConfig.Lookup? {
         guard let relationship = entity.relationship(named: name) else {
             fail(
                 nameNode, "\(entity.name) has no relationship \(name.debugDescription)", entity: source, property: name)
             return nil
         }
-        guard !relationship.isToMany else {
+        guard !relationship.isToMany || addsToMany else {
             fail(
                 nameNode,
-                "\(name) is to-many: set it from the other side (the to-one of its destination) or with children",
+                "\(name) is to-many: set it from the other side (the to-one of its destination), with children, "
+                    + "or from a source of links (`find`)",
                 entity: source, property: name)
             return nil
         }
@@ -323,6 +389,26 @@ extension PipelineReader {
                 fail(node, "a child needs `record` (its element, relative to the parent's)", entity: source)
             }
             return nil
+        }
+        if entry("entity") == nil, entry("parent") == nil {
+            // A link: adds the destinations its keys find to the parent object's to-many relationships.
+            for other in ["key", "fields", "children", "where"] {
+                if let node = entry(other) {
+                    fail(
+                        node,
+                        "a child naming no entity is a link (it adds to \(parent.name)'s to-many relationships): it "
+                            + "takes `relationships` only, not `\(other)`",
+                        entity: "\(source) > \(record)")
+                }
+            }
+            var mapping = PipelineConfig.Mapping(entity: parent.name)
+            mapping.links = .parent
+            guard
+                let links = readLinks(
+                    entry("relationships"), into: mapping, at: node, entity: parent, model: model,
+                    source: "\(source) > \(record)")
+            else { return nil }
+            return PipelineConfig.Child(record: record, parent: "", mapping: links)
         }
         guard let mapping = readMapping(node, entries: entries, model: model, source: "\(source) > \(record)") else {
             return nil

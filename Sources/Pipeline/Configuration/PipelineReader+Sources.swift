@@ -10,7 +10,7 @@ extension PipelineReader {
     mutating func readSource(_ node: Node, model: ManagedObjectModel) -> PipelineConfig.Source? {
         let allowed: Set<String> = [
             "name", "format", "path", "csv", "record", "table", "entity", "key", "fields", "relationships", "children",
-            "where", "duplicates",
+            "where", "duplicates", "find",
         ]
         let entries = pairs(node, allowed: allowed, what: "a source")
         func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }

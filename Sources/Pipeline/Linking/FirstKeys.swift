@@ -94,10 +94,9 @@ final class KeyRepeats {
         let mapping = source.mapping
         // With a `where` filter the first record may be skipped, and the next one is then the first
         // to import: not told from here.
-        guard !mapping.key.isEmpty, mapping.filter == nil else { return nil }
+        let names = mapping.repeatKey.map(\.from)
+        guard !names.isEmpty, mapping.filter == nil, !names.contains(Record.ordinalFieldName) else { return nil }
         rejects = source.duplicates == .reject
-        let names = mapping.key.compactMap { attribute in mapping.fields.first { $0.attribute == attribute }?.from }
-        guard names.count == mapping.key.count, !names.contains(Record.ordinalFieldName) else { return nil }
         self.names = names
         nulls = source.format == .csv ? source.csv.nullMarkers.map { Array($0.utf8) } : []
     }

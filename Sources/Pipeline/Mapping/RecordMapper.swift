@@ -9,6 +9,9 @@ import Readers
 public final class RecordMapper {
     public let source: String
     public let entity: EntityDescription
+    /// What the run's counts and rejects call its records: the entity, or for records of links
+    /// `<entity>.<relationship>` (`+` between several).
+    public let reportName: String
     private let fields: [(attribute: Int, field: Int, converter: ValueConverter)]
     private let lookups: [[(field: Int, converter: ValueConverter)]]
     private let filter: CompiledPredicate?
@@ -36,6 +39,9 @@ public final class RecordMapper {
         }
         self.source = source
         self.entity = entity
+        reportName =
+            mapping.links == nil
+            ? entity.name : "\(entity.name).\(mapping.relationships.map(\.relationship).joined(separator: "+"))"
         var index: [String: Int] = [:]
         for (position, name) in fieldNames.enumerated() where index[name] == nil { index[name] = position }
         var missing: [String] = []
@@ -55,7 +61,7 @@ public final class RecordMapper {
                 ))
         }
         var lookups: [[(Int, ValueConverter)]] = []
-        for lookup in mapping.relationships {
+        for lookup in mapping.lookups {
             guard let destination = model.entity(named: lookup.entity) else { continue }
             lookups.append(
                 try lookup.key.compactMap { part in
@@ -128,7 +134,7 @@ public final class RecordMapper {
             for (field, converter) in parts { convert(field, converter) }
         }
         guard failures.isEmpty else {
-            throw RecordReject(source: source, entity: entity.name, position: record.position, failures: failures)
+            throw RecordReject(source: source, entity: reportName, position: record.position, failures: failures)
         }
         if let filter, !filter.evaluate(MappedSubject(entity: entity, attributes: attributes, values: mapped.values)) {
             return nil

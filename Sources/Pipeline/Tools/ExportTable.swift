@@ -148,17 +148,11 @@ struct ExportTable {
         link = relationship
         name = relationship.joinTableName
         let sourceKey = Key(of: relationship.entity), destinationKey = Key(of: relationship.destinationEntity)
-        func columnName(_ entity: EntityDescription, _ key: Key) -> String {
+        let (source, destination) = relationship.joinColumnNames { entity in
             let stem = snakeCaseName(entity.rootEntity.name)
-            guard case .attribute(let attribute) = key else { return stem + "_id" }
+            guard case .attribute(let attribute) = Key(of: entity) else { return stem + "_id" }
             let column = attribute.storageColumnName
             return column.lowercased().hasPrefix(stem) ? column : "\(stem)_\(column)"
-        }
-        var source = columnName(relationship.entity, sourceKey)
-        var destination = columnName(relationship.destinationEntity, destinationKey)
-        if source.lowercased() == destination.lowercased() {
-            source = "source_" + source
-            destination = "destination_" + destination
         }
         columns = [
             Column(

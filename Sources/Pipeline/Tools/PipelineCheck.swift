@@ -32,6 +32,17 @@ public struct PipelineCheck: Sendable {
     }
 
     private static func describe(_ mapping: PipelineConfig.Mapping) -> String {
+        if let links = mapping.links {
+            let owner: String
+            switch links {
+            case .found(let key): owner = "\(mapping.entity) found by \(key.map(\.attribute).joined(separator: ", "))"
+            case .parent: owner = "the enclosing \(mapping.entity)"
+            }
+            let added = mapping.relationships.map {
+                "\($0.relationship) += \($0.entity) by \($0.key.map(\.attribute).joined(separator: ", "))"
+            }
+            return "links of \(owner) (\(added.joined(separator: "; ")))"
+        }
         var parts = ["\(mapping.entity) (\(mapping.fields.count) field\(mapping.fields.count == 1 ? "" : "s")"]
         if !mapping.key.isEmpty { parts.append("key \(mapping.key.joined(separator: ", "))") }
         for lookup in mapping.relationships {

@@ -330,14 +330,9 @@ final class SQLiteSchema {
         } else {
             name = owner.joinTableName
             // Each side named after the key it holds: `customer_id`, or `<entity>_id` for an `id` key.
-            func keyName(_ table: Table) -> String {
-                table.keyColumn.lowercased() == "id" ? snakeCaseName(table.root.name) + "_id" : table.keyColumn
-            }
-            source = keyName(sourceTable)
-            destination = keyName(destinationTable)
-            if source.lowercased() == destination.lowercased() {
-                source = "source_" + source
-                destination = "destination_" + destination
+            (source, destination) = owner.joinColumnNames { entity in
+                let table = entity === owner.entity ? sourceTable : destinationTable
+                return table.keyColumn.lowercased() == "id" ? snakeCaseName(table.root.name) + "_id" : table.keyColumn
             }
         }
         let table = JoinTable(name: name, owner: owner, sourceColumn: source, destinationColumn: destination)

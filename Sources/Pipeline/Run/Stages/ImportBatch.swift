@@ -23,6 +23,9 @@ struct ImportBatch {
         var waits = false
         /// Written by a batch insert (no object in the context).
         var bulkID: ManagedObjectID?
+        /// For a record of links: the links it added that were not there before (owner, to-many,
+        /// destination), undone when it is rejected.
+        var links: [(owner: ManagedObject, relationship: String, destination: ManagedObject)] = []
     }
 
     var items: [Item] = []
@@ -36,9 +39,16 @@ struct ImportBatch {
     /// Whether the item and its group still go on (not rejected, not waiting).
     func isLive(_ index: Int) -> Bool { items[index].reject == nil && !items[index].waits }
 
-    /// The item whose object has `objectID`, or whose lookup created that object.
+    /// The item whose object has `objectID`, whose links added to or linked that object, or whose
+    /// lookup created that object.
     func owner(of objectID: ManagedObjectID) -> Int? {
         if let index = items.indices.first(where: { isLive($0) && items[$0].object?.objectID == objectID }) {
+            return index
+        }
+        if let index = items.indices.first(where: { index in
+            isLive(index)
+                && items[index].links.contains { $0.owner.objectID == objectID || $0.destination.objectID == objectID }
+        }) {
             return index
         }
         return items.indices.first { index in

@@ -89,6 +89,7 @@ struct LinkStage {
         let kinds = scope.kinds, context = scope.context
         for index in batch.items.indices where batch.items[index].reject == nil && batch.items[index].bulkID == nil {
             let kind = kinds[batch.items[index].kind]
+            guard kind.links == nil else { continue }  // records of links make no object
             let object = context.insertNewObject(forEntityName: kind.mapper.entity.name)
             for (attribute, value) in zip(kind.mapper.attributes, batch.items[index].mapped.values) {
                 object[attributeAt: attribute] = value
@@ -135,7 +136,140 @@ struct LinkStage {
             }
         }
         if !waitingTops.isEmpty, !final { waitingTops = waitingWithTheirLinkers(batch, waiting: waitingTops) }
+        try addLinks(&batch, final: final, waiting: &waitingTops)
         return waitingGroups(&batch, tops: waitingTops)
+    }
+
+    /// The ends of the batch's records of links: the object each adds to and the destinations of
+    /// its lookups, `nil` for an end not found (or whose key is empty).
+    private struct LinkEnds {
+        var owner: ManagedObject?
+        /// Per destination lookup: the destination found.
+        var destinations: [ManagedObject?]
+    }
+
+    /// Records of links (`RecordKinds.Kind.links`) add the destinations their keys find to the
+    /// to-many relationships of the object they find (or of their parent record's object). An end
+    /// not found makes the record's group wait, as a must-exist lookup does, or on the `final` try
+    /// rejects the record; so does an end that is an object of a waiting group. A link already
+    /// there is left as it is (the record counts as unchanged).
+    private func addLinks(_ batch: inout ImportBatch, final: Bool, waiting tops: inout Set<Int>) throws {
+        let kinds = scope.kinds, context = scope.context
+        var ends: [Int: LinkEnds] = [:]
+        for kindIndex in kinds.all.indices {
+            let kind = kinds[kindIndex]
+            guard let links = kind.links else { continue }
+            let members = batch.items.indices.filter {
+                batch.items[$0].kind == kindIndex && batch.items[$0].reject == nil
+                    && !tops.contains(batch.items[$0].top)
+            }
+            guard !members.isEmpty else { continue }
+            var found = members.map { _ in LinkEnds(owner: nil, destinations: []) }
+            switch links {
+            case .found:
+                let owners = try kind.resolvers[0].resolve(
+                    members.map { kind.mapper.key(0, of: batch.items[$0].mapped) }, in: context)
+                for position in members.indices { found[position].owner = owners[position] }
+            case .parent:
+                for (position, index) in members.enumerated() {
+                    found[position].owner = batch.items[index].parent.flatMap { batch.items[$0].object }
+                }
+            }
+            let first = kind.resolvers.count - kind.destinationResolvers.count
+            for (offset, resolver) in kind.destinationResolvers.enumerated() {
+                let destinations = try resolver.resolve(
+                    members.map { kind.mapper.key(first + offset, of: batch.items[$0].mapped) }, in: context)
+                for position in members.indices { found[position].destinations.append(destinations[position]) }
+            }
+            for (position, index) in members.enumerated() { ends[index] = found[position] }
+        }
+        guard !ends.isEmpty else { return }
+        // Ends that are objects of waiting groups, whose links would leave with them: those wait too,
+        // and the groups they wait in may hold ends of others.
+        func objects(of tops: Set<Int>) -> Set<ObjectIdentifier> {
+            Set(
+                batch.items.indices.filter { tops.contains(batch.items[$0].top) }.compactMap {
+                    batch.items[$0].object.map(ObjectIdentifier.init)
+                })
+        }
+        var held = objects(of: tops)
+        var settled = false
+        while !settled {
+            settled = true
+            for (index, end) in ends where !tops.contains(batch.items[index].top) {
+                let all = [end.owner] + end.destinations
+                let missing = all.contains { $0 == nil }
+                let heldEnd = all.contains { $0.map { held.contains(ObjectIdentifier($0)) } ?? false }
+                guard heldEnd || (missing && !final && batch.items[batch.items[index].top].bulkID == nil) else {
+                    continue
+                }
+                if missing && !heldEnd && !hasKeys(batch, index) { continue }  // an empty key waits for nothing
+                tops.insert(batch.items[index].top)
+                settled = false
+            }
+            if !settled {
+                if !final { tops = waitingWithTheirLinkers(batch, waiting: tops) }
+                held = objects(of: tops)
+            }
+        }
+        // Each owner's destinations, read once per batch (a stored owner's to-many is loaded), so that a
+        // link already stored is seen as such.
+        var members: [ObjectIdentifier: [String: Set<ObjectIdentifier>]] = [:]
+        for (index, end) in ends.sorted(by: { $0.key < $1.key }) where !tops.contains(batch.items[index].top) {
+            guard batch.items[index].reject == nil else { continue }
+            let kind = kinds[batch.items[index].kind]
+            guard let owner = end.owner, !end.destinations.contains(where: { $0 == nil }) else {
+                rejectUnlinked(&batch, index, end: end)
+                continue
+            }
+            for (resolver, destination) in zip(kind.destinationResolvers, end.destinations) {
+                guard let destination else { continue }
+                let name = resolver.lookup.relationship, ownerID = ObjectIdentifier(owner)
+                if members[ownerID]?[name] == nil {
+                    members[ownerID, default: [:]][name] = Set(
+                        owner.relatedObjects(forKey: name).map(ObjectIdentifier.init))
+                }
+                guard members[ownerID]![name]!.insert(ObjectIdentifier(destination)).inserted else { continue }
+                owner.addRelatedObject(destination, forKey: name)
+                batch.items[index].links.append((owner, name, destination))
+            }
+        }
+    }
+
+    /// Whether every key of a record of links has a value (an empty one finds nothing, ever).
+    private func hasKeys(_ batch: ImportBatch, _ index: Int) -> Bool {
+        let kind = scope.kinds[batch.items[index].kind]
+        return kind.resolvers.indices.allSatisfy { kind.mapper.key($0, of: batch.items[index].mapped) != nil }
+    }
+
+    /// Rejects a record of links an end of which was not found, naming it.
+    private func rejectUnlinked(_ batch: inout ImportBatch, _ index: Int, end: LinkEnds) {
+        let kind = scope.kinds[batch.items[index].kind]
+        let mapper = kind.mapper
+        func describe(_ resolver: LookupResolver, _ lookup: Int) -> String {
+            guard let key = mapper.key(lookup, of: batch.items[index].mapped) else {
+                return
+                    "its key of \(resolver.entity.name) (\(resolver.lookup.key.map(\.from).joined(separator: ", "))) is empty"
+            }
+            let described = zip(resolver.lookup.key, key).map { "\($0.attribute) = \($1)" }.joined(separator: ", ")
+            return "no \(resolver.entity.name) with \(described)"
+        }
+        var reasons: [(property: String, message: String)] = []
+        if end.owner == nil {
+            if case .found? = kind.links {
+                reasons.append((mapper.entity.name, describe(kind.resolvers[0], 0)))
+            } else {
+                reasons.append((mapper.entity.name, "its parent record has no object"))
+            }
+        }
+        let first = kind.resolvers.count - kind.destinationResolvers.count
+        for (offset, destination) in end.destinations.enumerated() where destination == nil {
+            let resolver = kind.resolvers[first + offset]
+            reasons.append((resolver.lookup.relationship, describe(resolver, first + offset)))
+        }
+        for reason in reasons {
+            scope.reject(&batch, index, property: reason.property, rule: "lookup", message: reason.message)
+        }
     }
 
     /// The waiting groups and the groups whose lookups found an object of a waiting group (found

@@ -25,7 +25,7 @@ struct MapStage {
             let kind = try kinds.kind(of: record)
             let mapper = kinds[kind].mapper
             var item = ImportBatch.Item(record: record, mapped: MappedRecord(), kind: kind)
-            if kinds[kind].parentRelationship != nil {
+            if kinds[kind].isNested {
                 guard let parentNumber = record.parentRecord, let parent = byNumber[parentNumber] else { continue }
                 item.parent = parent
                 item.top = batch.items[parent].top
@@ -69,11 +69,14 @@ struct MapStage {
     private func repeated(
         _ record: Record, first: SourcePosition, mapper: RecordMapper, into reject: RecordReject?
     ) -> RecordReject {
-        let key = scope.source.mapping.key
-        let described = key.map { "\($0) = \(mapper.field(of: $0, in: record)?.raw ?? "null")" }
-            .joined(separator: ", ")
+        let key = scope.source.mapping.repeatKey
+        let described = key.map { part in
+            let field = record.schema.map { $0.index(of: part.from) } ?? Int(part.from).map { $0 - 1 }
+            let raw = field.flatMap { $0 >= 0 && $0 < record.count ? record.string($0) : nil }
+            return "\(part.name) = \(raw ?? "null")"
+        }.joined(separator: ", ")
         let failure = RejectFailure(
-            property: key.joined(separator: ", "), raw: nil, rule: "duplicate",
+            property: key.map(\.name).joined(separator: ", "), raw: nil, rule: "duplicate",
             message: "the key \(described) appeared before in this input, at \(first); a key is imported once "
                 + "per run and the first record stays (`duplicates: last-wins` on the source lets later ones "
                 + "update it)",
@@ -81,7 +84,7 @@ struct MapStage {
         var reject =
             reject
             ?? RecordReject(
-                source: scope.source.name, entity: mapper.entity.name, position: record.position, failures: [])
+                source: scope.source.name, entity: mapper.reportName, position: record.position, failures: [])
         reject.failures.append(failure)
         return reject
     }

@@ -13,6 +13,18 @@ final class RecordKinds {
         var bulk: Bool
         /// The run's known keys of its entity (attribute index, keys) that batch inserts feed.
         var insertedKeys: [(attribute: Int, known: KnownKeys)]
+        /// Its records are nested in a parent record (XML children): objects linked to the parent's
+        /// through `parentRelationship`, or links adding to the parent's (`links` `.parent`).
+        var isNested: Bool
+        /// For records of links: the object they add to (the first resolver finds it for `.found`);
+        /// their destinations come from the other resolvers.
+        var links: PipelineConfig.LinkOwner?
+
+        /// The resolvers of a link kind's destinations (all of them for other kinds).
+        var destinationResolvers: ArraySlice<LookupResolver> {
+            guard case .found? = links else { return resolvers[...] }
+            return resolvers.dropFirst()
+        }
     }
 
     private(set) var all: [Kind] = []
@@ -57,7 +69,7 @@ final class RecordKinds {
 
     private func kind(named name: String, of record: Record) throws -> Int {
         if let known = byName[name] { return known }
-        var mapping = source.mapping, parentRelationship: String?
+        var mapping = source.mapping, parentRelationship: String?, nested = false
         var spec = source.mapping.xmlSpec(path: source.record ?? "/")
         if source.format == .xml, name != source.record {
             // A nested record: find its child mapping by walking the spec tree.
@@ -76,7 +88,8 @@ final class RecordKinds {
                 throw RunError.unmappedRecord(source: source.name, kind: name)
             }
             mapping = child.mapping
-            parentRelationship = child.parent
+            parentRelationship = child.parent.isEmpty ? nil : child.parent
+            nested = true
             spec = childSpec
         }
         let names =
@@ -85,7 +98,7 @@ final class RecordKinds {
         let mapper = try RecordMapper(
             mapping: mapping, model: model, fieldNames: names, source: source.name,
             sourceNulls: source.format == .csv ? source.csv.nullMarkers : [], file: file, line: source.line)
-        let resolvers = try mapping.relationships.map {
+        let resolvers = try mapping.lookups.map {
             try LookupResolver(lookup: $0, model: model, known: keys.knownKeys(for: $0))
         }
         let relationships = mapping.relationships.map(\.relationship) + [parentRelationship].compactMap { $0 }
@@ -95,7 +108,9 @@ final class RecordKinds {
         all.append(
             Kind(
                 mapper: mapper, parentRelationship: parentRelationship, resolvers: resolvers,
-                bulk: canInsertInBulk(mapper.entity, relationships), insertedKeys: insertedKeys))
+                bulk: mapping.links == nil && canInsertInBulk(mapper.entity, relationships),
+                insertedKeys: mapping.links == nil ? insertedKeys : [], isNested: parentRelationship != nil || nested,
+                links: mapping.links))
         byName[name] = all.count - 1
         return all.count - 1
     }

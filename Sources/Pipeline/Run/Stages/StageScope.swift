@@ -21,12 +21,14 @@ struct StageScope {
             property: property, raw: raw, rule: rule, message: message, position: position ?? item.record.position)
         if item.reject == nil {
             batch.items[index].reject = RecordReject(
-                source: source.name, entity: kinds[item.kind].mapper.entity.name, position: item.record.position,
+                source: source.name, entity: kinds[item.kind].mapper.reportName, position: item.record.position,
                 failures: [failure])
         } else {
             batch.items[index].reject!.failures.append(failure)
         }
         if let object = item.object { discard(object) }
+        for link in item.links { link.owner.removeRelatedObject(link.destination, forKey: link.relationship) }
+        batch.items[index].links = []
         for child in batch.items.indices where batch.items[child].parent == index && batch.items[child].reject == nil {
             rejectWithParent(&batch, child)
         }

@@ -177,7 +177,7 @@ final class WriteStage {
         let kinds = scope.kinds
         var counts: [String: RunReport.Counts] = [:]
         for (kind, read) in batch.readByKind.enumerated() where read > 0 {
-            counts[kinds[kind].mapper.entity.name, default: .init()].read += read
+            counts[kinds[kind].mapper.reportName, default: .init()].read += read
         }
         let saved = lastSave.take()
         let inserted = Set(saved?.inserted ?? []), updated = Set(saved?.updated ?? [])
@@ -188,6 +188,13 @@ final class WriteStage {
             if let reject = batch.items[index].reject {
                 counts[reject.entity, default: .init()].rejected += 1
                 rejected.append(reject)
+            } else if kinds[kind].links != nil {
+                // A record of links: inserted when it added one the save wrote (an owner that became a
+                // stored row's may have had it already), else all were there already.
+                let added = batch.items[index].links.contains {
+                    inserted.contains($0.owner.objectID) || updated.contains($0.owner.objectID)
+                }
+                if added { byKind[kind].inserted += 1 } else { byKind[kind].unchanged += 1 }
             } else if batch.items[index].bulkID != nil {
                 byKind[kind].inserted += 1
             } else if let object = batch.items[index].object {
@@ -201,7 +208,7 @@ final class WriteStage {
             }
         }
         for (kind, kindCounts) in byKind.enumerated() where kindCounts != RunReport.Counts() {
-            counts[kinds[kind].mapper.entity.name, default: .init()].add(kindCounts)
+            counts[kinds[kind].mapper.reportName, default: .init()].add(kindCounts)
         }
         return (counts, rejected)
     }
