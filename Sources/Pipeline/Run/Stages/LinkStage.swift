@@ -248,8 +248,8 @@ struct LinkStage {
         let mapper = kind.mapper
         func describe(_ resolver: LookupResolver, _ lookup: Int) -> String {
             guard let key = mapper.key(lookup, of: batch.items[index].mapped) else {
-                return
-                    "its key of \(resolver.entity.name) (\(resolver.lookup.key.map(\.from).joined(separator: ", "))) is empty"
+                let fields = resolver.lookup.key.map(\.from).joined(separator: ", ")
+                return "its key of \(resolver.entity.name) (\(fields)) is empty"
             }
             let described = zip(resolver.lookup.key, key).map { "\($0.attribute) = \($1)" }.joined(separator: ", ")
             return "no \(resolver.entity.name) with \(described)"
