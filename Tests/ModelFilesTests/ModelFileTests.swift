@@ -229,4 +229,56 @@ import Testing
             syntax.issues.count == 1 && syntax.issues[0].line == 3
                 && syntax.issues[0].message.hasPrefix("YAML syntax error"))
     }
+
+    /// A many-to-many's join table and columns come from the model (either side may name the table);
+    /// a to-many stored by its inverse's foreign key has none, and two sides cannot disagree.
+    @Test func joinTablesAndTheirColumnsAreNamedAndChecked() throws {
+        func model(_ authors: String, _ books: String) -> String {
+            """
+            version: 1
+            entities:
+              Book:
+                relationships:
+                  authors: { destination: Author, toMany: true, \(authors) }
+              Author:
+                relationships:
+                  books: { destination: Book, \(books) }
+            """
+        }
+        func issues(_ text: String) -> [ModelFileIssue] {
+            do {
+                _ = try ModelFile.load(text: text, file: "m.yaml")
+                return []
+            } catch let error as ModelFileError {
+                return error.issues
+            } catch {
+                return []
+            }
+        }
+        let loaded = try ModelFile.load(
+            text: model("inverse: books, joinTable: written_by, column: writer", "toMany: true, inverse: authors"),
+            file: "m.yaml")
+        let authors = try #require(loaded["Book"]?.relationship(named: "authors"))
+        #expect(authors.joinTableName == "written_by" && authors.inverse?.joinTableName == "written_by")
+        let columns = authors.joinColumnNames { snakeCaseName($0.name) + "_id" }
+        let owner = authors.joinTableOwner
+        #expect(owner.name == "books")  // Author sorts first: its side owns the table
+        #expect(columns.source == "writer" && columns.destination == "book_id")
+        #expect(
+            issues(model("inverse: books, joinTable: a", "toMany: true, inverse: authors, joinTable: b")).contains {
+                $0.message.contains("is not its inverse's")
+            })
+        #expect(
+            issues(model("inverse: books, column: x", "toMany: true, inverse: authors, column: x")).contains {
+                $0.message.contains("is also its inverse's")
+            })
+        #expect(
+            issues(model("inverse: books, joinTable: t", "inverse: authors")).contains {
+                $0.message.contains("apply to many-to-many")
+            })
+        #expect(
+            issues(model("inverse: books", "inverse: authors, joinTable: t")).contains {
+                $0.message.contains("a join table applies to many-to-many")
+            })
+    }
 }

@@ -327,6 +327,77 @@ public struct ModelInference {
         package var referencedColumn: String?
     }
 
+    /// A pure link table (two foreign keys forming its key, no other column) made a many-to-many
+    /// relationship: `owner.column` links to `owner.to`'s objects through the table, and
+    /// `destination.column` back.
+    package struct ManyToMany {
+        /// The link table's entity (which the model does not have).
+        package var table: Int
+        /// The link of the table's first column: its entity owns `name`.
+        package var owner: Link
+        package var destination: Link
+        /// The relationship on the owner's entity (to the destination's) and its inverse.
+        package var name: String
+        package var inverse: String
+    }
+
+    /// To-one links between entities, and pure link tables as many-to-many relationships (their
+    /// links are not to-ones of an entity then).
+    private func relationships() -> (links: [Link], manyToMany: [ManyToMany]) {
+        var links = links(), manyToMany: [ManyToMany] = []
+        for (index, entity) in entities.enumerated() where entity.isTable && entity.columns.count == 2 {
+            let own = links.filter { $0.from == index }
+            let columns = entity.columns.map(\.source)
+            guard own.count == 2, Set(own.map(\.column)) == Set(columns),
+                Set(entity.primaryKey) == Set(columns) || entity.uniqueKeys.contains(where: { Set($0) == Set(columns) })
+            else { continue }
+            let first = own.first { $0.column == columns[0] }!, second = own.first { $0.column == columns[1] }!
+            manyToMany.append(ManyToMany(table: index, owner: first, destination: second, name: "", inverse: ""))
+        }
+        let linkTables = Set(manyToMany.map(\.table))
+        links.removeAll { linkTables.contains($0.from) }
+        // Names: after the column in the plural (`author_id` → `authors`, `TrackId` → `tracks`), else
+        // the destination entity in the plural, else after the table too — never a name the entity
+        // has already.
+        var taken = entities.indices.map { propertyNames(of: $0, links: links) }
+        for index in manyToMany.indices {
+            let link = manyToMany[index]
+            func name(on entity: Int, to other: Link) -> String {
+                var stem = other.column
+                for suffix in ["_id", "Id", "ID"] where stem.hasSuffix(suffix) && stem.count > suffix.count {
+                    stem.removeLast(suffix.count)
+                }
+                let candidates = [
+                    Self.plural(Self.attributeName(stem)),
+                    Self.inverseName(of: entities[other.to].name),
+                    Self.inverseName(of: entities[other.to].name) + "Via" + entities[link.table].name,
+                ]
+                let name =
+                    candidates.first { !taken[entity].contains($0.lowercased()) }
+                    ?? candidates[2] + "\(index)"
+                taken[entity].insert(name.lowercased())
+                return name
+            }
+            manyToMany[index].name = name(on: link.owner.to, to: link.destination)
+            manyToMany[index].inverse = name(on: link.destination.to, to: link.owner)
+        }
+        return (links, manyToMany)
+    }
+
+    /// The (lower-cased) names the model file gives the properties of entity `index`, but
+    /// many-to-many relationships.
+    private func propertyNames(of index: Int, links: [Link]) -> Set<String> {
+        let entity = entities[index]
+        let linked = Set(links.filter { $0.from == index }.map(\.column))
+        var names = entity.columns.filter { !linked.contains($0.source) }.map { Self.attributeName($0.source) }
+        if let rowKey = rowKey(of: entity) { names.append(rowKey) }
+        names += links.filter { $0.from == index }.map { Self.relationshipName(forColumn: $0.column) }
+        names += links.filter { $0.to == index }.map { Self.inverseName(of: $0, among: links, entities: entities) }
+        if let parent = entity.parent { names.append(Self.attributeName(entities[parent].name)) }
+        names += entities.filter { $0.parent == index }.map { Self.inverseName(of: $0.name) }
+        return Set(names.map { $0.lowercased() })
+    }
+
     /// Relationships: declared foreign keys, else `<x>_id` columns whose entity exists with a unique id.
     private func links() -> [Link] {
         var links: [Link] = []
@@ -371,10 +442,25 @@ public struct ModelInference {
         package var key: [String]
         /// For nested records: the parent entity's index and the relationship to it.
         package var parent: (entity: Int, relationship: String)?
+        /// For a pure link table: the many-to-many relationship its rows fill — the owner entity
+        /// found by its key attribute from a column, the relationship, its destination found the same way.
+        package var links: LinksPlan?
+    }
+
+    /// How the rows of a pure link table fill its many-to-many relationship.
+    package struct LinksPlan {
+        package var owner: String
+        package var ownerKey: (attribute: String, column: String)
+        package var relationship: String
+        package var destination: String
+        package var destinationKey: (attribute: String, column: String)
     }
 
     package func plans() -> [EntityPlan] {
-        let links = links()
+        let (links, manyToMany) = relationships()
+        func keyAttribute(_ link: Link) -> String {
+            Self.attributeName(link.referencedColumn ?? entities[link.to].primaryKey.first ?? "id")
+        }
         return entities.enumerated().map { index, entity in
             let linked = links.filter { $0.from == index }
             let linkedColumns = Set(linked.map(\.column))
@@ -385,6 +471,15 @@ public struct ModelInference {
                     Self.relationshipName(forColumn: link.column), destination.name, Self.attributeName(column),
                     link.column
                 )
+            }
+            if let link = manyToMany.first(where: { $0.table == index }) {
+                // The model has no entity for the table: its rows are links.
+                return EntityPlan(
+                    name: entity.name, origin: entity.origin, fields: [], lookups: [], key: [],
+                    links: LinksPlan(
+                        owner: entities[link.owner.to].name, ownerKey: (keyAttribute(link.owner), link.owner.column),
+                        relationship: link.name, destination: entities[link.destination.to].name,
+                        destinationKey: (keyAttribute(link.destination), link.destination.column)))
             }
             var key = self.key(of: entity).map(Self.attributeName)
             if key.contains(where: { name in linkedColumns.contains { Self.attributeName($0) == name } }) { key = [] }
@@ -403,14 +498,15 @@ public struct ModelInference {
 
     /// The proposal as a model file (YAML).
     public func modelFile() -> String {
-        let links = links()
+        let (links, manyToMany) = relationships()
+        let linkTables = Set(manyToMany.map(\.table))
         var parents: [(child: Int, parent: Int)] = []
         for (index, entity) in entities.enumerated() {
             if let parent = entity.parent { parents.append((index, parent)) }
         }
         var text =
             "# Proposed by `sluice infer` from every value of the inputs; review before use.\nversion: 1\nentities:\n"
-        for (index, entity) in entities.enumerated() {
+        for (index, entity) in entities.enumerated() where !linkTables.contains(index) {
             text += "  \(entity.name):\n"
             if !entity.table.isEmpty, entity.table != entity.name {
                 text += "    table: \(Self.yamlName(entity.table))\n"
@@ -452,6 +548,22 @@ public struct ModelInference {
                         + "\(source.name), toMany: true, "
                         + "inverse: \(inverse) }"
                 )
+            }
+            // Pure link tables: a many-to-many each way, through the table and its columns.
+            for link in manyToMany {
+                let table = Self.yamlName(entities[link.table].table)
+                if link.owner.to == index {
+                    relationships.append(
+                        "      \(link.name): { destination: \(entities[link.destination.to].name), toMany: true, "
+                            + "inverse: \(link.inverse), joinTable: \(table), column: "
+                            + "\(Self.yamlName(link.destination.column)) }")
+                }
+                if link.destination.to == index {
+                    relationships.append(
+                        "      \(link.inverse): { destination: \(entities[link.owner.to].name), toMany: true, "
+                            + "inverse: \(link.name), joinTable: \(table), column: \(Self.yamlName(link.owner.column)) }"
+                    )
+                }
             }
             for (child, parent) in parents where child == index {
                 let name = Self.attributeName(entities[parent].name)

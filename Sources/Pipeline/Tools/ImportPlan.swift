@@ -144,7 +144,14 @@ public struct ImportPlan {
             let path = Self.quoted(URL(fileURLWithPath: source.path).standardizedFileURL.path)
             for index in source.firstEntity..<end where plans[index].parent == nil {
                 let plan = plans[index]
-                guard model == nil || model?.entity(named: plan.name) != nil else {
+                // A pure link table fills its many-to-many relationship, when the model has it.
+                let links = plan.links.flatMap { links -> ModelInference.LinksPlan? in
+                    guard let model else { return links }
+                    let relationship = model.entity(named: links.owner)?.relationship(named: links.relationship)
+                    return relationship?.isManyToMany == true
+                        && relationship?.destinationEntityName == links.destination ? links : nil
+                }
+                guard links != nil || model == nil || model?.entity(named: plan.name) != nil else {
                     throw ReaderError(
                         .invalidOption,
                         "the target's model has no entity \(plan.name) for \(source.path) (it has: "
@@ -165,6 +172,10 @@ public struct ImportPlan {
                 case .sqldump, .sqlite: text += "    table: \(Self.quoted(plan.origin))\n"
                 }
                 let numbered = source.format == .csv && !dialect.hasHeader
+                if let links {
+                    text += Self.linksMapping(links, indent: "    ")
+                    continue
+                }
                 text += try Self.mapping(
                     plans, index, spec: source.spec, numberedColumns: numbered, key: options.key, model: model,
                     indent: "    ")
@@ -243,6 +254,16 @@ public struct ImportPlan {
             }
         }
         return text
+    }
+
+    /// The mapping of a source of links: the owner found by its key, the destination added to its
+    /// many-to-many relationship.
+    private static func linksMapping(_ links: ModelInference.LinksPlan, indent: String) -> String {
+        "\(indent)entity: \(quoted(links.owner))\n"
+            + "\(indent)find: { \(quoted(links.ownerKey.attribute)): \(quoted(links.ownerKey.column)) }\n"
+            + "\(indent)relationships:\n"
+            + "\(indent)  \(quoted(links.relationship)): { entity: \(quoted(links.destination)), key: { "
+            + "\(quoted(links.destinationKey.attribute)): \(quoted(links.destinationKey.column)) }, missing: reject }\n"
     }
 
     private static func csvOptions(_ dialect: CSVDialect) -> String {
