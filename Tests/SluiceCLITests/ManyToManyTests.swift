@@ -219,8 +219,8 @@ import Testing
               REFERENCES person(person_id), PRIMARY KEY(person_id, friend_id));
             CREATE TABLE film_actor(film_id INTEGER REFERENCES film, actor_id INTEGER REFERENCES person(person_id),
               PRIMARY KEY(film_id, actor_id));
-            CREATE TABLE film_director(film_id INTEGER REFERENCES film, director_id INTEGER REFERENCES person(person_id),
-              UNIQUE(film_id, director_id));
+            CREATE TABLE film_director(film_id INTEGER REFERENCES film,
+              director_id INTEGER REFERENCES person(person_id), UNIQUE(film_id, director_id));
             CREATE TABLE seen(film_id INTEGER REFERENCES film, person_id INTEGER REFERENCES person);
             CREATE TABLE rating(film_id INTEGER REFERENCES film, person_id INTEGER REFERENCES person, stars INTEGER,
               PRIMARY KEY(film_id, person_id));
