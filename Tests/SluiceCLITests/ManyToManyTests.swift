@@ -182,7 +182,8 @@ import Testing
             ),
             ("entity: Book\n    find: { bookId: book_id }", "links need `relationships"),
             (
-                "entity: Book\n    find: { nope: book_id }\n    relationships: { authors: { key: { authorId: author_id } } }",
+                "entity: Book\n    find: { nope: book_id }\n"
+                    + "    relationships: { authors: { key: { authorId: author_id } } }",
                 "Book has no attribute \"nope\""
             ),
         ]
