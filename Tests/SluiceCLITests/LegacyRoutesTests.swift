@@ -7,8 +7,9 @@ import Testing
 /// One legacy database of every shape (`Tests/Fixtures/legacy-shapes.sql`: link tables, two keys
 /// to one table, a cycle, a self-reference, NULL ids, composite keys, no key, WITHOUT ROWID, BLOBs,
 /// digit-only text, 64-bit integers, reals, a view, a trigger, FTS5, odd names) imported from the
-/// database file, from its `sqlite3 .dump` and from the script itself: no flags, nothing rejected,
-/// every table equal to the source, and a re-import that reports everything unchanged.
+/// database file, from its `sqlite3 .dump`, from the script itself (no flags) and from a CSV file
+/// per table (into the model inferred from the database): nothing rejected, every table equal to
+/// the source, and a re-import that reports everything unchanged.
 @Suite struct LegacyRoutesTests {
     typealias R = RunCommandTests
 
@@ -28,7 +29,7 @@ import Testing
 
     static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
-    @Test func theFixtureImportsAlikeFromTheFileItsDumpAndItsScript() throws {
+    @Test func theFixtureImportsAlikeFromTheFileItsDumpItsScriptAndCSV() throws {
         let directory = try TemporaryDirectory()
         let fixture = R.root.appendingPathComponent("Tests/Fixtures/legacy-shapes.sql")
         let database = directory.url.appendingPathComponent("legacy.db").path
@@ -39,14 +40,30 @@ import Testing
         let tables = try SQLiteFileReader(path: database).tables
         #expect(tables.count == 21 && !tables.contains { $0.name.hasPrefix("doc_fts") })
 
-        for (route, input) in [("file", database), ("dump", dump.path), ("script", fixture.path)] {
+        // The fourth route: a CSV file per table (as `sluice export` writes them from the file's store),
+        // imported into the model inferred from the database.
+        let exported = directory.url.appendingPathComponent("exported.sqlite").path
+        #expect(try runSluice(["import", database, "--to", exported]).status == 0)
+        let csvFolder = directory.url.appendingPathComponent("csv").path
+        let export = try runSluice(["export", exported, "--to", csvFolder + "/"])
+        #expect(export.status == 0, "\(export.stderr)")
+        let model = try directory.file("legacy.model.yaml", contents: try runSluice(["infer", database]).stdout)
+        let csvFiles = try FileManager.default.contentsOfDirectory(atPath: csvFolder).sorted().map {
+            csvFolder + "/" + $0
+        }
+        #expect(csvFiles.count == tables.count, "\(csvFiles)")
+
+        for (route, inputs) in [
+            ("file", [database]), ("dump", [dump.path]), ("script", [fixture.path]), ("csv", csvFiles),
+        ] {
             let store = directory.url.appendingPathComponent("\(route).sqlite").path
-            let result = try runSluice(["import", input, "--to", store])
+            let modelOption = route == "csv" ? ["--model", model.path] : []
+            let result = try runSluice(["import"] + inputs + ["--to", store] + modelOption)
             #expect(result.status == 0, "\(route): \(result.stdout)\(result.stderr)")
             let counts = result.stdout.split(separator: "\n").filter { $0.contains(" read, ") }
             #expect(counts.count == tables.count, "\(route): \(result.stdout)")
             for line in counts { #expect(line.hasSuffix(" 0 rejected"), "\(route): \(line)") }
-            #expect(result.stderr.contains("virtual table \"doc_fts\""), "\(route): \(result.stderr)")
+            #expect(route == "csv" || result.stderr.contains("virtual table \"doc_fts\""), "\(route): \(result.stderr)")
             for table in tables {
                 // A text key's references hold the store's own key (see docs/STATUS.md): compared by a join.
                 let columns = table.columns.map(\.name).filter { !(table.name == "person" && $0 == "country_code") }
@@ -63,7 +80,7 @@ import Testing
                 "SELECT list.\"unique\", info.name FROM pragma_index_list('book') list, "
                 + "pragma_index_info(list.name) info WHERE info.name IN ('title', 'isbn') ORDER BY 2"
             #expect(try R.query(store, indexes) == [[.integer(1), .text("isbn")], [.integer(0), .text("title")]])
-            let again = try runSluice(["import", input, "--to", store])
+            let again = try runSluice(["import"] + inputs + ["--to", store] + modelOption)
             #expect(again.status == 0, "\(route): \(again.stderr)")
             for line in again.stdout.split(separator: "\n") where line.contains(" read, ") {
                 #expect(line.contains(" 0 inserted, 0 updated,") && line.hasSuffix(" 0 rejected"), "\(route): \(line)")

@@ -326,6 +326,8 @@ public struct ModelInference {
     package struct EntityPlan {
         package var name: String
         package var origin: String
+        /// The table the input names (a SQL table, a file's base name).
+        package var table = ""
         package var fields: [(attribute: String, column: String)]
         package var lookups: [(relationship: String, destination: String, destinationAttribute: String, column: String)]
         package var key: [String]
@@ -343,6 +345,17 @@ public struct ModelInference {
         package var relationship: String
         package var destination: String
         package var destinationKey: (attribute: String, column: String)
+
+        package init(
+            owner: String, ownerKey: (attribute: String, column: String), relationship: String, destination: String,
+            destinationKey: (attribute: String, column: String)
+        ) {
+            self.owner = owner
+            self.ownerKey = ownerKey
+            self.relationship = relationship
+            self.destination = destination
+            self.destinationKey = destinationKey
+        }
     }
 
     package func plans() -> [EntityPlan] {
@@ -364,7 +377,7 @@ public struct ModelInference {
             if let link = manyToMany.first(where: { $0.table == index }) {
                 // The model has no entity for the table: its rows are links.
                 return EntityPlan(
-                    name: entity.name, origin: entity.origin, fields: [], lookups: [], key: [],
+                    name: entity.name, origin: entity.origin, table: entity.table, fields: [], lookups: [], key: [],
                     links: LinksPlan(
                         owner: entities[link.owner.to].name, ownerKey: (keyAttribute(link.owner), link.owner.column),
                         relationship: link.name, destination: entities[link.destination.to].name,
@@ -375,7 +388,7 @@ public struct ModelInference {
             let rowKey = self.rowKey(of: entity)
             if let rowKey { key = [rowKey] }
             return EntityPlan(
-                name: entity.name, origin: entity.origin,
+                name: entity.name, origin: entity.origin, table: entity.table,
                 fields: (rowKey.map { [($0, Record.ordinalFieldName)] } ?? [])
                     + entity.columns.filter { !linkedColumns.contains($0.source) }.map {
                         (Self.attributeName($0.source), $0.source)

@@ -145,11 +145,16 @@ public struct ImportPlan {
             for index in source.firstEntity..<end where plans[index].parent == nil {
                 let plan = plans[index]
                 // A pure link table fills its many-to-many relationship, when the model has it.
-                let links = plan.links.flatMap { links -> ModelInference.LinksPlan? in
+                var links = plan.links.flatMap { links -> ModelInference.LinksPlan? in
                     guard let model else { return links }
                     let relationship = model.entity(named: links.owner)?.relationship(named: links.relationship)
                     return relationship?.isManyToMany == true
                         && relationship?.destinationEntityName == links.destination ? links : nil
+                }
+                // A file of pairs named as a join table of the model (a CSV export's `book_author.csv`).
+                if links == nil, let model, model.entity(named: plan.name) == nil {
+                    links = Self.links(
+                        ofTable: plan.table, columns: plan.fields.map(\.column) + plan.lookups.map(\.column), in: model)
                 }
                 guard links != nil || model == nil || model?.entity(named: plan.name) != nil else {
                     throw ReaderError(
@@ -193,27 +198,27 @@ public struct ImportPlan {
         _ plans: [ModelInference.EntityPlan], _ index: Int, spec: XMLRecordSpec?, numberedColumns: Bool,
         key: [String]?, model: ManagedObjectModel?, indent: String
     ) throws -> String {
-        let plan = plans[index]
+        var plan = plans[index]
         let entity = model?.entity(named: plan.name)
         var text = "\(indent)entity: \(quoted(plan.name))\n"
+        var keyNames = key ?? plan.key
         if let entity {
-            let missing =
-                plan.fields.filter { entity.attribute(named: $0.attribute) == nil }.map {
-                    "\($0.column) (attribute \($0.attribute))"
+            try mapColumns(of: &plan, onto: entity)
+            if key == nil {
+                // The model's key, when the input maps all of it (upserts go through a uniqueness constraint).
+                var constraints: [[String]] = [], cursor: EntityDescription? = entity
+                while let current = cursor {
+                    constraints += current.uniquenessConstraints
+                    cursor = current.superentity
                 }
-                + plan.lookups.filter { entity.relationship(named: $0.relationship) == nil }.map {
-                    "\($0.column) (relationship \($0.relationship))"
-                }
-            guard missing.isEmpty else {
-                throw ReaderError(
-                    .invalidOption,
-                    "the model's entity \(plan.name) has nothing for the column\(missing.count == 1 ? "" : "s") "
-                        + "\(missing.joined(separator: ", ")) of \(plan.origin); importing would drop them"
-                )
+                keyNames =
+                    constraints.first { constraint in
+                        constraint.allSatisfy { name in plan.fields.contains { $0.attribute == name } }
+                    } ?? []
             }
         }
         let fields = plan.fields
-        let keyNames = (key ?? plan.key).filter { name in fields.contains { $0.attribute == name } }
+        keyNames = keyNames.filter { name in fields.contains { $0.attribute == name } }
         if !keyNames.isEmpty, plan.parent == nil {
             text += "\(indent)key: [\(keyNames.map(quoted).joined(separator: ", "))]\n"
         }
@@ -254,6 +259,78 @@ public struct ImportPlan {
             }
         }
         return text
+    }
+
+    /// Maps the input's columns onto a given model's entity: each onto the attribute or to-one
+    /// relationship stored in a column of that name (as `sluice export` writes them: `lead_id` for
+    /// `lead`), else onto the one inference names after it; a to-one is found by its destination's
+    /// key attribute.
+    /// - Throws: `ReaderError` when the entity has nothing for a column (importing would drop its values).
+    private static func mapColumns(of plan: inout ModelInference.EntityPlan, onto entity: EntityDescription) throws {
+        var fields: [(attribute: String, column: String)] = []
+        var lookups: [(relationship: String, destination: String, destinationAttribute: String, column: String)] = []
+        var missing: [String] = []
+        let columns = plan.fields.map { ($0.column, $0.attribute) } + plan.lookups.map { ($0.column, $0.relationship) }
+        // The column of the store's own reference an export writes for objects without a key of one
+        // attribute: the store gives its own.
+        var reference: String?
+        if case .reference = ExportTable.Key(of: entity) { reference = entity.storageKeyColumnName.lowercased() }
+        for (column, inferred) in columns where column.lowercased() != reference {
+            let stored: PropertyDescription? =
+                entity.attributes.first { !$0.isTransient && $0.storageColumnName.lowercased() == column.lowercased() }
+                ?? entity.relationships.first {
+                    !$0.isToMany && $0.storageColumnName.lowercased() == column.lowercased()
+                }
+            switch stored ?? entity.attribute(named: inferred) ?? entity.relationship(named: inferred) {
+            case let attribute as AttributeDescription:
+                fields.append((attribute.name, column))
+            case let relationship as RelationshipDescription where !relationship.isToMany:
+                guard case .attribute(let key) = ExportTable.Key(of: relationship.destinationEntity) else {
+                    missing.append("\(column) (relationship \(relationship.name), whose destination has no key)")
+                    continue
+                }
+                lookups.append((relationship.name, relationship.destinationEntityName, key.name, column))
+            default:
+                missing.append("\(column) (\(inferred))")
+            }
+        }
+        guard missing.isEmpty else {
+            throw ReaderError(
+                .invalidOption,
+                "the model's entity \(plan.name) has nothing for the column\(missing.count == 1 ? "" : "s") "
+                    + "\(missing.joined(separator: ", ")) of \(plan.origin); importing would drop them")
+        }
+        plan.fields = fields
+        plan.lookups = lookups
+    }
+
+    /// The links of a many-to-many relationship of `model` whose join table is `table` (in any
+    /// case) and whose two columns (named as `sluice export` names them) are among `columns`.
+    static func links(
+        ofTable table: String, columns: [String], in model: ManagedObjectModel
+    )
+        -> ModelInference.LinksPlan?
+    {
+        let names = Set(columns.map { $0.lowercased() })
+        for entity in model.entities {
+            for relationship in entity.relationships
+            where relationship.entity === entity && relationship.isManyToMany
+                && relationship.joinTableOwner === relationship
+                && relationship.joinTableName.lowercased() == table.lowercased()
+            {
+                let link = ExportTable(link: relationship)
+                guard case .attribute(let ownerKey) = ExportTable.Key(of: relationship.entity),
+                    case .attribute(let destinationKey) = ExportTable.Key(of: relationship.destinationEntity),
+                    link.columns.count == 2, link.columns.allSatisfy({ names.contains($0.name.lowercased()) })
+                else { continue }
+                func column(_ name: String) -> String { columns.first { $0.lowercased() == name.lowercased() }! }
+                return ModelInference.LinksPlan(
+                    owner: entity.name, ownerKey: (ownerKey.name, column(link.columns[0].name)),
+                    relationship: relationship.name, destination: relationship.destinationEntityName,
+                    destinationKey: (destinationKey.name, column(link.columns[1].name)))
+            }
+        }
+        return nil
     }
 
     /// The mapping of a source of links: the owner found by its key, the destination added to its

@@ -95,9 +95,10 @@ final class RecordKinds {
         let names =
             record.schema?.names
             ?? (source.format == .xml ? spec.fields.map(\.name) : (1...max(record.count, 1)).map(String.init))
+        // No source null markers here: the CSV reader made unquoted markers null already, and a
+        // quoted `""` is an empty text (an empty string, an empty blob), not null.
         let mapper = try RecordMapper(
-            mapping: mapping, model: model, fieldNames: names, source: source.name,
-            sourceNulls: source.format == .csv ? source.csv.nullMarkers : [], file: file, line: source.line)
+            mapping: mapping, model: model, fieldNames: names, source: source.name, file: file, line: source.line)
         let resolvers = try mapping.lookups.map {
             try LookupResolver(lookup: $0, model: model, known: keys.knownKeys(for: $0))
         }
