@@ -10,7 +10,7 @@ import Testing
     /// Every row of every table, keys first.
     static func contents(_ store: String) throws -> [[SQLiteValue]] {
         try ["customers", "orders", "order_lines", "products", "tags", "products_tags"].flatMap { table in
-            try R.query(store, "SELECT * FROM \"\(table)\" ORDER BY 1, 2")
+            try R.query(store, "SELECT * FROM \"\(table)\" ORDER BY 1" + (table == "tags" ? "" : ", 2"))
         }
     }
 

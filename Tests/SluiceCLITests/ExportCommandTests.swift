@@ -176,7 +176,7 @@ import Testing
         let storeJoin = """
             SELECT o.order_number, c.name, p.sku, l.quantity, l.price FROM order_lines l
             JOIN orders o ON o.order_number = l.order_id JOIN customers c USING (customer_id)
-            JOIN products p ON p.id = l.product_id ORDER BY 1, 3
+            JOIN products p ON p.sku = l.product_id ORDER BY 1, 3
             """
         #expect(try R.query(copy, joined) == (try R.query(original, storeJoin)))
         #expect(try R.query(copy, joined).count == 4)

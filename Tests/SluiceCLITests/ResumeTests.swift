@@ -124,7 +124,7 @@ import Testing
         }
         func rows(_ store: String) throws -> [[SQLiteValue]] {
             try RunCommandTests.query(
-                store, "SELECT s.name, r.value FROM Reading r JOIN Sensor s ON s.id = r.sensor_id ORDER BY r.value")
+                store, "SELECT s.name, r.value FROM Reading r JOIN Sensor s ON s.name = r.sensor_id ORDER BY r.value")
         }
         let whole = try runSluice(["run", try pipeline("whole").path, "--quiet"])
         #expect(whole.status == 0, "\(whole.stderr)")

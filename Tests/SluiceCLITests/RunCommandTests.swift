@@ -49,7 +49,7 @@ import Glibc
             """
             SELECT o.order_number, c.email, l.line_no, p.sku, l.quantity FROM orders o
             JOIN customers c ON c.customer_id = o.customer_id JOIN order_lines l ON l.order_id = o.order_number
-            JOIN products p ON p.id = l.product_id ORDER BY 1, 3
+            JOIN products p ON p.sku = l.product_id ORDER BY 1, 3
             """)
         #expect(lines.count == 4)
         #expect(lines.first == [.integer(1001), .text("ada@example.com"), .integer(1), .text("W-100"), .integer(3)])

@@ -73,7 +73,7 @@ import Testing
     static let contents = """
         SELECT o.order_number, c.email, l.line_no, p.sku, l.quantity, l.price FROM orders o
         JOIN customers c USING (customer_id) JOIN order_lines l ON l.order_id = o.order_number
-        JOIN products p ON p.id = l.product_id ORDER BY 1, 3
+        JOIN products p ON p.sku = l.product_id ORDER BY 1, 3
         """
 
     @Test func oneFileIsReadOnceAndEndsAsReadingItPerSource() throws {

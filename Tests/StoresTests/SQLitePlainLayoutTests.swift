@@ -88,20 +88,20 @@ import Testing
         #expect(
             try file.query("SELECT \"from\", \"table\", \"to\" FROM pragma_foreign_key_list('orders') ORDER BY 1") == [
                 [.text("customer_id"), .text("customers"), .text("customer_id")],
-                [.text("product_id"), .text("products"), .text("id")],
+                [.text("product_id"), .text("products"), .text("sku")],
             ])
-        // The source's keys join the tables; a product (text key) has an integer key of its own.
+        // The source's keys join the tables, text keys too: a product is kept under its sku.
         #expect(
             try file.query(
                 """
                 SELECT o.order_id, c.name, p.sku FROM orders o JOIN customers c USING (customer_id)
-                JOIN products p ON p.id = o.product_id ORDER BY 1
+                JOIN products p ON p.sku = o.product_id ORDER BY 1
                 """) == [
                     [.integer(1001), .text("Ada"), .text("W-1")], [.integer(1002), .text("Bob"), .text("W-1")],
                     [.integer(1003), .text("Ada"), .text("W-1")],
                 ])
         #expect(
-            try file.query("SELECT product_id, tag_id FROM products_tags") == [[.integer(1), .integer(1)]],
+            try file.query("SELECT sku, tag_id FROM products_tags") == [[.text("W-1"), .integer(1)]],
             "a many-to-many's join table names each side after the key it holds")
         // Numbers compare as numbers, dates read with SQLite's date functions, booleans are 0/1.
         #expect(try file.query("SELECT count(*) FROM customers WHERE balance > 100") == [[.integer(1)]])
@@ -227,12 +227,34 @@ import Testing
         let file = try SQLiteFile(model: try Self.shopModel())
         try Self.fill(file.graph)
         let graph = try file.reopen()
-        graph.insert("Product", ["sku": "G-2"])
+        graph.insert("Tag", ["name": "red"])
         try graph.context.save()
         #expect(
-            try file.query("SELECT id, sku FROM products ORDER BY id") == [
-                [.integer(1), .text("W-1")], [.integer(2), .text("G-2")],
+            try file.query("SELECT id, name FROM tags ORDER BY id") == [
+                [.integer(1), .text("blue")], [.integer(2), .text("red")],
             ])
         #expect(try file.query("SELECT value FROM _sluice_metadata WHERE key = 'layout'") == [[.text("plain")]])
+    }
+
+    /// A store made before text keys (no `textKeys` in its metadata) keeps a text-keyed entity under
+    /// an integer key column of its own, as it was made.
+    @Test func aStoreMadeBeforeTextKeysKeepsItsIntegerKeys() throws {
+        let file = try SQLiteFile(model: try Self.shopModel())
+        #expect(try file.query("SELECT value FROM _sluice_metadata WHERE key = 'textKeys'") == [[.text("true")]])
+        file.graph.coordinator.removePersistentStore(file.graph.store)
+        // The tables as a store of before made them (empty: the store reopened makes them again).
+        try SQLiteConnection(path: file.url.path).execute(
+            """
+            DELETE FROM _sluice_metadata WHERE key = 'textKeys';
+            DROP TABLE products_tags; DROP TABLE orders; DROP TABLE products;
+            """)
+        try Self.fill(try file.reopen())
+        #expect(
+            try file.query("SELECT name, type, pk FROM pragma_table_info('products') ORDER BY cid") == [
+                [.text("id"), .text("INTEGER"), .integer(1)], [.text("sku"), .text("TEXT"), .integer(0)],
+            ])
+        #expect(try file.query("SELECT DISTINCT typeof(product_id) FROM orders") == [[.text("integer")]])
+        let recorded = try file.query("SELECT value FROM _sluice_metadata WHERE key = 'textKeys'")
+        #expect(recorded == [] || recorded == [[.text("false")]])
     }
 }

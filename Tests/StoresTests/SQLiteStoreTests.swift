@@ -240,11 +240,16 @@ import Testing
         let template = ManagedObjectID(
             entityName: "Department", storeIdentifier: store.identifier, reference: .integer(0))
         var request = SaveChangesRequest()
-        for (n, reference) in try store.newReferences(for: entity, count: 300).enumerated() {
+        let names = (0..<300).map { $0 == 150 ? "D7" : "E\($0)" }
+        // The plain layout keeps departments under their name: their references are the names.
+        let references: [ManagedObjectID.Reference] =
+            store.referenceAttribute(for: entity) != nil
+            ? names.map { .string($0) } : try store.newReferences(for: entity, count: names.count)
+        for (name, reference) in zip(names, references) {
             request.insertedRows.append(
                 StoreRow(
                     objectID: template.withReference(reference), entity: entity, version: 1,
-                    attributeValues: [.string(n == 150 ? "D7" : "E\(n)"), .null],
+                    attributeValues: [.string(name), .null],
                     toOneDestinations: Array(repeating: nil, count: entity.relationships.count)))
         }
         #expect { try store.save(request) } throws: { error in
@@ -354,7 +359,9 @@ import Testing
                     "\($0[0])"
                 })
         }
-        #expect(try indexes().contains { $0.contains("Department_unique_name") }, "unique indexes exist from the start")
+        #expect(
+            try file.query("SELECT pk FROM pragma_table_info('Department') WHERE name = 'name'") == [[.integer(1)]],
+            "the unique key is the table's primary key from the start")
         #expect(try !indexes().contains { $0.contains("Person_department") })
         #expect(
             try file.graph.makeContext().count(
@@ -369,14 +376,14 @@ import Testing
         file.graph.insert("Employee", ["name": "Ada", "age": 36]).setRelatedObject(sales, forKey: "department")
         try file.context.save()
         let rows = try file.query(
-            "SELECT p.name, p.age, d.name, d.budget FROM Person p JOIN Department d ON d.id = p.department_id")
+            "SELECT p.name, p.age, d.name, d.budget FROM Person p JOIN Department d ON d.name = p.department_id")
         #expect(rows == [[.text("Ada"), .integer(36), .text("Sales"), .real(1000.25)]])
         let columns = try file.query("SELECT name FROM pragma_table_info('Person') ORDER BY cid").map { $0[0] }
         #expect(
             !columns.contains { if case .text(let name) = $0 { name.hasPrefix("_") && name != "_ent" } else { true } })
         #expect(
             try file.query("SELECT \"table\", \"from\", \"to\" FROM pragma_foreign_key_list('Person')").contains([
-                .text("Department"), .text("department_id"), .text("id"),
+                .text("Department"), .text("department_id"), .text("name"),
             ]))
         let metadata = try file.query("SELECT value FROM _sluice_metadata WHERE key = 'modelVersionHash'")
         #expect(metadata == [[.text(file.model.versionHash)]])

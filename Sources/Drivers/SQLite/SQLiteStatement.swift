@@ -94,6 +94,7 @@ public final class SQLiteStatement {
     public var columnCount: Int { Int(sqlite3_column_count(handle)) }
     public func columnName(_ index: Int32) -> String { String(cString: sqlite3_column_name(handle, index)) }
     public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
+    public func isText(_ index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_TEXT }
     public func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
     public func double(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
     /// The column as text (embedded NUL bytes kept), or `nil` for NULL.

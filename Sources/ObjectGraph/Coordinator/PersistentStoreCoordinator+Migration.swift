@@ -46,7 +46,7 @@ extension PersistentStoreCoordinator {
                     }
                     // A target that keeps the entity under a key names each object by its key's value.
                     if let key = target.referenceAttribute(for: row.entity) {
-                        kept = row.attributeValues[key.index].asInteger.map { .integer($0) }
+                        kept = ManagedObjectID.Reference(key: row.attributeValues[key.index])
                     }
                     if let kept {
                         newIDs[row.objectID] = ManagedObjectID(

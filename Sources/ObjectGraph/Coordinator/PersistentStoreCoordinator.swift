@@ -291,14 +291,14 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 return try store.newReferences(for: entity, count: count).map { template.withReference($0) }
             }
             return try (0..<count).map { index in
-                guard case .integer(let key) = value(index, attribute) else {
+                guard let key = ManagedObjectID.Reference(key: value(index, attribute)) else {
                     throw StoreError(
                         .constraintViolation,
                         "\(entity.name).\(attribute.name) is the key the store keeps \(entity.name) objects under; "
                             + "give it a value before the object is saved or gets its permanent ID",
                         url: store.url)
                 }
-                return template.withReference(.integer(key))
+                return template.withReference(key)
             }
         }
     }

@@ -14,6 +14,16 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
         case temporary(UInt64)
         case integer(Int64)
         case string(String)
+
+        /// The reference of an object kept under a key attribute (`PersistentStore.referenceAttribute`):
+        /// an integer or text value of that attribute; `nil` for any other value.
+        public init?(key value: AttributeValue) {
+            switch value {
+            case .integer(let key): self = .integer(key)
+            case .string(let key): self = .string(key)
+            default: return nil
+            }
+        }
     }
 
     /// The entity and store of an ID, shared by every ID made from one template (`withReference`), so

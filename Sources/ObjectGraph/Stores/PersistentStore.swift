@@ -80,7 +80,7 @@ public protocol PersistentStore: AnyObject {
 
     /// The attribute whose value is the reference of `entity`'s objects, when the store keeps them
     /// under a key of the model instead of handing references out (the plain SQLite layout uses a
-    /// required, unique integer attribute as the table's `INTEGER PRIMARY KEY`); `nil` by default.
+    /// required, unique integer or text attribute as the table's primary key); `nil` by default.
     /// A new object's permanent ID then takes the attribute's value, and the value of a stored
     /// object cannot change.
     func referenceAttribute(for entity: EntityDescription) -> AttributeDescription?
@@ -218,8 +218,13 @@ extension PersistentStore {
 extension ManagedObjectID {
     /// The ID as the value of a key holding a to-one relationship: its store reference (an integer
     /// for the SQLite and in-memory stores, as a foreign-key column holds it).
+    public var keyValue: AttributeValue { reference.keyValue }
+}
+
+extension ManagedObjectID.Reference {
+    /// The reference as an attribute value (`ManagedObjectID.keyValue`).
     public var keyValue: AttributeValue {
-        switch reference {
+        switch self {
         case .integer(let value): return .integer(value)
         case .string(let value): return .string(value)
         case .temporary(let value): return .string("temporary:\(value)")

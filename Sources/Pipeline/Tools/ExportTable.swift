@@ -267,7 +267,8 @@ struct ExportTable {
         /// A destination's key value (its reference, when the store keeps it under its key).
         mutating func value(of id: ManagedObjectID, as key: Key) throws -> AttributeValue {
             guard case .attribute(let attribute) = key else { return ExportTable.referenceValue(id) }
-            if isReference(attribute, of: id) { return ExportTable.referenceValue(id) }
+            // The reference is the key's own value (an integer, or text such as `007`).
+            if isReference(attribute, of: id) { return id.keyValue }
             if let known = values[id] { return known }
             try prepare([id], as: key)
             guard let known = values[id] else {

@@ -24,10 +24,15 @@ public enum SQLiteLayout: Equatable, Sendable {
         /// Store option `version_column`: keep a row version (`_opt`) for optimistic locking, as
         /// the graph layout does; without it a row's version is a hash of its values.
         public var versionColumn = false
+        /// Whether a root entity keyed by one required text attribute keeps its rows under it
+        /// (`TEXT PRIMARY KEY`, foreign keys holding the text), as integer keys are kept. Stores made
+        /// before text keys (no `textKeys` row in their metadata) keep an integer key column instead.
+        public var textKeys = true
 
-        public init(dates: DateStorage = .iso8601, versionColumn: Bool = false) {
+        public init(dates: DateStorage = .iso8601, versionColumn: Bool = false, textKeys: Bool = true) {
             self.dates = dates
             self.versionColumn = versionColumn
+            self.textKeys = textKeys
         }
     }
 

@@ -369,10 +369,10 @@ final class SQLiteQueryBuilder {
                 else { return "0" }
                 if let entityColumn {
                     return
-                        "(\(key) IS \(parameter(.integer(primaryKey))) AND \(entityColumn) IS "
+                        "(\(key) IS \(parameter(primaryKey.sqlValue)) AND \(entityColumn) IS "
                         + "\(schema.map(for: target).number))"
                 }
-                return target === entity ? "\(key) IS \(parameter(.integer(primaryKey)))" : "0"
+                return target === entity ? "\(key) IS \(parameter(primaryKey.sqlValue))" : "0"
             case .constant: return "0"
             default: return nil
             }

@@ -9,9 +9,9 @@ import ObjectGraph
 /// - **plain**: tables and columns carry the model's storage names (`EntityDescription.tableName`,
 ///   `PropertyDescription.columnName`; else the entity's and attribute's names, `<relationship>_id`
 ///   for a foreign key). A root entity whose first uniqueness constraint is one required integer
-///   attribute keeps its rows under that attribute (`INTEGER PRIMARY KEY`, so foreign keys hold
-///   the source's key values); others get an integer key column of their own (`id`, else
-///   `<table>_id`). `_ent` (entity number) only where sub-entities share a table, `_opt` (row
+///   or text attribute keeps its rows under that attribute (`INTEGER PRIMARY KEY`, `TEXT PRIMARY
+///   KEY`, so foreign keys hold the source's key values); others get an integer key column of their
+///   own (`id`, else `<table>_id`). `_ent` (entity number) only where sub-entities share a table, `_opt` (row
 ///   version) only with the `version_column` option.
 /// - **graph**: every table has `_pk INTEGER PRIMARY KEY`, `_ent` and `_opt`; columns are the
 ///   property names, tables the entity names.
@@ -39,10 +39,14 @@ final class SQLiteSchema {
     final class Table {
         let name: String
         let root: EntityDescription
-        /// The `INTEGER PRIMARY KEY` column: `_pk`, an attribute's column, or a key column of its own.
+        /// The primary key column: `_pk`, an attribute's column, or a key column of its own.
         let keyColumn: String
-        /// The attribute whose column is `keyColumn` (plain layout, entities keyed by one integer).
+        /// The attribute whose column is `keyColumn` (plain layout, entities keyed by one integer or
+        /// text attribute).
         let keyAttribute: AttributeDescription?
+        /// The declared type of `keyColumn`, and of the columns referring to it: `INTEGER`, or
+        /// `TEXT` when the rows are kept under a text attribute.
+        var keyType: String { keyAttribute?.type == .string ? "TEXT" : "INTEGER" }
         /// The column holding each row's entity number (`nil`: every row is of `root`).
         let entityColumn: String?
         /// The column holding each row's version (`nil`: versions are content hashes).
@@ -263,7 +267,7 @@ final class SQLiteSchema {
         let name = root.storageTableName
         let entityColumn = root.subentities.isEmpty ? nil : "_ent"
         let versionColumn = layoutOptions.versionColumn ? "_opt" : nil
-        if let attribute = Self.keyAttribute(of: root) {
+        if let attribute = Self.keyAttribute(of: root, textKeys: layoutOptions.textKeys) {
             return Table(
                 name: name, root: root, rootNumber: number, keyColumn: attribute.storageColumnName,
                 keyAttribute: attribute, entityColumn: entityColumn, versionColumn: versionColumn)
@@ -274,11 +278,12 @@ final class SQLiteSchema {
     }
 
     /// The attribute a plain table keeps a root entity's rows under: the first uniqueness constraint
-    /// the entity declares, when it is one required, stored integer attribute.
-    static func keyAttribute(of root: EntityDescription) -> AttributeDescription? {
+    /// the entity declares, when it is one required, stored integer attribute (or text attribute,
+    /// with `textKeys`).
+    static func keyAttribute(of root: EntityDescription, textKeys: Bool) -> AttributeDescription? {
         guard let first = root.uniquenessConstraints.first, first.count == 1,
             let attribute = root.attribute(named: first[0]), !attribute.isOptional, !attribute.isTransient,
-            [.integer16, .integer32, .integer64].contains(attribute.type)
+            [.integer16, .integer32, .integer64].contains(attribute.type) || (textKeys && attribute.type == .string)
         else { return nil }
         return attribute
     }
@@ -313,7 +318,7 @@ final class SQLiteSchema {
             let target = maps[destination.rootEntity.index].table
             let name = layout.isGraph ? relationship.name : relationship.storageColumnName
             let column = map.table.add(
-                name, "INTEGER REFERENCES \(quote(target.name))(\(quote(target.keyColumn)))", owner: entity)
+                name, "\(target.keyType) REFERENCES \(quote(target.name))(\(quote(target.keyColumn)))", owner: entity)
             let entityColumn =
                 destination.subentities.isEmpty ? nil : map.table.add(column + "_ent", "INTEGER", owner: entity)
             return ForeignKey(column: column, entityColumn: entityColumn)
@@ -421,7 +426,9 @@ final class SQLiteSchema {
     /// The DDL creating every table (not the indexes).
     var tableStatements: [String] {
         tables.map { table in
-            var columns = ["\(quote(table.keyColumn)) INTEGER PRIMARY KEY"]
+            var columns = [
+                "\(quote(table.keyColumn)) \(table.keyType) PRIMARY KEY" + (table.keyType == "TEXT" ? " NOT NULL" : "")
+            ]
             if let column = table.entityColumn { columns.append("\(quote(column)) INTEGER NOT NULL") }
             if let column = table.versionColumn { columns.append("\(quote(column)) INTEGER NOT NULL") }
             columns += table.columns.map { "\(quote($0.name)) \($0.declaration)" }
@@ -431,9 +438,9 @@ final class SQLiteSchema {
                 let source = maps[join.owner.entity.rootEntity.index].table
                 let destination = maps[join.owner.destinationEntity.rootEntity.index].table
                 var columns = [
-                    "\(quote(join.sourceColumn)) INTEGER NOT NULL REFERENCES "
+                    "\(quote(join.sourceColumn)) \(source.keyType) NOT NULL REFERENCES "
                         + "\(quote(source.name))(\(quote(source.keyColumn)))",
-                    "\(quote(join.destinationColumn)) INTEGER NOT NULL REFERENCES "
+                    "\(quote(join.destinationColumn)) \(destination.keyType) NOT NULL REFERENCES "
                         + "\(quote(destination.name))(\(quote(destination.keyColumn)))",
                 ]
                 for name in [

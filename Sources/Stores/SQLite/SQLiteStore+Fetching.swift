@@ -44,7 +44,7 @@ extension SQLiteStore {
         let table = schema.map(for: request.entity).table
         let query = try SQLiteQueryBuilder(store: self).select(request, columns: table.identityList(alias: "t0"))
         guard query.isExact else { return try fetchRows(request).map(\.objectID) }
-        return try run(query) { try objectID(primaryKey: $0.int64(0), entityNumber: $0.int64(1), table: table.name) }
+        return try run(query) { try objectID(primaryKey: $0.key(0), entityNumber: $0.int64(1), table: table.name) }
     }
 
     public func countRows(_ request: StoreFetchRequest) throws -> Int {
@@ -75,7 +75,7 @@ extension SQLiteStore {
     ) throws -> [KeyedObjectID] {
         var found: [KeyedObjectID] = []
         try lookUp(keys, of: entity, on: properties, selectingRows: false) { statement, table in
-            let primaryKey = statement.int64(0)
+            let primaryKey = statement.key(0)
             let entity = try self.entity(number: statement.int64(1), primaryKey: primaryKey, table: table)
             var key: [AttributeValue] = []
             key.reserveCapacity(properties.count)
@@ -83,15 +83,15 @@ extension SQLiteStore {
                 let position = Int32(2 + offset)
                 guard let attribute = property as? AttributeDescription else {
                     // A to-one relationship: the destination's primary key, as `ManagedObjectID.keyValue` has it.
-                    key.append(statement.isNull(position) ? .null : .integer(statement.int64(position)))
+                    key.append(statement.isNull(position) ? .null : statement.key(position).keyValue)
                     continue
                 }
                 let stored = statement.value(position)
                 guard let value = coding.attributeValue(stored, as: attribute.type) else {
                     throw StoreError(
                         .corrupt,
-                        "Column \(attribute.name) of table \(table), row \(primaryKey), holds \(stored), which is "
-                            + "not a valid \(attribute.type) value",
+                        "Column \(attribute.name) of table \(table), row \(primaryKey.keyText), holds \(stored), "
+                            + "which is not a valid \(attribute.type) value",
                         url: url)
                 }
                 key.append(value)
@@ -157,7 +157,7 @@ extension SQLiteStore {
                 for (offset, property) in properties.enumerated() {
                     let position = Int32(offset)
                     guard let attribute = property as? AttributeDescription else {
-                        key.append(.integer(statement.int64(position)))
+                        key.append(statement.key(position).keyValue)
                         continue
                     }
                     let stored = statement.value(position)
@@ -326,11 +326,11 @@ extension SQLiteStore {
         try buildPendingIndexes(on: [tableName])
         do {
             let statement = try connection.cachedStatement(sql)
-            statement.bind(key, at: 1)
+            statement.bind(key: key, at: 1)
             var ids: [ManagedObjectID] = []
             while try statement.step() {
                 let number = statement.isNull(1) ? destination.number : statement.int64(1)
-                ids.append(try self.objectID(primaryKey: statement.int64(0), entityNumber: number, table: tableName))
+                ids.append(try self.objectID(primaryKey: statement.key(0), entityNumber: number, table: tableName))
             }
             return ids
         } catch let error as SQLiteError {

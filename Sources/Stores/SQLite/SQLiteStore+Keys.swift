@@ -2,6 +2,26 @@ import Drivers
 import Foundation
 import ObjectGraph
 
+extension ManagedObjectID.Reference {
+    /// A row key as messages name it: `42`, `'NZ'`.
+    var keyText: String {
+        switch self {
+        case .integer(let key): return String(key)
+        case .string(let key): return "'\(key)'"
+        case .temporary(let number): return "temporary \(number)"
+        }
+    }
+
+    /// A row key as an SQL value.
+    var sqlValue: SQLiteValue {
+        switch self {
+        case .integer(let key): return .integer(key)
+        case .string(let key): return .text(key)
+        case .temporary: return .null
+        }
+    }
+}
+
 extension SQLiteStore {
     // MARK: Keys
 
@@ -84,6 +104,21 @@ extension SQLiteStore {
 
 extension SQLiteStatement {
     func firstInt64() throws -> Int64? { try step() ? int64(0) : nil }
+
+    /// Binds a row key: an integer, or the text of a table kept under a text attribute.
+    func bind(key: ManagedObjectID.Reference, at index: Int32) {
+        switch key {
+        case .integer(let key): bind(key, at: index)
+        case .string(let key): bind(key, at: index)
+        case .temporary: bindNull(at: index)
+        }
+    }
+
+    /// The row key (or foreign key) in column `index`: text where the column holds text (tables kept
+    /// under a text attribute, and the columns referring to them), else an integer.
+    func key(_ index: Int32) -> ManagedObjectID.Reference {
+        isText(index) ? .string(string(index) ?? "") : .integer(int64(index))
+    }
 
     func allStrings() throws -> [String] {
         var values: [String] = []

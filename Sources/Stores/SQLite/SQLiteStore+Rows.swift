@@ -39,35 +39,35 @@ extension SQLiteStore {
     }
 
     /// The object ID of a stored row given its key and entity number.
-    func objectID(primaryKey: Int64, entityNumber: Int64, table: String) throws -> ManagedObjectID {
+    func objectID(primaryKey: ManagedObjectID.Reference, entityNumber: Int64, table: String) throws -> ManagedObjectID {
         objectID(of: try entity(number: entityNumber, primaryKey: primaryKey, table: table), primaryKey: primaryKey)
     }
 
-    func entity(number: Int64, primaryKey: Int64, table: String) throws -> EntityDescription {
+    func entity(number: Int64, primaryKey: ManagedObjectID.Reference, table: String) throws -> EntityDescription {
         guard let entity = schema.entity(number: number) else {
             throw StoreError(
                 .corrupt,
-                "Row \(primaryKey) of table \(table) has entity number \(number), which the model does not have",
+                "Row \(primaryKey.keyText) of table \(table) has entity number \(number), which the model does not "
+                    + "have",
                 url: url)
         }
         return entity
     }
 
     /// The ID of row `primaryKey` of `entity` (derived from a template per entity: no allocation).
-    func objectID(of entity: EntityDescription, primaryKey: Int64) -> ManagedObjectID {
+    func objectID(of entity: EntityDescription, primaryKey: ManagedObjectID.Reference) -> ManagedObjectID {
         if idTemplates.isEmpty { idTemplates = Array(repeating: nil, count: model.entities.count) }
         if let template = idTemplates[entity.index], template.storeIdentifier == metadata.identifier {
-            return template.withReference(.integer(primaryKey))
+            return template.withReference(primaryKey)
         }
-        let id = ManagedObjectID(
-            entityName: entity.name, storeIdentifier: metadata.identifier, reference: .integer(primaryKey))
+        let id = ManagedObjectID(entityName: entity.name, storeIdentifier: metadata.identifier, reference: primaryKey)
         idTemplates[entity.index] = id
         return id
     }
 
     /// Reads the current row of `statement` (selected with a table's `selectList`, from position 0).
     func readRow(_ statement: SQLiteStatement, table: SQLiteSchema.Table) throws -> StoreRow {
-        let primaryKey = statement.int64(0)
+        let primaryKey = statement.key(0)
         let entity = try entity(number: statement.int64(1), primaryKey: primaryKey, table: table.name)
         let id = objectID(of: entity, primaryKey: primaryKey)
         let reader = reader(for: entity)
@@ -77,7 +77,7 @@ extension SQLiteStore {
             guard let value = coding.attributeValue(stored, as: type) else {
                 throw StoreError(
                     .corrupt,
-                    "Column \(statement.columnName(position)) of table \(table.name), row \(primaryKey), holds "
+                    "Column \(statement.columnName(position)) of table \(table.name), row \(primaryKey.keyText), holds "
                         + "\(stored), which is not a valid \(type) value",
                     url: url, objectID: id)
             }
@@ -85,14 +85,14 @@ extension SQLiteStore {
         }
         var destinations = [ManagedObjectID?](repeating: nil, count: reader.relationshipCount)
         for (index, position, entityPosition, destination) in reader.foreignKeys where !statement.isNull(position) {
-            let key = statement.int64(position)
+            let key = statement.key(position)
             var entity = destination
             if let entityPosition, !statement.isNull(entityPosition) {
                 guard let actual = schema.entity(number: statement.int64(entityPosition)) else {
                     throw StoreError(
                         .corrupt,
                         "Column \(statement.columnName(entityPosition)) of table \(table.name), row "
-                            + "\(primaryKey), names an unknown entity",
+                            + "\(primaryKey.keyText), names an unknown entity",
                         url: url, objectID: id)
                 }
                 entity = actual
@@ -106,11 +106,10 @@ extension SQLiteStore {
         return row
     }
 
-    func primaryKey(of objectID: ManagedObjectID) -> Int64? {
-        guard objectID.storeIdentifier == metadata.identifier, case .integer(let key) = objectID.reference else {
-            return nil
-        }
-        return key
+    /// The row key of an object of this store (`nil` for temporary IDs and other stores' objects).
+    func primaryKey(of objectID: ManagedObjectID) -> ManagedObjectID.Reference? {
+        guard objectID.storeIdentifier == metadata.identifier, !objectID.isTemporaryID else { return nil }
+        return objectID.reference
     }
 
     public func row(for objectID: ManagedObjectID) throws -> StoreRow? {
@@ -118,7 +117,7 @@ extension SQLiteStore {
     }
 
     public func rows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] {
-        var byTable: [ObjectIdentifier: (table: SQLiteSchema.Table, keys: [Int64])] = [:]
+        var byTable: [ObjectIdentifier: (table: SQLiteSchema.Table, keys: [ManagedObjectID.Reference])] = [:]
         for id in objectIDs {
             guard let key = primaryKey(of: id), let entity = model.entity(named: id.entityName) else { continue }
             let table = schema.map(for: entity).table
@@ -137,7 +136,7 @@ extension SQLiteStore {
                     let statement = try connection.cachedStatement(
                         "SELECT \(table.plainSelectList) FROM \(quote(table.name)) WHERE \(quote(table.keyColumn)) "
                             + placeholders)
-                    for (offset, key) in chunk.enumerated() { statement.bind(key, at: Int32(offset + 1)) }
+                    for (offset, key) in chunk.enumerated() { statement.bind(key: key, at: Int32(offset + 1)) }
                     while try statement.step() {
                         let row = try readRow(statement, table: table)
                         // An ID naming another entity than the row's is not this row.

@@ -142,7 +142,7 @@ extension SQLiteStore {
                             + "which is not in this store (relationships across stores are not supported)",
                         url: url, objectID: objectID)
                 }
-                statement.bind(key, at: parameter)
+                statement.bind(key: key, at: parameter)
             } else {
                 statement.bindNull(at: parameter)
             }
@@ -219,24 +219,24 @@ extension SQLiteStore {
         guard count > 0 else { return [] }
         let plan = plan(forInserting: entity)
         let width = entity.attributes.count, slots = entity.relationships.count
-        let keys: [Int64]
+        let keys: [ManagedObjectID.Reference]
         if let attribute = referenceAttribute(for: entity) {
             keys = try (0..<count).map { object in
-                guard let key = request.attributeValues[object * width + attribute.index].asInteger else {
+                guard
+                    let key = ManagedObjectID.Reference(key: request.attributeValues[object * width + attribute.index])
+                else {
                     throw StoreError(
                         .constraintViolation, "A \(entity.name) to insert has no \(attribute.name), its key", url: url)
                 }
                 return key
             }
         } else {
-            var first: Int64 = 0
-            if case .integer(let key)? = try newReferences(for: entity, count: count).first { first = key }
-            keys = (0..<Int64(count)).map { first + $0 }
+            keys = try newReferences(for: entity, count: count)
         }
         var ids = keys.map { Optional(objectID(of: entity, primaryKey: $0)) }
         /// Binds object `object` from parameter `start`; returns the next free parameter.
         func bind(_ object: Int, to statement: SQLiteStatement, from start: Int32) throws -> Int32 {
-            statement.bind(keys[object], at: start)
+            statement.bind(key: keys[object], at: start)
             return try bindValues(
                 request.attributeValues[object * width..<(object + 1) * width],
                 request.toOneDestinations[object * slots..<(object + 1) * slots],
@@ -342,7 +342,7 @@ extension SQLiteStore {
                 .corrupt, "\(row.objectID) does not have a primary key from this store", url: url,
                 objectID: row.objectID)
         }
-        statement.bind(key, at: start)
+        statement.bind(key: key, at: start)
         return try bindValues(of: row, plan, to: statement, from: start + 1)
     }
 
@@ -357,17 +357,17 @@ extension SQLiteStore {
                 return plan
             }()
         let table = schema.map(for: row.entity).table
-        if let attribute = table.keyAttribute, row.attributeValues[attribute.index] != .integer(key) {
+        if let attribute = table.keyAttribute, row.attributeValues[attribute.index] != key.keyValue {
             throw StoreError(
                 .constraintViolation,
-                "\(row.entity.name) \(key) cannot change its \(attribute.name) to "
+                "\(row.entity.name) \(key.keyText) cannot change its \(attribute.name) to "
                     + "\(row.attributeValues[attribute.index]): "
                     + "the store keeps it under that key (delete it and insert a new one instead)",
                 url: url, objectID: row.objectID)
         }
         let statement = try plan.prepared(on: connection)
         let next = try bindValues(of: row, plan, to: statement, from: 1)
-        statement.bind(key, at: next)
+        statement.bind(key: key, at: next)
         if table.versionColumn != nil { statement.bind(row.version, at: next + 1) }
         try statement.stepToEnd()
         if connection.changes != 1 { throw try conflict(row.objectID, key: key, readVersion: row.version) }
@@ -380,7 +380,7 @@ extension SQLiteStore {
         let versionCheck = table.versionColumn.map { " AND \(quote($0)) = ?" } ?? ""
         let statement = try connection.cachedStatement(
             "DELETE FROM \(quote(table.name)) WHERE \(quote(table.keyColumn)) = ?\(versionCheck)")
-        statement.bind(key, at: 1)
+        statement.bind(key: key, at: 1)
         if table.versionColumn != nil { statement.bind(version, at: 2) }
         try statement.stepToEnd()
         if connection.changes != 1 { throw try conflict(objectID, key: key, readVersion: version) }
@@ -394,13 +394,13 @@ extension SQLiteStore {
             for side in sides {
                 let unlink = try connection.cachedStatement(
                     "DELETE FROM \(quote(join.name)) WHERE \(quote(side)) = ?")
-                unlink.bind(key, at: 1)
+                unlink.bind(key: key, at: 1)
                 try unlink.stepToEnd()
             }
         }
     }
 
-    private func existingKey(_ objectID: ManagedObjectID) throws -> Int64 {
+    private func existingKey(_ objectID: ManagedObjectID) throws -> ManagedObjectID.Reference {
         guard let key = primaryKey(of: objectID) else {
             throw StoreError(
                 .objectNotFound, "\(objectID) is not an object of this store", url: url, objectID: objectID)
@@ -409,14 +409,16 @@ extension SQLiteStore {
     }
 
     /// The conflict error for a row whose version check failed: it changed or was deleted.
-    private func conflict(_ objectID: ManagedObjectID, key: Int64, readVersion: Int64) throws -> StoreError {
+    private func conflict(
+        _ objectID: ManagedObjectID, key: ManagedObjectID.Reference, readVersion: Int64
+    ) throws -> StoreError {
         let entity = model.entity(named: objectID.entityName)!
         let table = schema.map(for: entity).table
         let statement = try connection.cachedStatement(
             "SELECT \(table.versionColumn.map(quote) ?? "0") FROM \(quote(table.name)) "
                 + "WHERE \(quote(table.keyColumn)) = ?"
         )
-        statement.bind(key, at: 1)
+        statement.bind(key: key, at: 1)
         guard let current = try statement.firstInt64() else {
             return StoreError(
                 .conflict, "\(objectID.entityName) \(objectID) was deleted from the store after it was read", url: url,
@@ -440,7 +442,7 @@ extension SQLiteStore {
             for (position, member) in ordered.enumerated() {
                 try statement.reset()
                 statement.bind(Int64(position), at: 1)
-                statement.bind(try existingKey(member), at: 2)
+                statement.bind(key: try existingKey(member), at: 2)
                 try statement.stepToEnd()
             }
         case .joinTable(let join, let isSource)?:
@@ -452,8 +454,8 @@ extension SQLiteStore {
                     "DELETE FROM \(quote(join.name)) WHERE \(near) = ? AND \(far) = ?")
                 for member in change.removed {
                     try statement.reset()
-                    statement.bind(owner, at: 1)
-                    statement.bind(try existingKey(member), at: 2)
+                    statement.bind(key: owner, at: 1)
+                    statement.bind(key: try existingKey(member), at: 2)
                     try statement.stepToEnd()
                 }
             }
@@ -465,8 +467,8 @@ extension SQLiteStore {
                 )
                 for member in change.added {
                     try statement.reset()
-                    statement.bind(owner, at: 1)
-                    statement.bind(try existingKey(member), at: 2)
+                    statement.bind(key: owner, at: 1)
+                    statement.bind(key: try existingKey(member), at: 2)
                     var parameter: Int32 = 3
                     if nearEntity != nil {
                         statement.bind(try entityNumber(of: change.objectID), at: parameter)
@@ -482,8 +484,8 @@ extension SQLiteStore {
                 for (position, member) in ordered.enumerated() {
                     try statement.reset()
                     statement.bind(Int64(position), at: 1)
-                    statement.bind(owner, at: 2)
-                    statement.bind(try existingKey(member), at: 3)
+                    statement.bind(key: owner, at: 2)
+                    statement.bind(key: try existingKey(member), at: 3)
                     try statement.stepToEnd()
                 }
             }

@@ -247,9 +247,10 @@ public final class SQLiteStore: PersistentStore {
         guard stored == "plain" else { return .graph }
         let made = SQLiteLayout.Options(
             dates: storeRows["dates"].flatMap(SQLiteLayout.DateStorage.init(rawValue:)) ?? .iso8601,
-            versionColumn: storeRows["versionColumn"] == "true")
+            versionColumn: storeRows["versionColumn"] == "true", textKeys: storeRows["textKeys"] == "true")
         let asked = SQLiteLayout.Options(
-            dates: options.dates ?? made.dates, versionColumn: options.versionColumn ?? made.versionColumn)
+            dates: options.dates ?? made.dates, versionColumn: options.versionColumn ?? made.versionColumn,
+            textKeys: made.textKeys)
         guard asked == made else {
             throw StoreError(
                 .invalidOption,
@@ -412,7 +413,10 @@ public final class SQLiteStore: PersistentStore {
             ("schemaVersion", "1"), ("sqliteVersion", SQLiteConnection.libraryVersion), ("layout", schema.layout.name),
         ]
         if case .plain(let layoutOptions) = schema.layout {
-            rows += [("dates", layoutOptions.dates.rawValue), ("versionColumn", String(layoutOptions.versionColumn))]
+            rows += [
+                ("dates", layoutOptions.dates.rawValue), ("versionColumn", String(layoutOptions.versionColumn)),
+                ("textKeys", String(layoutOptions.textKeys)),
+            ]
         }
         if let hash = metadata.modelVersionHash { rows.append(("modelVersionHash", hash)) }
         rows += metadata.userInfo.map { ("user.\($0.key)", $0.value) }
