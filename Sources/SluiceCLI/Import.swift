@@ -127,7 +127,7 @@ struct Import: ParsableCommand {
         options.dates = layout.dates?.rawValue
         let prepared = try exitingOnFailure { try ImportPlan.prepare(options, savingPipelineTo: savePipeline) }
         defer { prepared.removeFiles() }
-        for name in prepared.notImported { warn("not imported (no rows to read): \(name)") }
+        for name in prepared.notImported { warn("not imported: \(name)") }
         try execute(prepared.config, output, resume: false)
     }
 }

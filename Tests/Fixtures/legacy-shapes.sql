@@ -90,8 +90,10 @@ BEGIN
 END;
 
 -- Shape: composite primary key that is not a link table (no foreign keys)
-CREATE TABLE price_history (sku TEXT NOT NULL, valid_from TEXT NOT NULL, price NUMERIC(10,2),
-                            PRIMARY KEY (sku, valid_from));
+-- Shape: a generated column between stored ones (SQLite computes it; a dump holds no value for it)
+CREATE TABLE price_history (sku TEXT NOT NULL, valid_from TEXT NOT NULL,
+                            label TEXT GENERATED ALWAYS AS (sku || ' from ' || valid_from) VIRTUAL,
+                            price NUMERIC(10,2), PRIMARY KEY (sku, valid_from));
 INSERT INTO price_history VALUES ('A-1', '2024-01-01', 9.99), ('A-1', '2024-06-01', 10.49),
                                  ('B-2', '2024-01-01', 100);
 

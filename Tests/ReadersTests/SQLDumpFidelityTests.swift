@@ -110,6 +110,78 @@ import Testing
         #expect(try Self.dumpRows(fine) == [["1", "2"]])
     }
 
+    /// Generated columns are computed by SQLite, not data: a file's rows and a dump's rows leave them
+    /// out alike (the dump has no values for them), and both readers name them.
+    @Test func generatedColumnsAreNamedNotRead() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.url.appendingPathComponent("g.db").path
+        try SQLiteConnection(path: path, mode: .readWriteCreate).execute(
+            """
+            CREATE TABLE t(a INTEGER PRIMARY KEY, b INT, c INT GENERATED ALWAYS AS (b * 2) STORED,
+              d TEXT AS (upper(e)), e TEXT);
+            INSERT INTO t(a, b, e) VALUES (1, 2, 'x'), (2, NULL, 'y');
+            """)
+        let file = try SQLiteFileReader(path: path)
+        var fileRows: [[String?]] = []
+        while let record = try file.next() { fileRows.append(record.strings) }
+        #expect(fileRows == [["1", "2", "x"], ["2", nil, "y"]])
+        #expect(
+            file.tables[0].columns.map(\.name) == ["a", "b", "e"] && file.tables[0].generatedColumns == ["c", "d"])
+        #expect(
+            file.notImported == [
+                "generated column \"t\".\"c\" (SQLite computes it)",
+                "generated column \"t\".\"d\" (SQLite computes it)",
+            ])
+        // As `sqlite3 .dump` writes it: values for the stored columns only.
+        let dump = """
+            BEGIN TRANSACTION;
+            CREATE TABLE t(a INTEGER PRIMARY KEY, b INT, c INT GENERATED ALWAYS AS (b * 2) STORED,
+              d TEXT AS (upper(e)), e TEXT);
+            INSERT INTO t VALUES(1,2,'x');
+            INSERT INTO t VALUES(2,NULL,'y');
+            COMMIT;
+            """
+        let reader = try SQLDumpReader(source: MemoryByteSource(dump, name: "d.sql"))
+        var dumpRows: [[String?]] = []
+        while let record = try reader.next() { dumpRows.append(record.strings) }
+        #expect(dumpRows == fileRows)
+        #expect(reader.tables[0].columns.map(\.name) == ["a", "b", "e"])
+        #expect(reader.notImported == file.notImported)
+    }
+
+    /// A column an INSERT leaves out gets its DEFAULT as SQLite stores it: a BLOB default stays a BLOB.
+    @Test func aLeftOutColumnGetsItsBlobDefaultAsABlob() throws {
+        let dump = """
+            CREATE TABLE b(id INTEGER PRIMARY KEY, data BLOB DEFAULT X'00FF', n TEXT DEFAULT 'x');
+            INSERT INTO b(id) VALUES(1);
+            """
+        let reader = try SQLDumpReader(source: MemoryByteSource(dump, name: "d.sql"))
+        let record = try #require(try reader.next())
+        #expect(record.strings == ["1", "00ff", "x"])
+        #expect(record.isBlob(1) && !record.isBlob(2))
+    }
+
+    /// A trigger runs to the `END` that follows a `;` of its body: the `END` of a `CASE` (also one
+    /// right before a `;`) and comments do not end it early.
+    @Test func aTriggerWithCaseEndsAtItsOwnEnd() throws {
+        let dump = """
+            BEGIN TRANSACTION;
+            CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);
+            CREATE TABLE audit(n INTEGER);
+            CREATE TRIGGER tr AFTER INSERT ON audit BEGIN
+              SELECT CASE WHEN new.n < 0 THEN RAISE(ABORT, 'negative; no') END;
+              SELECT CASE new.n WHEN 1 THEN 'one' ELSE 'end' END /* a case; end */ ;
+            /* the body ends here */ end;
+            INSERT INTO t VALUES(1,'a');
+            COMMIT;
+            """
+        let reader = try SQLDumpReader(source: MemoryByteSource(dump, name: "d.sql"))
+        var rows: [[String?]] = []
+        while let record = try reader.next() { rows.append(record.strings) }
+        #expect(rows == [["1", "a"]])
+        #expect(reader.notImported == ["trigger \"tr\""])
+    }
+
     /// A virtual table's storage (FTS5 shadow tables) is never read as data, from a dump or a file;
     /// it, views and triggers are named.
     @Test func virtualTablesAndTheirShadowTablesAreNamedNotRead() throws {

@@ -34,6 +34,37 @@ import Testing
             ])
     }
 
+    /// A script's conflict clauses are what SQLite does with a repeated key: `INSERT OR REPLACE` and
+    /// `REPLACE INTO` keep the later row, `INSERT OR IGNORE` the earlier (the later counted
+    /// unchanged) — the store equals the database the script builds, in batches of one too.
+    @Test func conflictClausesOfAScriptDecideAsSQLiteDoes() throws {
+        let directory = try TemporaryDirectory()
+        let script = """
+            CREATE TABLE items(item_id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE tags(tag TEXT PRIMARY KEY, note TEXT) WITHOUT ROWID;
+            INSERT INTO items VALUES(1,'first'),(2,'two');
+            INSERT OR REPLACE INTO items VALUES(1,'replaced');
+            REPLACE INTO items(item_id, name) VALUES(2,'again'),(3,'three');
+            INSERT OR IGNORE INTO items VALUES(3,'ignored');
+            INSERT INTO tags VALUES('a','kept');
+            INSERT OR IGNORE INTO tags VALUES('a','ignored'),('b','new');
+            INSERT OR REPLACE INTO tags VALUES('b','newer');
+            """
+        let path = try directory.file("script.sql", contents: script).path
+        let database = directory.url.appendingPathComponent("sqlite.db").path
+        try SQLiteConnection(path: database, mode: .readWriteCreate).execute(script)
+        for batch in ["1", "100"] {
+            let store = directory.url.appendingPathComponent("store\(batch).sqlite").path
+            let result = try runSluice(["import", path, "--to", store, "--batch-size", batch])
+            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+            #expect(result.stdout.contains("Item: 6 read,") && result.stdout.contains(", 1 unchanged, 0 rejected"))
+            #expect(result.stdout.contains("Tag: 4 read,"), "\(result.stdout)")
+            for sql in ["SELECT * FROM items ORDER BY 1", "SELECT * FROM tags ORDER BY 1"] {
+                #expect(try R.query(store, sql) == R.query(database, sql), "\(batch): \(sql)")
+            }
+        }
+    }
+
     /// Many records sharing keys, in batches of one or five, four contexts: the same store and the
     /// same rejects on every run; with `duplicates: last-wins` the last record of each key wins, every run.
     @Test func theSameInputGivesTheSameStoreAndRejectsEveryTime() throws {

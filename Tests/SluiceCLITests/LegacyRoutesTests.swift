@@ -6,7 +6,7 @@ import Testing
 
 /// One legacy database of every shape (`Tests/Fixtures/legacy-shapes.sql`: link tables, two keys
 /// to one table, a cycle, a self-reference, NULL ids, composite keys, no key, WITHOUT ROWID, BLOBs,
-/// digit-only text, 64-bit integers, reals, a view, a trigger, FTS5, odd names) imported from the
+/// digit-only text, 64-bit integers, reals, a generated column, a view, a trigger, FTS5, odd names) imported from the
 /// database file, from its `sqlite3 .dump`, from the script itself (no flags) and from a CSV file
 /// per table (into the model inferred from the database): nothing rejected, every table equal to
 /// the source, and a re-import that reports everything unchanged.
@@ -64,6 +64,9 @@ import Testing
             #expect(counts.count == tables.count, "\(route): \(result.stdout)")
             for line in counts { #expect(line.hasSuffix(" 0 rejected"), "\(route): \(line)") }
             #expect(route == "csv" || result.stderr.contains("virtual table \"doc_fts\""), "\(route): \(result.stderr)")
+            #expect(
+                route == "csv" || result.stderr.contains("generated column \"price_history\".\"label\""),
+                "\(route): \(result.stderr)")
             for table in tables {
                 let list = table.columns.map { Self.quoted($0.name) }.joined(separator: ", ")
                 let sql = "SELECT \(list) FROM \(Self.quoted(table.name)) ORDER BY \(list)"

@@ -18,7 +18,13 @@ final class FirstKeys {
 
     /// Keys that are one small non-negative integer (ids, the usual case): the first line by value,
     /// in pages of 65,536 allocated as values arrive (4 bytes a value: 1,000,000 dense ids take 4 MB).
+    /// A page is allocated only while the pages hold at least one key per 16 slots (past the first
+    /// four): sparse ids go to the arena instead, and a page that went there stays there.
     private var pages: [[Int32]?] = []
+    private var hashedPages = Set<Int>()
+    private var allocatedPages = 0, pagedKeys = 0
+    /// Pages allocated (256 KiB each).
+    var pageCount: Int { allocatedPages }
     static let integerLimit = 1 << 26
     private var arena: [UInt8] = []
     private var entries: [Entry] = []
@@ -28,15 +34,26 @@ final class FirstKeys {
     /// Whether a part of the key being built is null: such keys are not compared.
     private var hasNull = false
 
-    /// Registers a one-integer key (`0..<integerLimit`) first seen at `line`; returns the line where
-    /// it appeared first when it did before.
-    func register(integer value: Int, line: Int) -> Int? {
+    /// Registers a one-integer key (`0..<integerLimit`, written as its digits) first seen at `line`
+    /// (`record` its number); returns where it appeared first when it did before.
+    func register(integer value: Int, line: Int, record: Int?) -> (line: Int, record: Int?)? {
         let page = value >> 16, slot = value & 0xFFFF
         if page >= pages.count { pages += repeatElement(nil, count: page + 1 - pages.count) }
-        if pages[page] == nil { pages[page] = [Int32](repeating: 0, count: 1 << 16) }
+        if pages[page] == nil {
+            guard !hashedPages.contains(page), allocatedPages < 4 || pagedKeys >= allocatedPages << 12 else {
+                hashedPages.insert(page)
+                begin()
+                var digits = String(value)
+                digits.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+                return register(line: line, record: record)
+            }
+            pages[page] = [Int32](repeating: 0, count: 1 << 16)
+            allocatedPages += 1
+        }
         let first = pages[page]![slot]
-        if first != 0 { return Int(first) }
+        if first != 0 { return (Int(first), nil) }
         pages[page]![slot] = Int32(clamping: max(line, 1))
+        pagedKeys += 1
         return nil
     }
 
@@ -115,8 +132,8 @@ final class KeyRepeats {
         if fields.count == 1, fields[0] < record.count, !record.isNull(fields[0]),
             let value = record.withBytes(fields[0], Self.smallInteger)
         {
-            return keys.register(integer: value, line: record.line).map {
-                SourcePosition(file: record.context.file, line: $0, column: 1)
+            return keys.register(integer: value, line: record.line, record: record.number).map { first in
+                SourcePosition(file: record.context.file, line: first.line, column: 1, record: first.record)
             }
         }
         keys.begin()

@@ -35,6 +35,17 @@ public struct Record: Sendable {
     }
     private var tableRow: Int?
 
+    /// What SQLite does with a row whose key an earlier row holds, as the row's INSERT says
+    /// (`INSERT OR REPLACE`, `REPLACE INTO`, `INSERT OR IGNORE`); `nil`: the row is refused.
+    public enum Conflict: UInt8, Sendable {
+        /// The later row replaces the earlier.
+        case replace
+        /// The later row is left out; the earlier stays.
+        case ignore
+    }
+    /// For a row of an SQL INSERT with a conflict clause: what becomes of it when its key repeats.
+    public var conflict: Conflict?
+
     /// The field name a mapping gives to read `ordinal` (a key for rows of a table without one, so
     /// that a re-import finds them again).
     public static let ordinalFieldName = "#row"

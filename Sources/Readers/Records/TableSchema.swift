@@ -20,6 +20,8 @@ public struct TableSchema: Sendable, Hashable {
     public enum Default: Sendable, Hashable {
         case null
         case literal([UInt8])
+        /// A BLOB literal (`X'00FF'`), as lowercase hexadecimal text like a BLOB value read.
+        case blob([UInt8])
         case expression(String)
     }
 
@@ -46,6 +48,14 @@ public struct TableSchema: Sendable, Hashable {
     /// The columns of the table's other indexes (`CREATE INDEX`), for fetches; unique ones are in
     /// `uniqueKeys`, partial and expression indexes are left out.
     public var indexes: [[String]] = []
+    /// Generated columns (`GENERATED ALWAYS AS (…)`, `AS (…)`): SQLite computes them from the other
+    /// columns, a dump holds no values for them, so they are not among `columns` and not read.
+    public var generatedColumns: [String] = []
+
+    /// How readers name a generated column they leave out (in `notImported`).
+    public static func generatedColumnNote(_ column: String, of table: String) -> String {
+        "generated column \(table.debugDescription).\(column.debugDescription) (SQLite computes it)"
+    }
 
     public init(
         name: String, columns: [Column], primaryKey: [String] = [], foreignKeys: [ForeignKey] = [],

@@ -296,7 +296,7 @@ public final class SQLDumpReader: RecordReader {
         let name = try qualifiedName(&parser)
         try parser.expect(UInt8(ascii: "("))
         var columns: [TableSchema.Column] = [], primaryKey: [String] = [], foreign: [TableSchema.ForeignKey] = [],
-            unique: [[String]] = []
+            unique: [[String]] = [], generated: [String] = []
         repeat {
             let word = parser.peekKeyword()
             if ["CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "CHECK"].contains(word) {
@@ -329,9 +329,18 @@ public final class SQLDumpReader: RecordReader {
             var type: [String] = []
             var notNull = false
             var defaultValue = TableSchema.Default.null
+            var isGenerated = false
             while let c = parser.peek(), c != UInt8(ascii: ","), c != UInt8(ascii: ")") {
                 let word = parser.peekKeyword()
                 switch word {
+                case "GENERATED", "AS":
+                    // [GENERATED ALWAYS] AS (expression) [STORED | VIRTUAL]
+                    _ = parser.keyword()
+                    if word == "GENERATED" { _ = parser.keywordIf("ALWAYS") }
+                    if word == "AS" {
+                        isGenerated = true
+                        if parser.peek() == UInt8(ascii: "(") { try parser.skipBalanced() }
+                    }
                 case "PRIMARY":
                     _ = parser.keyword()
                     _ = parser.keyword()
@@ -351,8 +360,8 @@ public final class SQLDumpReader: RecordReader {
                 case "DEFAULT":
                     _ = parser.keyword()
                     defaultValue = try Self.defaultValue(&parser)
-                case "CONSTRAINT", "NULL", "CHECK", "COLLATE", "GENERATED", "AS", "ASC", "DESC",
-                    "AUTOINCREMENT", "ON", "CONFLICT":
+                case "CONSTRAINT", "NULL", "CHECK", "COLLATE", "ASC", "DESC", "AUTOINCREMENT", "ON", "CONFLICT",
+                    "STORED", "VIRTUAL":
                     try parser.skipColumnConstraintToken()
                 default:
                     if type.isEmpty || !type.last!.hasSuffix(")") {
@@ -361,6 +370,10 @@ public final class SQLDumpReader: RecordReader {
                         try parser.skipColumnConstraintToken()
                     }
                 }
+            }
+            if isGenerated {
+                generated.append(column)
+                continue
             }
             columns.append(
                 .init(
@@ -373,9 +386,10 @@ public final class SQLDumpReader: RecordReader {
             if word == "WITHOUT", parser.keyword() == "ROWID" { withoutRowid = true }
             _ = parser.consume(UInt8(ascii: ","))
         }
-        let schema = TableSchema(
+        var schema = TableSchema(
             name: name, columns: columns, primaryKey: primaryKey, foreignKeys: foreign, uniqueKeys: unique,
             isWithoutRowid: withoutRowid)
+        schema.generatedColumns = generated
         let key = TableSchema.sqlName(name)
         // Created again (IF NOT EXISTS, or a script repeating itself): SQLite keeps the table it has.
         if states[key] != nil {
@@ -386,6 +400,7 @@ public final class SQLDumpReader: RecordReader {
         if !isShadow {
             tables.removeAll { TableSchema.sqlName($0.name) == key }
             tables.append(schema)
+            notImported += generated.map { TableSchema.generatedColumnNote($0, of: name) }
         }
         states[key] = TableState(schema: schema, file: splitter.name, isShadow: isShadow)
         lastTableInfo = nil
@@ -405,14 +420,22 @@ public final class SQLDumpReader: RecordReader {
         {
             return .literal(Array(try parser.identifier().utf8))  // a bare word: its text, as SQLite keeps it
         } else {
-            return try parser.value().map { .literal($0) } ?? .null
+            guard let value = try parser.value() else { return .null }
+            return parser.lastValueIsBlob ? .blob(value) : .literal(value)
         }
         return .expression(
             String(decoding: UnsafeBufferPointer(rebasing: parser.bytes[start..<parser.pos]), as: UTF8.self))
     }
 
     private func insert(_ parser: inout SQLParser, replacing: Bool) throws {
-        if !replacing, parser.isKeyword("OR") { _ = parser.keyword() }
+        var conflict: Record.Conflict? = replacing ? .replace : nil
+        if !replacing, parser.isKeyword("OR") {
+            switch parser.keyword() {
+            case "REPLACE": conflict = .replace
+            case "IGNORE": conflict = .ignore
+            default: break  // ABORT, FAIL, ROLLBACK: a repeated key is an error, as without a clause
+            }
+        }
         guard parser.isKeyword("INTO") else { throw SQLParser.Failure("expected INTO") }
         let previous = lastTable
         var table = try parser.identifier(reusing: previous)
@@ -447,7 +470,8 @@ public final class SQLDumpReader: RecordReader {
         guard lastTableInfo!.wanted else { return }
         let line = splitter.lineAndColumn(at: 0).line
         if let state, named != nil || defaults {
-            return try insertNamed(named ?? [], defaults: defaults, into: state, &parser, line: line)
+            return try insertNamed(
+                named ?? [], defaults: defaults, into: state, &parser, line: line, conflict: conflict)
         }
         let context =
             state?.context
@@ -475,6 +499,7 @@ public final class SQLDumpReader: RecordReader {
                 state.rows += 1
                 record.ordinal = state.rows
             }
+            record.conflict = conflict
             pending.append(record)
         } while parser.consume(UInt8(ascii: ","))
         try expectEnd(&parser)
@@ -504,7 +529,8 @@ public final class SQLDumpReader: RecordReader {
     /// `INSERT INTO t (b, a) VALUES …` or `… DEFAULT VALUES`: rows in the table's column order, the
     /// columns left out holding their defaults.
     private func insertNamed(
-        _ named: [String], defaults: Bool, into state: TableState, _ parser: inout SQLParser, line: Int
+        _ named: [String], defaults: Bool, into state: TableState, _ parser: inout SQLParser, line: Int,
+        conflict: Record.Conflict?
     ) throws {
         let schema = state.schema
         let positions = try named.map { name in
@@ -538,6 +564,9 @@ public final class SQLDumpReader: RecordReader {
                     switch column.defaultValue {
                     case .null: value = nil
                     case .literal(let bytes): value = bytes
+                    case .blob(let hex):
+                        value = hex
+                        isBlob = true
                     case .expression(let text):
                         guard index == state.rowidColumn else {
                             throw SQLParser.Failure(
@@ -558,6 +587,7 @@ public final class SQLDumpReader: RecordReader {
             var record = Record(
                 context: state.context, line: line, column: 1, number: recordNumber, storage: builder.finish())
             record.ordinal = state.rows
+            record.conflict = conflict
             pending.append(record)
         } while !defaults && parser.consume(UInt8(ascii: ","))
         try expectEnd(&parser)

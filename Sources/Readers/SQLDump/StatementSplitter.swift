@@ -261,11 +261,31 @@ struct StatementSplitter {
         }
     }
 
+    /// Whether a trigger's text ends its body: `END` right after a `;` of the body (blanks and block
+    /// comments between), as SQLite reads it — the `END` of a `CASE` follows an expression instead.
     private func endsWithEND() -> Bool {
-        var tail = statement[...]
-        while let last = tail.last, last == 32 || last == 10 || last == 9 || last == 13 { tail = tail.dropLast() }
-        return tail.count >= 3 && String(decoding: tail.suffix(3), as: UTF8.self).uppercased() == "END"
-            && (tail.count == 3 || !Self.isWordByte(tail[tail.index(tail.endIndex, offsetBy: -4)]))
+        func droppingBlanks(_ text: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+            var tail = text
+            while true {
+                while let last = tail.last, last == 32 || last == 10 || last == 9 || last == 13 {
+                    tail = tail.dropLast()
+                }
+                guard tail.count >= 4, tail.last == UInt8(ascii: "/"), tail[tail.endIndex - 2] == UInt8(ascii: "*"),
+                    let open = tail.dropLast(2).indices.reversed().first(where: { index in
+                        index > tail.startIndex && tail[index] == UInt8(ascii: "*")
+                            && tail[index - 1] == UInt8(ascii: "/")
+                    })
+                else { return tail }
+                tail = tail[..<(open - 1)]
+            }
+        }
+        let tail = droppingBlanks(statement[...])
+        guard tail.count >= 3, String(decoding: tail.suffix(3), as: UTF8.self).uppercased() == "END" else {
+            return false
+        }
+        let before = tail.dropLast(3)
+        if let last = before.last, Self.isWordByte(last) { return false }
+        return droppingBlanks(before).last == UInt8(ascii: ";")
     }
 
     static func isWordByte(_ c: UInt8) -> Bool {

@@ -49,8 +49,15 @@ public final class SQLiteFileReader: RecordReader {
                 entry.type == "table" && !entry.isVirtual
                     && !TableSchema.isShadow(TableSchema.sqlName(entry.name), of: virtual)
             }.map(\.name)
-            notImported = listed.filter { $0.type != "table" || $0.isVirtual }.map { entry in
-                "\(entry.isVirtual ? "virtual table" : entry.type) \(entry.name.debugDescription)"
+            let open = connection
+            notImported = try listed.flatMap { entry -> [String] in
+                if entry.type != "table" || entry.isVirtual {
+                    return ["\(entry.isVirtual ? "virtual table" : entry.type) \(entry.name.debugDescription)"]
+                }
+                guard all.contains(entry.name) else { return [] }
+                return try Self.generatedColumns(of: entry.name, in: open).map {
+                    TableSchema.generatedColumnNote($0, of: entry.name)
+                }
             }
             let chosen = try (names ?? all).map { name in
                 guard let found = all.first(where: { TableSchema.sqlName($0) == TableSchema.sqlName(name) }) else {
@@ -60,7 +67,6 @@ public final class SQLiteFileReader: RecordReader {
                 }
                 return found
             }
-            let open = connection
             tables = try chosen.map { try SQLiteFileReader.schema(of: $0, in: open) }
         } catch let error as SQLiteError {
             throw ReaderError(.sqlite, "cannot read \(path) as a SQLite database: \(error)", underlying: error)
@@ -69,6 +75,17 @@ public final class SQLiteFileReader: RecordReader {
 
     private static func quoted(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// The table's generated columns (`table_xinfo` hidden 2: virtual, 3: stored), which
+    /// `table_info` leaves out.
+    private static func generatedColumns(of table: String, in connection: SQLiteConnection) throws -> [String] {
+        let statement = try connection.makeStatement(
+            "SELECT name FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3) ORDER BY cid")
+        statement.bind(table, at: 1)
+        var names: [String] = []
+        while try statement.step() { names.append(statement.string(0) ?? "") }
+        return names
     }
 
     private static func schema(of table: String, in connection: SQLiteConnection) throws -> TableSchema {
@@ -120,6 +137,7 @@ public final class SQLiteFileReader: RecordReader {
             name: table, columns: columns, primaryKey: keyed.sorted { $0.0 < $1.0 }.map(\.1),
             foreignKeys: foreignKeys, uniqueKeys: unique, isWithoutRowid: withoutRowid)
         schema.indexes = plain
+        schema.generatedColumns = try generatedColumns(of: table, in: connection)
         return schema
     }
 
@@ -128,7 +146,9 @@ public final class SQLiteFileReader: RecordReader {
             while tableIndex < tables.count {
                 let table = tables[tableIndex]
                 if statement == nil {
-                    statement = try connection.makeStatement("SELECT * FROM \(Self.quoted(table.name))")
+                    // The columns by name: `*` would add generated columns, which `table_info` leaves out.
+                    let list = table.columns.map { Self.quoted($0.name) }.joined(separator: ", ")
+                    statement = try connection.makeStatement("SELECT \(list) FROM \(Self.quoted(table.name))")
                     context = Record.Context(
                         file: path, schema: RecordSchema(names: table.columns.map(\.name)), kind: table.name)
                     rowNumber = 0

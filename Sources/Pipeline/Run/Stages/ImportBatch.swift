@@ -35,6 +35,8 @@ struct ImportBatch {
     var retried: [PendingRecords.Origin]?
     /// Records read per kind (not counted again when retried).
     var readByKind: [Int] = []
+    /// Rows per kind left out as their SQL said (`INSERT OR IGNORE` repeating a key): unchanged.
+    var ignoredByKind: [Int: Int] = [:]
 
     /// Whether the item and its group still go on (not rejected, not waiting).
     func isLive(_ index: Int) -> Bool { items[index].reject == nil && !items[index].waits }

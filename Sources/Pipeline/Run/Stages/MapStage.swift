@@ -9,7 +9,8 @@ struct MapStage {
 
     /// Maps a batch: records read now (batch `number` of the source), or records that waited for a
     /// parent (`number` nil, each top-level record's `origins` given). Records in `repeats` repeat
-    /// a key of an earlier record of the source (where it appeared first): they are rejected.
+    /// a key of an earlier record of the source (where it appeared first): they are rejected, or
+    /// left out where their SQL says `INSERT OR IGNORE` (counted unchanged).
     /// - Throws: `PipelineFileError` when the mapping names a field the records do not have;
     ///   `RunError.unmappedRecord`.
     func map(
@@ -41,6 +42,10 @@ struct MapStage {
                     batch.readByKind += repeatElement(0, count: kind + 1 - batch.readByKind.count)
                 }
                 batch.readByKind[kind] += 1
+            }
+            if repeats[offset] != nil, record.conflict == .ignore {
+                batch.ignoredByKind[kind, default: 0] += 1  // SQLite keeps the earlier row, as here
+                continue
             }
             do {
                 guard let mapped = try mapper.map(record) else { continue }  // skipped by `where`

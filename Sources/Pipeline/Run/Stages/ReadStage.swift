@@ -96,7 +96,13 @@ struct ReadStage {
                 if topLevel >= batchSize { guard hand() else { return } }
                 topLevel += 1
                 if let check = keyRepeats[part], let first = check.repeated(record) {
-                    if check.rejects { repeats[batch.count] = first } else { updatesEarlier = true }
+                    // An SQL row's conflict clause says what SQLite does with it; else the pipeline's
+                    // `duplicates` does.
+                    switch record.conflict {
+                    case .replace?: updatesEarlier = true
+                    case .ignore?: repeats[batch.count] = first
+                    case nil: if check.rejects { repeats[batch.count] = first } else { updatesEarlier = true }
+                    }
                 }
             }
             batch.append(record)

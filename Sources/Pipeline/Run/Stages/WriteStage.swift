@@ -183,6 +183,7 @@ final class WriteStage {
         let inserted = Set(saved?.inserted ?? []), updated = Set(saved?.updated ?? [])
         var rejected: [RecordReject] = []
         var byKind = [RunReport.Counts](repeating: .init(), count: kinds.all.count)
+        for (kind, ignored) in batch.ignoredByKind { byKind[kind].unchanged += ignored }
         for index in batch.items.indices where !batch.items[index].waits {
             let kind = batch.items[index].kind
             if let reject = batch.items[index].reject {
