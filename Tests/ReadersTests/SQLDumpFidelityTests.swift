@@ -117,8 +117,9 @@ import Testing
         let path = directory.url.appendingPathComponent("g.db").path
         try SQLiteConnection(path: path, mode: .readWriteCreate).execute(
             """
-            CREATE TABLE t(a INTEGER PRIMARY KEY, b INT, c INT GENERATED ALWAYS AS (b * 2) STORED,
+            CREATE TABLE t(a INTEGER PRIMARY KEY, b INT, c INT GENERATED ALWAYS AS (b * 2) STORED UNIQUE,
               d TEXT AS (upper(e)), e TEXT);
+            CREATE INDEX t_d ON t(d);
             INSERT INTO t(a, b, e) VALUES (1, 2, 'x'), (2, NULL, 'y');
             """)
         let file = try SQLiteFileReader(path: path)
@@ -135,10 +136,11 @@ import Testing
         // As `sqlite3 .dump` writes it: values for the stored columns only.
         let dump = """
             BEGIN TRANSACTION;
-            CREATE TABLE t(a INTEGER PRIMARY KEY, b INT, c INT GENERATED ALWAYS AS (b * 2) STORED,
+            CREATE TABLE t(a INTEGER PRIMARY KEY, b INT, c INT GENERATED ALWAYS AS (b * 2) STORED UNIQUE,
               d TEXT AS (upper(e)), e TEXT);
             INSERT INTO t VALUES(1,2,'x');
             INSERT INTO t VALUES(2,NULL,'y');
+            CREATE INDEX t_d ON t(d);
             COMMIT;
             """
         let reader = try SQLDumpReader(source: MemoryByteSource(dump, name: "d.sql"))
@@ -146,6 +148,10 @@ import Testing
         while let record = try reader.next() { dumpRows.append(record.strings) }
         #expect(dumpRows == fileRows)
         #expect(reader.tables[0].columns.map(\.name) == ["a", "b", "e"])
+        // What is not read keys and indexes nothing.
+        for table in [file.tables[0], reader.tables[0]] {
+            #expect(table.uniqueKeys.isEmpty && table.indexes.isEmpty && table.primaryKey == ["a"], "\(table)")
+        }
         #expect(reader.notImported == file.notImported)
     }
 

@@ -74,4 +74,45 @@ import Testing
             ]).status == 0)
         #expect(try R.query(back, "SELECT count(*) FROM order_lines") == [[.integer(4)]])
     }
+
+    /// Text keys that look like numbers (`1`, `05`) and ones that do not (`A`): a copy into stores
+    /// that hand out their own references renumbers the whole table rather than keep some and mix
+    /// in new ones, and every copy exports the same rows.
+    @Test func textKeysThatLookLikeNumbersSurviveEveryCopy() throws {
+        let directory = try TemporaryDirectory()
+        func path(_ name: String) -> String { directory.url.appendingPathComponent(name).path }
+        let script = try directory.file(
+            "codes.sql",
+            contents: """
+                CREATE TABLE code(k TEXT PRIMARY KEY, n TEXT);
+                INSERT INTO code VALUES('1','one'),('2','two'),('05','five'),('A','a'),('+5','plus five');
+                CREATE TABLE item(id INTEGER PRIMARY KEY, code_k TEXT REFERENCES code(k));
+                INSERT INTO item VALUES(1,'05'),(2,'A'),(3,'1'),(4,'+5');
+                """)
+        #expect(try runSluice(["import", script.path, "--to", path("plain.sqlite")]).status == 0)
+        let reference = path("out-plain")
+        #expect(try runSluice(["export", path("plain.sqlite"), "--to", reference + "/"]).status == 0)
+        var previous = "plain.sqlite"
+        for (name, options) in [
+            ("graph.sqlite", ["--layout", "graph"]), ("codes.xml", []), ("codes.bin", []), ("back.sqlite", []),
+        ] {
+            let result = try runSluice(["convert", path(previous), path(name)] + options)
+            #expect(result.status == 0, "\(name): \(result.stderr)")
+            let out = path("out-" + name)
+            #expect(try runSluice(["export", path(name), "--to", out + "/"]).status == 0)
+            for table in ["code", "item"] {
+                #expect(
+                    try String(contentsOfFile: "\(out)/\(table).csv", encoding: .utf8)
+                        == (try String(contentsOfFile: "\(reference)/\(table).csv", encoding: .utf8)),
+                    "\(name) \(table)")
+            }
+            previous = name
+        }
+        #expect(
+            try R.query(path("back.sqlite"), "SELECT i.id, c.n FROM item i JOIN code c ON c.k = i.code_k ORDER BY 1")
+                == [
+                    [.integer(1), .text("five")], [.integer(2), .text("a")], [.integer(3), .text("one")],
+                    [.integer(4), .text("plus five")],
+                ])
+    }
 }

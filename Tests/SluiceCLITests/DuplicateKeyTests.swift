@@ -65,6 +65,41 @@ import Testing
         }
     }
 
+    /// A compound key of foreign keys (a link table with payload): a repeat is found by the keys'
+    /// columns as well — rejected naming both places, or decided by the row's conflict clause.
+    @Test func aRepeatedCompoundKeyOfForeignKeysIsFoundToo() throws {
+        let directory = try TemporaryDirectory()
+        let start = """
+            CREATE TABLE ord(id INTEGER PRIMARY KEY, note TEXT);
+            CREATE TABLE line(order_id INTEGER NOT NULL REFERENCES ord(id), line_no INTEGER NOT NULL, qty INTEGER,
+              PRIMARY KEY(order_id, line_no));
+            INSERT INTO ord VALUES(1,'a'),(2,'b');
+            INSERT INTO line VALUES(1,1,5),(1,2,6),(2,1,7);
+
+            """
+        let plain = try directory.file("plain.sql", contents: start + "INSERT INTO line VALUES(1,1,9);\n")
+        let store = directory.url.appendingPathComponent("plain.sqlite").path
+        let rejects = directory.url.appendingPathComponent("rejects.jsonl").path
+        let result = try runSluice(["import", plain.path, "--to", store, "--max-errors", "1", "--rejects", rejects])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(
+            result.stdout.contains("Line: 4 read, 3 inserted, 0 updated, 0 unchanged, 1 rejected"), "\(result.stdout)")
+        let line = try String(contentsOfFile: rejects, encoding: .utf8)
+        #expect(line.contains("appeared before in this input, at \(plain.path):5:1"), "\(line)")
+        #expect(try R.query(store, "SELECT qty FROM line WHERE order_id = 1 AND line_no = 1") == [[.integer(5)]])
+        for (clause, qty) in [("OR IGNORE", 5), ("OR REPLACE", 9)] {
+            let script = start + "INSERT \(clause) INTO line VALUES(1,1,9);\n"
+            let path = try directory.file("\(qty).sql", contents: script).path
+            let target = directory.url.appendingPathComponent("\(qty).sqlite").path
+            let run = try runSluice(["import", path, "--to", target])
+            #expect(run.status == 0 && run.stdout.contains("Line: 4 read,"), "\(clause): \(run.stdout)\(run.stderr)")
+            #expect(
+                try R.query(target, "SELECT qty FROM line WHERE order_id = 1 AND line_no = 1") == [
+                    [.integer(Int64(qty))]
+                ], "\(clause)")
+        }
+    }
+
     /// Many records sharing keys, in batches of one or five, four contexts: the same store and the
     /// same rejects on every run; with `duplicates: last-wins` the last record of each key wins, every run.
     @Test func theSameInputGivesTheSameStoreAndRejectsEveryTime() throws {

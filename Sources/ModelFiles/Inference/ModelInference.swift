@@ -383,8 +383,10 @@ public struct ModelInference {
                         relationship: link.name, destination: entities[link.destination.to].name,
                         destinationKey: (keyAttribute(link.destination), link.destination.column)))
             }
-            var key = self.key(of: entity).map(Self.attributeName)
-            if key.contains(where: { name in linkedColumns.contains { Self.attributeName($0) == name } }) { key = [] }
+            // A key column that is a foreign key is the key's relationship (`enrollment`: [student, course]).
+            var key = self.key(of: entity).map { column in
+                linkedColumns.contains(column) ? Self.relationshipName(forColumn: column) : Self.attributeName(column)
+            }
             let rowKey = self.rowKey(of: entity)
             if let rowKey { key = [rowKey] }
             return EntityPlan(

@@ -33,24 +33,37 @@ extension PersistentStoreCoordinator {
                             entity: entity, predicate: nil, sortDescriptors: [], includesSubentities: true,
                             fetchLimit: 0, fetchOffset: 0))
                 }
-                // New IDs: the old reference where the target takes it, else a new one.
+                // New IDs: the old reference where the target takes it, else a new one — for every
+                // object of a root entity (its table) at once, so that kept and new ones never meet.
                 let takesStrings = target is AtomicStore
                 var newIDs: [ManagedObjectID: ManagedObjectID] = [:]
                 var needingNew: [EntityDescription: [ManagedObjectID]] = [:]
-                for row in rows {
-                    var kept: ManagedObjectID.Reference?
-                    switch row.objectID.reference {
-                    case .integer(let key): kept = takesStrings ? .string(String(key)) : .integer(key)
-                    case .string(let text): kept = takesStrings ? .string(text) : Int64(text).map { .integer($0) }
-                    case .temporary: kept = nil
-                    }
+                var kept: [(row: StoreRow, reference: ManagedObjectID.Reference?)] = rows.map { row in
                     // A target that keeps the entity under a key names each object by its key's value.
                     if let key = target.referenceAttribute(for: row.entity) {
-                        kept = ManagedObjectID.Reference(key: row.attributeValues[key.index])
+                        return (row, ManagedObjectID.Reference(key: row.attributeValues[key.index]))
                     }
-                    if let kept {
+                    switch row.objectID.reference {
+                    case .integer(let key): return (row, takesStrings ? .string(String(key)) : .integer(key))
+                    case .string(let text):
+                        if takesStrings { return (row, .string(text)) }
+                        // Only text that is an integer's own spelling (`5`, not `05`) stays that integer.
+                        return (row, Int64(text).flatMap { String($0) == text ? .integer($0) : nil })
+                    case .temporary: return (row, nil)
+                    }
+                }
+                let renumbered = Set(
+                    kept.filter { $0.reference == nil }.map { ObjectIdentifier($0.row.entity.rootEntity) })
+                for index in kept.indices
+                where renumbered.contains(ObjectIdentifier(kept[index].row.entity.rootEntity))
+                    && target.referenceAttribute(for: kept[index].row.entity) == nil
+                {
+                    kept[index].reference = nil
+                }
+                for (row, reference) in kept {
+                    if let reference {
                         newIDs[row.objectID] = ManagedObjectID(
-                            entityName: row.entity.name, storeIdentifier: target.identifier, reference: kept)
+                            entityName: row.entity.name, storeIdentifier: target.identifier, reference: reference)
                     } else {
                         needingNew[row.entity, default: []].append(row.objectID)
                     }

@@ -139,7 +139,8 @@ public final class InMemoryStore: PersistentStore {
 
     public func save(_ request: SaveChangesRequest) throws {
         // Check everything first, so a failure leaves the store untouched.
-        for row in request.insertedRows where rows[row.objectID] != nil {
+        var inserting = Set<ManagedObjectID>()
+        for row in request.insertedRows where rows[row.objectID] != nil || !inserting.insert(row.objectID).inserted {
             throw StoreError(.conflict, "\(row.objectID) is already in the store", objectID: row.objectID)
         }
         for row in request.updatedRows { try checkVersion(row.objectID, row.version) }

@@ -94,10 +94,18 @@ public struct PipelineConfig: Sendable {
                     }
                 }
             }
-            let parts = key.compactMap { attribute in
-                fields.first { $0.attribute == attribute }.map { (attribute, $0.from) }
+            // An attribute by its field; a relationship by its lookup's fields (`student.id`).
+            var parts: [(name: String, from: String)] = []
+            for name in key {
+                if let field = fields.first(where: { $0.attribute == name }) {
+                    parts.append((name, field.from))
+                } else if let lookup = relationships.first(where: { $0.relationship == name }), !lookup.key.isEmpty {
+                    parts += lookup.key.map { ("\(name).\($0.attribute)", $0.from) }
+                } else {
+                    return []
+                }
             }
-            return parts.count == key.count ? parts : []
+            return parts
         }
 
         /// The lookups of the mapping's records: the one finding a link's owner first (`links`

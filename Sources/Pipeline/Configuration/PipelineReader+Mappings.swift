@@ -57,9 +57,13 @@ extension PipelineReader {
         }
         if let keyNode = entry("key") {
             mapping.key = texts(keyNode, "key", source: source) ?? []
-            for name in mapping.key where entity.attribute(named: name) == nil {
+            // Attributes, or to-one relationships (a compound key of a link table with payload).
+            for name in mapping.key
+            where entity.attribute(named: name) == nil && entity.relationship(named: name).map({ !$0.isToMany }) != true
+            {
                 fail(
-                    keyNode, "key attribute \(name.debugDescription) is not an attribute of \(entityName)",
+                    keyNode,
+                    "key attribute \(name.debugDescription) is not an attribute or to-one relationship of \(entityName)",
                     entity: source)
             }
             // Upserts happen through the model's uniqueness constraints: a key without one would
@@ -69,7 +73,8 @@ extension PipelineReader {
                 constraints += current.uniquenessConstraints
                 cursor = current.superentity
             }
-            if !mapping.key.isEmpty, mapping.key.allSatisfy({ entity.attribute(named: $0) != nil }),
+            if !mapping.key.isEmpty,
+                mapping.key.allSatisfy({ entity.attribute(named: $0) != nil || entity.relationship(named: $0) != nil }),
                 !constraints.contains(where: { Set($0) == Set(mapping.key) })
             {
                 fail(
@@ -97,12 +102,6 @@ extension PipelineReader {
                 }
             }
         }
-        for name in mapping.key where !mapping.fields.contains(where: { $0.attribute == name }) {
-            fail(
-                entry("key"),
-                "key attribute \(name.debugDescription) is not mapped from the records (add it to `fields`)",
-                entity: source)
-        }
         if let relationshipsNode = entry("relationships") {
             for (name, nameNode, spec) in pairs(relationshipsNode, allowed: nil, what: "relationships", entity: source)
             {
@@ -113,6 +112,16 @@ extension PipelineReader {
                     mapping.relationships.append(lookup)
                 }
             }
+        }
+        for name in mapping.key
+        where !mapping.fields.contains(where: { $0.attribute == name })
+            && !mapping.relationships.contains(where: { $0.relationship == name })
+        {
+            fail(
+                entry("key"),
+                "key \(name.debugDescription) is not mapped from the records (add it to `fields`, or a relationship "
+                    + "to `relationships`)",
+                entity: source)
         }
         if let childrenNode = entry("children") {
             guard let list = childrenNode.sequence else {

@@ -213,12 +213,18 @@ public struct ImportPlan {
                 }
                 keyNames =
                     constraints.first { constraint in
-                        constraint.allSatisfy { name in plan.fields.contains { $0.attribute == name } }
+                        constraint.allSatisfy { name in
+                            plan.fields.contains { $0.attribute == name }
+                                || plan.lookups.contains { $0.relationship == name }
+                        }
                     } ?? []
             }
         }
         let fields = plan.fields
-        keyNames = keyNames.filter { name in fields.contains { $0.attribute == name } }
+        // A key names attributes the fields fill, or to-one relationships a lookup finds.
+        keyNames = keyNames.filter { name in
+            fields.contains { $0.attribute == name } || plan.lookups.contains { $0.relationship == name }
+        }
         if !keyNames.isEmpty, plan.parent == nil {
             text += "\(indent)key: [\(keyNames.map(quoted).joined(separator: ", "))]\n"
         }

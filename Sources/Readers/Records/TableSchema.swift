@@ -52,6 +52,20 @@ public struct TableSchema: Sendable, Hashable {
     /// columns, a dump holds no values for them, so they are not among `columns` and not read.
     public var generatedColumns: [String] = []
 
+    /// Leaves out generated columns: from `columns`, and the keys and indexes naming them (what is
+    /// not read cannot key or index anything).
+    public mutating func leaveOut(generated names: [String]) {
+        guard !names.isEmpty else { return }
+        let left = Set(names.map(Self.sqlName))
+        func namesOne(_ group: [String]) -> Bool { group.contains { left.contains(Self.sqlName($0)) } }
+        generatedColumns += names
+        columns.removeAll { left.contains(Self.sqlName($0.name)) }
+        if namesOne(primaryKey) { primaryKey = [] }
+        uniqueKeys.removeAll(where: namesOne)
+        indexes.removeAll(where: namesOne)
+        foreignKeys.removeAll { namesOne($0.columns) }
+    }
+
     /// How readers name a generated column they leave out (in `notImported`).
     public static func generatedColumnNote(_ column: String, of table: String) -> String {
         "generated column \(table.debugDescription).\(column.debugDescription) (SQLite computes it)"

@@ -371,10 +371,7 @@ public final class SQLDumpReader: RecordReader {
                     }
                 }
             }
-            if isGenerated {
-                generated.append(column)
-                continue
-            }
+            if isGenerated { generated.append(column) }
             columns.append(
                 .init(
                     name: column, declaredType: type.joined(separator: " "), isNotNull: notNull,
@@ -389,7 +386,7 @@ public final class SQLDumpReader: RecordReader {
         var schema = TableSchema(
             name: name, columns: columns, primaryKey: primaryKey, foreignKeys: foreign, uniqueKeys: unique,
             isWithoutRowid: withoutRowid)
-        schema.generatedColumns = generated
+        schema.leaveOut(generated: generated)
         let key = TableSchema.sqlName(name)
         // Created again (IF NOT EXISTS, or a script repeating itself): SQLite keeps the table it has.
         if states[key] != nil {

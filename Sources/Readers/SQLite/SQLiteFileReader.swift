@@ -137,7 +137,7 @@ public final class SQLiteFileReader: RecordReader {
             name: table, columns: columns, primaryKey: keyed.sorted { $0.0 < $1.0 }.map(\.1),
             foreignKeys: foreignKeys, uniqueKeys: unique, isWithoutRowid: withoutRowid)
         schema.indexes = plain
-        schema.generatedColumns = try generatedColumns(of: table, in: connection)
+        schema.leaveOut(generated: try generatedColumns(of: table, in: connection))
         return schema
     }
 
