@@ -63,7 +63,7 @@ extension PipelineReader {
             {
                 fail(
                     keyNode,
-                    "key attribute \(name.debugDescription) is not an attribute or to-one relationship of \(entityName)",
+                    "key \(name.debugDescription) is not an attribute or to-one relationship of \(entityName)",
                     entity: source)
             }
             // Upserts happen through the model's uniqueness constraints: a key without one would
