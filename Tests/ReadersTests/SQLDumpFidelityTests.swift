@@ -167,6 +167,29 @@ import Testing
         #expect(record.isBlob(1) && !record.isBlob(2))
     }
 
+    /// Column constraints of every kind (CHECK, named constraints, collations, actions of a foreign
+    /// key) are read past; the declared types are what SQLite reports for the database.
+    @Test func columnConstraintsOfEveryKindAreReadPast() throws {
+        let script = """
+            CREATE TABLE t(a INTEGER PRIMARY KEY, z INTEGER CHECK (z > 0),
+              w TEXT NOT NULL CHECK(length(w) > 0) COLLATE NOCASE,
+              c INTEGER CONSTRAINT pos CHECK (c >= 0) REFERENCES t(a) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+              u UNSIGNED BIG INT, d DOUBLE PRECISION DEFAULT 1.5, v VARCHAR(20) CONSTRAINT nn NOT NULL ON CONFLICT ABORT);
+            INSERT INTO t VALUES(1, 2, 'x', NULL, 3, 4.5, 'v');
+            """
+        let directory = try TemporaryDirectory()
+        let path = directory.url.appendingPathComponent("c.db").path
+        try SQLiteConnection(path: path, mode: .readWriteCreate).execute(script)
+        let file = try SQLiteFileReader(path: path)
+        let reader = try SQLDumpReader(source: MemoryByteSource(script, name: "c.sql"))
+        #expect(try reader.next()?.strings == ["1", "2", "x", nil, "3", "4.5", "v"])
+        for (dump, database) in zip(reader.tables[0].columns, file.tables[0].columns) {
+            #expect(dump.name == database.name && dump.declaredType == database.declaredType, "\(dump) \(database)")
+            #expect(dump.isNotNull == database.isNotNull, "\(dump.name)")
+        }
+        #expect(reader.tables[0].foreignKeys == file.tables[0].foreignKeys)
+    }
+
     /// A trigger runs to the `END` that follows a `;` of its body: the `END` of a `CASE` (also one
     /// right before a `;`) and comments do not end it early.
     @Test func aTriggerWithCaseEndsAtItsOwnEnd() throws {

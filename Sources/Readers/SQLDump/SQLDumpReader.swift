@@ -330,8 +330,12 @@ public final class SQLDumpReader: RecordReader {
             var notNull = false
             var defaultValue = TableSchema.Default.null
             var isGenerated = false
+            // The type's words come first; once a constraint begins, other words are its own
+            // (`ON DELETE CASCADE`, `DEFERRABLE INITIALLY DEFERRED`, a collation's name).
+            var inConstraints = false
             while let c = parser.peek(), c != UInt8(ascii: ","), c != UInt8(ascii: ")") {
                 let word = parser.peekKeyword()
+                if let word, Self.columnConstraintWords.contains(word) { inConstraints = true }
                 switch word {
                 case "GENERATED", "AS":
                     // [GENERATED ALWAYS] AS (expression) [STORED | VIRTUAL]
@@ -360,11 +364,14 @@ public final class SQLDumpReader: RecordReader {
                 case "DEFAULT":
                     _ = parser.keyword()
                     defaultValue = try Self.defaultValue(&parser)
-                case "CONSTRAINT", "NULL", "CHECK", "COLLATE", "ASC", "DESC", "AUTOINCREMENT", "ON", "CONFLICT",
-                    "STORED", "VIRTUAL":
-                    try parser.skipColumnConstraintToken()
+                case "CONSTRAINT", "COLLATE":
+                    _ = parser.keyword()
+                    _ = try parser.identifier()  // the constraint's or the collation's name
+                case "CHECK":
+                    _ = parser.keyword()
+                    if parser.peek() == UInt8(ascii: "(") { try parser.skipBalanced() }
                 default:
-                    if type.isEmpty || !type.last!.hasSuffix(")") {
+                    if !inConstraints, type.isEmpty || !type.last!.hasSuffix(")") {
                         type.append(try parser.typeWord())
                     } else {
                         try parser.skipColumnConstraintToken()
@@ -402,6 +409,12 @@ public final class SQLDumpReader: RecordReader {
         states[key] = TableState(schema: schema, file: splitter.name, isShadow: isShadow)
         lastTableInfo = nil
     }
+
+    /// The words that begin a column constraint.
+    private static let columnConstraintWords: Set<String> = [
+        "CONSTRAINT", "PRIMARY", "NOT", "NULL", "UNIQUE", "CHECK", "DEFAULT", "COLLATE", "REFERENCES", "GENERATED",
+        "AS", "ASC", "DESC", "AUTOINCREMENT", "ON", "CONFLICT", "STORED", "VIRTUAL",
+    ]
 
     /// A DEFAULT clause's value: a literal, or an expression only SQLite can evaluate.
     private static func defaultValue(_ parser: inout SQLParser) throws -> TableSchema.Default {
