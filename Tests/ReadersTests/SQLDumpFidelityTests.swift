@@ -190,6 +190,31 @@ import Testing
         #expect(reader.tables[0].foreignKeys == file.tables[0].foreignKeys)
     }
 
+    /// Integer literals are the integers SQLite reads: leading zeros dropped, `-0` is 0, hexadecimal
+    /// in 64-bit two's complement — as values and as defaults.
+    @Test func integerLiteralsAreTheIntegersSQLiteReads() throws {
+        let script = """
+            CREATE TABLE n(a, b, c, d, e, f, g, h, i DEFAULT 0x10);
+            INSERT INTO n(a, b, c, d, e, f, g, h) VALUES (007, 0x1F, -0x2, -0, 0000000000000000000000042, 00.5,
+              0xFFFFFFFFFFFFFFFF, -000);
+            INSERT INTO n VALUES (007, 0x1F, -0x2, -0, 0000000000000000000000042, 00.5, 0xFFFFFFFFFFFFFFFF, -000, 0x10);
+            """
+        let directory = try TemporaryDirectory()
+        let path = directory.url.appendingPathComponent("n.db").path
+        try SQLiteConnection(path: path, mode: .readWriteCreate).execute(script)
+        let file = try SQLiteFileReader(path: path)
+        let reader = try SQLDumpReader(source: MemoryByteSource(script, name: "n.sql"))
+        let expected = try #require(try file.next()).strings
+        #expect(expected == ["7", "31", "-2", "0", "42", "0.5", "-1", "0", "16"])
+        #expect(try reader.next()?.strings == expected)
+        #expect(try file.next()?.strings == expected)
+        #expect(try reader.next()?.strings == expected, "a VALUES list without column names")
+        let tooBig = try SQLDumpReader(
+            source: MemoryByteSource("CREATE TABLE n(a);\nINSERT INTO n VALUES (0x1FFFFFFFFFFFFFFFF);\n", name: "b.sql")
+        )
+        #expect(throws: ReaderError.self) { _ = try tooBig.next() }
+    }
+
     /// A trigger runs to the `END` that follows a `;` of its body: the `END` of a `CASE` (also one
     /// right before a `;`) and comments do not end it early.
     @Test func aTriggerWithCaseEndsAtItsOwnEnd() throws {

@@ -236,6 +236,13 @@ struct SQLParser {
             }
         } else if (c >= 48 && c <= 57) || c == UInt8(ascii: "-") {
             let range = try numberRange()
+            if !lastNumberIsReal, let canonical = try Self.integerText(UnsafeBufferPointer(rebasing: bytes[range])) {
+                canonical.withUnsafeBufferPointer { literal in
+                    if literal.count >= 19, Self.appendReal(literal, to: &builder) { return }
+                    builder.append(literal.baseAddress!, literal.count)
+                }
+                return false
+            }
             // An integer literal is kept as written unless it may not fit 64 bits (then SQLite reads a REAL).
             if (!lastNumberIsReal && range.count < 19)
                 || !Self.appendReal(UnsafeBufferPointer(rebasing: bytes[range]), to: &builder)
@@ -338,7 +345,34 @@ struct SQLParser {
 
     mutating func number() throws -> [UInt8] {
         let literal = UnsafeBufferPointer(rebasing: bytes[try numberRange()])
+        if !lastNumberIsReal, let canonical = try Self.integerText(literal) {
+            return canonical.withUnsafeBufferPointer { RealLiteral.text($0).map { Array($0.utf8) } } ?? canonical
+        }
         return RealLiteral.text(literal).map { Array($0.utf8) } ?? Array(literal)
+    }
+
+    /// The integer SQLite reads from an integer literal written otherwise than its digits: leading
+    /// zeros (`007` is 7), `-0` (0), hexadecimal (`0x1F` is 31, `0xFFFFFFFFFFFFFFFF` is -1, as
+    /// 64-bit two's complement); `nil` for a literal already in its own spelling (the usual case).
+    /// - Throws: `Failure` for a hexadecimal literal beyond 64 bits (SQLite refuses it too).
+    static func integerText(_ literal: UnsafeBufferPointer<UInt8>) throws -> [UInt8]? {
+        let negative = literal.first == UInt8(ascii: "-")
+        let digits = UnsafeBufferPointer(rebasing: literal[(negative ? 1 : 0)...])
+        guard digits.count > 1 || (negative && digits.first == UInt8(ascii: "0")), digits.first == UInt8(ascii: "0")
+        else { return nil }
+        if digits.count > 1, digits[1] | 0x20 == UInt8(ascii: "x") {
+            let hex = digits.dropFirst(2).drop { $0 == UInt8(ascii: "0") }
+            guard hex.count <= 16 else {
+                throw Failure("the hexadecimal literal \(String(decoding: literal, as: UTF8.self)) is beyond 64 bits")
+            }
+            var value: UInt64 = 0
+            for c in hex { value = value << 4 | UInt64(c &- 48 < 10 ? c &- 48 : (c | 0x20) &- 87) }
+            let signed = Int64(bitPattern: value)
+            return Array(String(negative ? 0 &- signed : signed).utf8)
+        }
+        let significant = digits.drop { $0 == UInt8(ascii: "0") }
+        if significant.isEmpty { return Array("0".utf8) }
+        return (negative ? [UInt8(ascii: "-")] : []) + Array(significant)
     }
 
     /// Appends `realText` of a REAL literal; `false` for an integer literal (appended by the caller).
