@@ -158,13 +158,14 @@ import Testing
     /// A column an INSERT leaves out gets its DEFAULT as SQLite stores it: a BLOB default stays a BLOB.
     @Test func aLeftOutColumnGetsItsBlobDefaultAsABlob() throws {
         let dump = """
-            CREATE TABLE b(id INTEGER PRIMARY KEY, data BLOB DEFAULT X'00FF', n TEXT DEFAULT 'x');
-            INSERT INTO b(id) VALUES(1);
+            CREATE TABLE b(id INTEGER PRIMARY KEY, data BLOB DEFAULT X'00FF', n TEXT DEFAULT 'x',
+              p BLOB DEFAULT (x'CAFE'), q DEFAULT (-5), r DEFAULT (1 + 1));
+            INSERT INTO b(id, r) VALUES(1, 2);
             """
         let reader = try SQLDumpReader(source: MemoryByteSource(dump, name: "d.sql"))
         let record = try #require(try reader.next())
-        #expect(record.strings == ["1", "00ff", "x"])
-        #expect(record.isBlob(1) && !record.isBlob(2))
+        #expect(record.strings == ["1", "00ff", "x", "cafe", "-5", "2"])
+        #expect(record.isBlob(1) && !record.isBlob(2) && record.isBlob(3))
     }
 
     /// Column constraints of every kind (CHECK, named constraints, collations, actions of a foreign
@@ -173,8 +174,10 @@ import Testing
         let script = """
             CREATE TABLE t(a INTEGER PRIMARY KEY, z INTEGER CHECK (z > 0),
               w TEXT NOT NULL CHECK(length(w) > 0) COLLATE NOCASE,
-              c INTEGER CONSTRAINT pos CHECK (c >= 0) REFERENCES t(a) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
-              u UNSIGNED BIG INT, d DOUBLE PRECISION DEFAULT 1.5, v VARCHAR(20) CONSTRAINT nn NOT NULL ON CONFLICT ABORT);
+              c INTEGER CONSTRAINT pos CHECK (c >= 0) REFERENCES t(a) ON DELETE CASCADE
+                DEFERRABLE INITIALLY DEFERRED,
+              u UNSIGNED BIG INT, d DOUBLE PRECISION DEFAULT 1.5,
+              v VARCHAR(20) CONSTRAINT nn NOT NULL ON CONFLICT ABORT);
             INSERT INTO t VALUES(1, 2, 'x', NULL, 3, 4.5, 'v');
             """
         let directory = try TemporaryDirectory()

@@ -335,7 +335,7 @@ public final class SQLDumpReader: RecordReader {
             var inConstraints = false
             while let c = parser.peek(), c != UInt8(ascii: ","), c != UInt8(ascii: ")") {
                 let word = parser.peekKeyword()
-                if let word, Self.columnConstraintWords.contains(word) { inConstraints = true }
+                if let word, SQLParser.columnConstraintWords.contains(word) { inConstraints = true }
                 switch word {
                 case "GENERATED", "AS":
                     // [GENERATED ALWAYS] AS (expression) [STORED | VIRTUAL]
@@ -363,7 +363,7 @@ public final class SQLDumpReader: RecordReader {
                     foreign.append(.init(columns: [column], table: table, referencedColumns: referenced))
                 case "DEFAULT":
                     _ = parser.keyword()
-                    defaultValue = try Self.defaultValue(&parser)
+                    defaultValue = try parser.defaultClause()
                 case "CONSTRAINT", "COLLATE":
                     _ = parser.keyword()
                     _ = try parser.identifier()  // the constraint's or the collation's name
@@ -408,33 +408,6 @@ public final class SQLDumpReader: RecordReader {
         }
         states[key] = TableState(schema: schema, file: splitter.name, isShadow: isShadow)
         lastTableInfo = nil
-    }
-
-    /// The words that begin a column constraint.
-    private static let columnConstraintWords: Set<String> = [
-        "CONSTRAINT", "PRIMARY", "NOT", "NULL", "UNIQUE", "CHECK", "DEFAULT", "COLLATE", "REFERENCES", "GENERATED",
-        "AS", "ASC", "DESC", "AUTOINCREMENT", "ON", "CONFLICT", "STORED", "VIRTUAL",
-    ]
-
-    /// A DEFAULT clause's value: a literal, or an expression only SQLite can evaluate.
-    private static func defaultValue(_ parser: inout SQLParser) throws -> TableSchema.Default {
-        let start = parser.pos
-        if parser.peek() == UInt8(ascii: "(") {
-            try parser.skipBalanced()
-        } else if let word = parser.peekKeyword(), word.hasPrefix("CURRENT_") {
-            _ = parser.keyword()
-        } else if let c = parser.peek(), c == UInt8(ascii: "\"") || c == UInt8(ascii: "`") || c == UInt8(ascii: "[") {
-            return .literal(Array(try parser.identifier().utf8))  // SQLite takes a quoted name here as text
-        } else if let word = parser.peekKeyword(), word.first?.isLetter == true || word.first == "_",
-            !["NULL", "TRUE", "FALSE", "X"].contains(word)  // X'…' is a blob
-        {
-            return .literal(Array(try parser.identifier().utf8))  // a bare word: its text, as SQLite keeps it
-        } else {
-            guard let value = try parser.value() else { return .null }
-            return parser.lastValueIsBlob ? .blob(value) : .literal(value)
-        }
-        return .expression(
-            String(decoding: UnsafeBufferPointer(rebasing: parser.bytes[start..<parser.pos]), as: UTF8.self))
     }
 
     private func insert(_ parser: inout SQLParser, replacing: Bool) throws {

@@ -483,3 +483,38 @@ struct SQLParser {
         return out
     }
 }
+
+extension SQLParser {
+    /// The words that begin a column constraint.
+    static let columnConstraintWords: Set<String> = [
+        "CONSTRAINT", "PRIMARY", "NOT", "NULL", "UNIQUE", "CHECK", "DEFAULT", "COLLATE", "REFERENCES", "GENERATED",
+        "AS", "ASC", "DESC", "AUTOINCREMENT", "ON", "CONFLICT", "STORED", "VIRTUAL",
+    ]
+
+    /// A DEFAULT clause's value: a literal, or an expression only SQLite can evaluate.
+    mutating func defaultClause() throws -> TableSchema.Default {
+        let start = pos
+        if peek() == UInt8(ascii: "(") {
+            // A literal in parentheses, `(x'CAFE')` or `(0)`, is that literal.
+            pos += 1
+            if let value = try? value(), consume(UInt8(ascii: ")")) {
+                return lastValueIsBlob ? .blob(value) : .literal(value)
+            }
+            pos = start
+            try skipBalanced()
+        } else if let word = peekKeyword(), word.hasPrefix("CURRENT_") {
+            _ = keyword()
+        } else if let c = peek(), c == UInt8(ascii: "\"") || c == UInt8(ascii: "`") || c == UInt8(ascii: "[") {
+            return .literal(Array(try identifier().utf8))  // SQLite takes a quoted name here as text
+        } else if let word = peekKeyword(), word.first?.isLetter == true || word.first == "_",
+            !["NULL", "TRUE", "FALSE", "X"].contains(word)  // X'…' is a blob
+        {
+            return .literal(Array(try identifier().utf8))  // a bare word: its text, as SQLite keeps it
+        } else {
+            guard let value = try value() else { return .null }
+            return lastValueIsBlob ? .blob(value) : .literal(value)
+        }
+        return .expression(
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<pos]), as: UTF8.self))
+    }
+}
