@@ -163,4 +163,28 @@ import Testing
             #expect(model.contains("code: { type: string"), "\(model)")
         }
     }
+
+    /// Text keys that differ only in Unicode normalisation (`é` as one code point, or `e` and a
+    /// combining accent) are two keys, as SQLite keeps them: both rows stored, each reference on its
+    /// own row, and a re-import unchanged.
+    @Test func keysDifferingOnlyInNormalisationAreTwoKeys() throws {
+        let directory = try TemporaryDirectory()
+        let (composed, decomposed) = ("\u{E9}", "e\u{301}")
+        let database = directory.url.appendingPathComponent("n.db").path
+        try SQLiteConnection(path: database, mode: .readWriteCreate).execute(
+            """
+            CREATE TABLE k(n TEXT PRIMARY KEY, note TEXT);
+            CREATE TABLE use(id INTEGER PRIMARY KEY, k_n TEXT REFERENCES k(n));
+            INSERT INTO k VALUES('\(composed)', 'composed'), ('\(decomposed)', 'decomposed');
+            INSERT INTO use VALUES(1, '\(decomposed)'), (2, '\(composed)');
+            """)
+        let store = directory.url.appendingPathComponent("n.sqlite").path
+        #expect(try runSluice(["import", database, "--to", store]).status == 0)
+        let joined = "SELECT use.id, k.note FROM use JOIN k ON k.n = use.k_n ORDER BY 1"
+        #expect(try R.query(store, joined) == [[.integer(1), .text("decomposed")], [.integer(2), .text("composed")]])
+        #expect(try R.query(store, "SELECT count(*) FROM k") == [[.integer(2)]])
+        let again = try runSluice(["import", database, "--to", store])
+        #expect(again.stdout.contains("K: 2 read, 0 inserted, 0 updated, 2 unchanged"), "\(again.stdout)")
+        #expect(try R.query(store, joined) == [[.integer(1), .text("decomposed")], [.integer(2), .text("composed")]])
+    }
 }

@@ -124,7 +124,7 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
         switch reference {
         case .temporary(let n): hasher.combine(n)
         case .integer(let key): hasher.combine(key)
-        case .string(let key): hasher.combine(key)
+        case .string(let key): ExactText.hash(key, into: &hasher)
         }
     }
 

@@ -36,7 +36,7 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
             return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
         case (.decimal(var a), .decimal(var b)):
             return withUnsafeBytes(of: &a) { x in withUnsafeBytes(of: &b) { y in x.elementsEqual(y) } }
-        case (.string(let a), .string(let b)): return a == b
+        case (.string(let a), .string(let b)): return ExactText.equal(a, b)
         default: return self == other
         }
     }
@@ -179,7 +179,7 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
         if case .null = self { return other.isNull }
         if case .null = other { return false }
         if numeric != nil, other.numeric != nil { return compare(to: other) == .orderedSame }
-        if case .string(let a) = self, case .string(let b) = other { return a.utf8.elementsEqual(b.utf8) }
+        if case .string(let a) = self, case .string(let b) = other { return ExactText.equal(a, b) }
         return self == other
     }
 
