@@ -187,4 +187,28 @@ import Testing
         #expect(again.stdout.contains("K: 2 read, 0 inserted, 0 updated, 2 unchanged"), "\(again.stdout)")
         #expect(try R.query(store, joined) == [[.integer(1), .text("decomposed")], [.integer(2), .text("composed")]])
     }
+
+    /// A SQL table's schema decides which values are required, not the rows one database happens to
+    /// hold: a later database with NULLs where the first had none imports into the same store.
+    @Test func theSchemaDecidesWhatIsRequired() throws {
+        let directory = try TemporaryDirectory()
+        let schema = "CREATE TABLE agent(id INTEGER PRIMARY KEY, name TEXT, code TEXT NOT NULL);\n"
+        let first = directory.url.appendingPathComponent("first.db").path
+        try SQLiteConnection(path: first, mode: .readWriteCreate).execute(
+            schema + "INSERT INTO agent VALUES(1, 'Ann', 'a');")
+        let model = try runSluice(["infer", first]).stdout
+        #expect(model.contains("name: { type: string }"), "\(model)")
+        #expect(model.contains("code: { type: string, optional: false }"), "\(model)")
+        let second = directory.url.appendingPathComponent("second.db").path
+        try SQLiteConnection(path: second, mode: .readWriteCreate).execute(
+            schema + "INSERT INTO agent VALUES(1, 'Ann', 'a'), (2, NULL, 'b');")
+        let store = directory.url.appendingPathComponent("agents.sqlite").path
+        #expect(try runSluice(["import", first, "--to", store]).status == 0)
+        let again = try runSluice(["import", second, "--to", store])
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(
+            try R.query(store, "SELECT id, name FROM agent ORDER BY 1") == [
+                [.integer(1), .text("Ann")], [.integer(2), .null],
+            ])
+    }
 }

@@ -35,6 +35,16 @@ public struct ModelInference {
         package var declaresBlob = false
         /// Values that were SQL BLOBs.
         package var blobs = 0
+        /// For a column of a SQL table: whether the table requires a value (NOT NULL, or part of the
+        /// primary key); `nil` for inputs that declare nothing.
+        package var declaredRequired: Bool?
+
+        /// Whether the attribute is required: what a SQL table declares (and no NULL seen, for a
+        /// key SQLite lets hold one); else whether every record had a value.
+        package var isRequired: Bool {
+            if let declaredRequired { return declaredRequired && nulls == 0 }
+            return nulls == 0 && values > 0
+        }
 
         init(source: String, keyCandidate: Bool, declaredType: String? = nil) {
             self.source = source
@@ -193,10 +203,17 @@ public struct ModelInference {
                     } ?? [:]
                 var proposed = Entity(
                     name: name,
-                    columns: names.map {
-                        Column(
-                            source: $0, keyCandidate: keyColumns.contains($0) || Self.namesIdentifier($0),
-                            declaredType: declared[$0])
+                    columns: names.map { name in
+                        var column = Column(
+                            source: name, keyCandidate: keyColumns.contains(name) || Self.namesIdentifier(name),
+                            declaredType: declared[name])
+                        if let declaredTable {
+                            // A later database may hold NULLs where this one has none: the schema decides.
+                            column.declaredRequired =
+                                declaredTable.primaryKey.contains(name)
+                                || declaredTable.columns.contains { $0.name == name && $0.isNotNull }
+                        }
+                        return column
                     },
                     origin: record.kind ?? entity)
                 proposed.table =
@@ -428,7 +445,7 @@ public struct ModelInference {
             }
             for column in entity.columns where !linked.contains(column.source) {
                 var rules = ["type: \(column.type)"]
-                if column.nulls == 0, column.values > 0 { rules.append("optional: false") }
+                if column.isRequired { rules.append("optional: false") }
                 let attribute = Self.attributeName(column.source)
                 if attribute != column.source { rules.append("column: \(Self.yamlName(column.source))") }
                 text += "      \(attribute): { \(rules.joined(separator: ", ")) }\n"
@@ -437,7 +454,7 @@ public struct ModelInference {
             for link in links where link.from == index {
                 let name = Self.relationshipName(forColumn: link.column)
                 let inverse = Self.inverseName(of: link, among: links, entities: entities)
-                let required = entity.columns.first { $0.source == link.column }.map { $0.nulls == 0 } ?? false
+                let required = entity.columns.first { $0.source == link.column }?.isRequired ?? false
                 let column = link.column == name + "_id" ? "" : ", column: \(Self.yamlName(link.column))"
                 relationships.append(
                     "      \(name): { destination: \(entities[link.to].name), inverse: "
