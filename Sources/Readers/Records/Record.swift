@@ -12,11 +12,19 @@ public struct Record: Sendable {
         public let schema: RecordSchema?
         /// For nested records (XML children): which kind of record this is (`nil` for top-level records).
         public let kind: String?
+        /// For rows of an SQL INSERT with a conflict clause: what becomes of a row whose key repeats.
+        public let conflict: Conflict?
 
-        public init(file: String, schema: RecordSchema? = nil, kind: String? = nil) {
+        public init(file: String, schema: RecordSchema? = nil, kind: String? = nil, conflict: Conflict? = nil) {
             self.file = file
             self.schema = schema
             self.kind = kind
+            self.conflict = conflict
+        }
+
+        /// The same context for rows of an INSERT with `conflict`.
+        public func with(conflict: Conflict?) -> Context {
+            Context(file: file, schema: schema, kind: kind, conflict: conflict)
         }
     }
 
@@ -43,8 +51,9 @@ public struct Record: Sendable {
         /// The later row is left out; the earlier stays.
         case ignore
     }
-    /// For a row of an SQL INSERT with a conflict clause: what becomes of it when its key repeats.
-    public var conflict: Conflict?
+    /// For a row of an SQL INSERT with a conflict clause: what becomes of it when its key repeats
+    /// (kept by the context, which rows of one statement share).
+    public var conflict: Conflict? { context.conflict }
 
     /// The field name a mapping gives to read `ordinal` (a key for rows of a table without one, so
     /// that a re-import finds them again).

@@ -56,6 +56,8 @@ public final class SQLDumpReader: RecordReader {
     private final class TableState {
         let schema: TableSchema
         let context: Record.Context
+        /// `context` for rows of INSERT OR REPLACE and OR IGNORE (made when first needed).
+        private var conflictContexts: [Record.Conflict: Record.Context] = [:]
         let rowidColumn: Int?
         var maxRowid: Int64 = 0
         /// Rows read so far (the next row's `Record.ordinal` is one more).
@@ -69,6 +71,14 @@ public final class SQLDumpReader: RecordReader {
                 file: file, schema: RecordSchema(names: schema.columns.map(\.name)), kind: schema.name)
             rowidColumn = schema.rowidColumn
             self.isShadow = isShadow
+        }
+
+        func context(for conflict: Record.Conflict?) -> Record.Context {
+            guard let conflict else { return context }
+            if let known = conflictContexts[conflict] { return known }
+            let made = context.with(conflict: conflict)
+            conflictContexts[conflict] = made
+            return made
         }
     }
 
@@ -457,8 +467,9 @@ public final class SQLDumpReader: RecordReader {
                 named ?? [], defaults: defaults, into: state, &parser, line: line, conflict: conflict)
         }
         let context =
-            state?.context
-            ?? Record.Context(file: splitter.name, schema: named.map { RecordSchema(names: $0) }, kind: table)
+            state?.context(for: conflict)
+            ?? Record.Context(
+                file: splitter.name, schema: named.map { RecordSchema(names: $0) }, kind: table, conflict: conflict)
         let expected = context.schema?.names.count
         let rowid = state?.rowidColumn ?? -1
         repeat {
@@ -482,7 +493,6 @@ public final class SQLDumpReader: RecordReader {
                 state.rows += 1
                 record.ordinal = state.rows
             }
-            record.conflict = conflict
             pending.append(record)
         } while parser.consume(UInt8(ascii: ","))
         try expectEnd(&parser)
@@ -568,9 +578,9 @@ public final class SQLDumpReader: RecordReader {
             recordNumber += 1
             state.rows += 1
             var record = Record(
-                context: state.context, line: line, column: 1, number: recordNumber, storage: builder.finish())
+                context: state.context(for: conflict), line: line, column: 1, number: recordNumber,
+                storage: builder.finish())
             record.ordinal = state.rows
-            record.conflict = conflict
             pending.append(record)
         } while !defaults && parser.consume(UInt8(ascii: ","))
         try expectEnd(&parser)

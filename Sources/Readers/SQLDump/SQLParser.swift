@@ -236,7 +236,11 @@ struct SQLParser {
             }
         } else if (c >= 48 && c <= 57) || c == UInt8(ascii: "-") {
             let range = try numberRange()
-            if !lastNumberIsReal, let canonical = try Self.integerText(UnsafeBufferPointer(rebasing: bytes[range])) {
+            // Only a literal starting `0` or `-0` may be spelled otherwise than its integer.
+            let lead = bytes[range.lowerBound] == UInt8(ascii: "-") ? range.lowerBound + 1 : range.lowerBound
+            if !lastNumberIsReal, lead < range.upperBound, bytes[lead] == UInt8(ascii: "0"),
+                let canonical = try Self.integerText(UnsafeBufferPointer(rebasing: bytes[range]))
+            {
                 canonical.withUnsafeBufferPointer { literal in
                     if literal.count >= 19, Self.appendReal(literal, to: &builder) { return }
                     builder.append(literal.baseAddress!, literal.count)
