@@ -40,6 +40,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var name: String?
     /// How `save()` settles objects that changed in the store since this context read them.
     public var mergePolicy: MergePolicy = .error
+    /// Uniqueness constraints whose conflicts `save()` never settles by `mergePolicy` but fails on
+    /// (a `MergeError` naming them), as under `.error` (a Sluice extension: an import merges a
+    /// record into a stored object by its key only, and rejects one that collides on another
+    /// constraint). Named by the declaring entity and the constraint's property names.
+    public var unmergedConstraints: Set<UniquenessConstraintName> = []
     /// Rules `save()` does not check (a Sluice extension for importers that validate the whole graph
     /// once at the end): an order saved before the lines of a later source arrive may defer
     /// `.minCount`. Empty by default: every rule is checked at every save.

@@ -27,3 +27,14 @@ public struct ConstraintConflict: Sendable, CustomStringConvertible {
             + ([objectID] + otherObjectIDs).map(\.description).joined(separator: ", ")
     }
 }
+
+/// A uniqueness constraint by name: the entity declaring it and its property names, in order
+/// (`ManagedObjectContext.unmergedConstraints`).
+public struct UniquenessConstraintName: Hashable, Sendable {
+    public var entity: String
+    public var properties: [String]
+    public init(entity: String, properties: [String]) {
+        self.entity = entity
+        self.properties = properties
+    }
+}

@@ -58,6 +58,10 @@ extension ManagedObjectContext {
         var adopted: [ManagedObject] = [], adoptedRows: [StoreRow] = []
         for group in groups {
             let width = group.properties.count
+            let merges =
+                mergePolicy != .error
+                && !unmergedConstraints.contains(
+                    UniquenessConstraintName(entity: group.entity.name, properties: group.properties.map(\.name)))
             func key(of object: ManagedObject) -> Key {
                 width == 1
                     ? .single(object.keyValue(of: group.properties[0]))
@@ -102,6 +106,14 @@ extension ManagedObjectContext {
                     conflicts.append(conflict(objects[0], key: key(of: objects[0]), existing: nil, others: others))
                     continue
                 }
+                if !merges {
+                    // The first object keeps the key; each later one is in conflict with it.
+                    for other in others {
+                        conflicts.append(
+                            conflict(other, key: key(of: other), existing: objects[0].objectID, others: []))
+                    }
+                    continue
+                }
                 let winner =
                     objects.first { $0.changeState == .updated } ?? (objectWins ? objects.last! : objects.first!)
                 for loser in objects where loser !== winner {
@@ -120,7 +132,7 @@ extension ManagedObjectContext {
                 guard let holder = holderOf[key] else { continue }
                 let object = holders[holder]
                 guard object.objectID != row.objectID else { continue }
-                if mergePolicy == .error {
+                if !merges {
                     conflicts.append(conflict(object, key: key, existing: row.objectID, others: []))
                     continue
                 }

@@ -70,6 +70,9 @@ public struct PipelineConfig: Sendable {
         public var entity: String
         /// Attributes whose values identify an object (find-or-create, upsert).
         public var key: [String] = []
+        /// The entity's other uniqueness constraints (set from the model): a record colliding on
+        /// one of them with another record or a stored object is rejected, never merged.
+        public var otherUniqueKeys: [[String]] = []
         public var fields: [Field] = []
         public var relationships: [Lookup] = []
         public var children: [Child] = []
@@ -83,7 +86,16 @@ public struct PipelineConfig: Sendable {
         /// What a record's key is for the check of keys repeated in one input (`duplicates`): the
         /// key attributes with the fields they are mapped from; for links, both ends' keys (a pair
         /// linked twice). Empty when records have no key.
-        public var repeatKey: [(name: String, from: String)] {
+        public var repeatKey: [(name: String, from: String)] { fieldsOf(key) }
+
+        /// The keys repeats are looked for on: `repeatKey` first, then each of `otherUniqueKeys`
+        /// whose properties the records fill.
+        public var repeatKeys: [[(name: String, from: String)]] {
+            [repeatKey] + (links == nil ? otherUniqueKeys.map(fieldsOf).filter { !$0.isEmpty } : [])
+        }
+
+        /// The properties of a key with the fields they are mapped from; empty when one is not mapped.
+        private func fieldsOf(_ key: [String]) -> [(name: String, from: String)] {
             if links != nil {
                 return lookups.flatMap { lookup in
                     lookup.key.map { part in

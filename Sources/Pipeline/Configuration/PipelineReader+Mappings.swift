@@ -113,6 +113,23 @@ extension PipelineReader {
                 }
             }
         }
+        // The entity's other uniqueness constraints: collisions on them are rejects, never merges.
+        var constraints: [[String]] = [], cursor: EntityDescription? = entity
+        while let current = cursor {
+            constraints += current.uniquenessConstraints
+            cursor = current.superentity
+        }
+        if entry("key") == nil {
+            // No key given: the first constraint the records fill is the key objects are found by.
+            mapping.key =
+                constraints.first { constraint in
+                    constraint.allSatisfy { name in
+                        mapping.fields.contains { $0.attribute == name }
+                            || mapping.relationships.contains { $0.relationship == name }
+                    }
+                } ?? []
+        }
+        mapping.otherUniqueKeys = constraints.filter { Set($0) != Set(mapping.key) }
         for name in mapping.key
         where !mapping.fields.contains(where: { $0.attribute == name })
             && !mapping.relationships.contains(where: { $0.relationship == name })

@@ -35,26 +35,37 @@ final class FirstKeys {
     private var hasNull = false
 
     /// Registers a one-integer key (`0..<integerLimit`, written as its digits) first seen at `line`
-    /// (`record` its number); returns where it appeared first when it did before.
-    func register(integer value: Int, line: Int, record: Int?) -> (line: Int, record: Int?)? {
+    /// (`record` its number); returns where it appeared first when it did before. With `insert`
+    /// false a new key is only looked for, not registered.
+    func register(integer value: Int, line: Int, record: Int?, insert: Bool = true) -> (line: Int, record: Int?)? {
         let page = value >> 16, slot = value & 0xFFFF
         if page >= pages.count { pages += repeatElement(nil, count: page + 1 - pages.count) }
         if pages[page] == nil {
-            guard !hashedPages.contains(page), allocatedPages < 4 || pagedKeys >= allocatedPages << 12 else {
+            if hashedPages.contains(page) {
+                return registerDigits(of: value, line: line, record: record, insert: insert)
+            }
+            guard insert else { return nil }  // a page never made holds no key
+            guard allocatedPages < 4 || pagedKeys >= allocatedPages << 12 else {
                 hashedPages.insert(page)
-                begin()
-                var digits = String(value)
-                digits.withUTF8 { append(UnsafeRawBufferPointer($0)) }
-                return register(line: line, record: record)
+                return registerDigits(of: value, line: line, record: record, insert: true)
             }
             pages[page] = [Int32](repeating: 0, count: 1 << 16)
             allocatedPages += 1
         }
         let first = pages[page]![slot]
         if first != 0 { return (Int(first), nil) }
+        guard insert else { return nil }
         pages[page]![slot] = Int32(clamping: max(line, 1))
         pagedKeys += 1
         return nil
+    }
+
+    /// A one-integer key of a page kept in the arena: its digits, as the general path keys them.
+    private func registerDigits(of value: Int, line: Int, record: Int?, insert: Bool) -> (line: Int, record: Int?)? {
+        begin()
+        var digits = String(value)
+        digits.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+        return register(line: line, record: record, insert: insert)
     }
 
     func begin() {
@@ -74,7 +85,7 @@ final class FirstKeys {
 
     /// Registers the key built since `begin` for the record at `line` (`record` its number);
     /// returns where the key appeared first when it did before, `nil` when it is new (or null).
-    func register(line: Int, record: Int?) -> (line: Int, record: Int?)? {
+    func register(line: Int, record: Int?, insert: Bool = true) -> (line: Int, record: Int?)? {
         guard !hasNull else { return nil }
         let hash = key.hashValue
         var index = firstByHash[hash] ?? -1
@@ -85,6 +96,7 @@ final class FirstKeys {
             }
             index = entry.next
         }
+        guard insert else { return nil }
         entries.append(
             Entry(
                 offset: arena.count, length: Int32(truncatingIfNeeded: key.count), next: firstByHash[hash] ?? -1,
@@ -96,44 +108,114 @@ final class FirstKeys {
 }
 
 /// A source's check for records repeating a key of an earlier record (`FirstKeys`), on the fields
-/// its mapping reads the key from. Not made for sources whose key is not read from fields as they
-/// are (`#row`).
+/// its mapping reads the keys from: the source's key, and the entity's other uniqueness constraints
+/// (`Mapping.repeatKeys`). Not made for sources whose key is not read from fields as they are
+/// (`#row`) or that filter records (`where`: the first record may be skipped).
 final class KeyRepeats {
-    /// Whether a repeat is rejected (`duplicates: reject`), or updates the object (`last-wins`).
+    /// What becomes of a record whose key appeared before.
+    enum Outcome {
+        /// It updates the object the first record made: `duplicates: last-wins`, or an SQL row's
+        /// `OR REPLACE`, for the source's key.
+        case update
+        /// It is rejected (or left out, for an SQL row's `OR IGNORE`), naming where the key came first.
+        case repeated(Repeat)
+    }
+
+    /// Where a repeated key appeared first, and which of `Mapping.repeatKeys` it is (0: the source's key).
+    struct Repeat {
+        var first: SourcePosition
+        var key: Int
+    }
+
+    /// Whether a repeat of the source's key is rejected (`duplicates: reject`), or updates the object.
     let rejects: Bool
-    private let names: [String]
     private let nulls: [[UInt8]]
-    private let keys = FirstKeys()
+    private var checks: [Check]
     private var context: Record.Context?
-    private var fields: [Int]?
+
+    private final class Check {
+        let key: Int
+        let names: [String]
+        let keys = FirstKeys()
+        var fields: [Int]?
+        init(key: Int, names: [String]) {
+            self.key = key
+            self.names = names
+        }
+    }
 
     init?(_ source: PipelineConfig.Source) {
         let mapping = source.mapping
-        // With a `where` filter the first record may be skipped, and the next one is then the first
-        // to import: not told from here.
-        let names = mapping.repeatKey.map(\.from)
-        guard !names.isEmpty, mapping.filter == nil, !names.contains(Record.ordinalFieldName) else { return nil }
+        guard mapping.filter == nil else { return nil }
+        checks = mapping.repeatKeys.enumerated().compactMap { index, parts in
+            let names = parts.map(\.from)
+            guard !names.isEmpty, !names.contains(Record.ordinalFieldName) else { return nil }
+            return Check(key: index, names: names)
+        }
+        guard !checks.isEmpty else { return nil }
         rejects = source.duplicates == .reject
-        self.names = names
         nulls = source.format == .csv ? source.csv.nullMarkers.map { Array($0.utf8) } : []
     }
 
-    /// Registers the record's key; returns where the key appeared first when it did before.
-    func repeated(_ record: Record) -> SourcePosition? {
+    /// Registers the record's keys; `nil` when none appeared before. A record that is rejected
+    /// registers none of its keys (a later record may hold them).
+    func repeated(_ record: Record) -> Outcome? {
         if record.context !== context {
             context = record.context
-            let fields = names.map { name -> Int? in
-                if let schema = record.schema { return schema.index(of: name) }
-                return Int(name).map { $0 - 1 }  // CSV without a header: columns by number
+            for check in checks {
+                let fields = check.names.map { name -> Int? in
+                    if let schema = record.schema { return schema.index(of: name) }
+                    return Int(name).map { $0 - 1 }  // CSV without a header: columns by number
+                }
+                check.fields = fields.allSatisfy { $0 != nil } ? fields.map { $0! } : nil
             }
-            self.fields = fields.allSatisfy { $0 != nil } ? fields.map { $0! } : nil
         }
-        guard let fields else { return nil }
+        // One key (the usual case): looked up and registered at once.
+        guard checks.count > 1 else { return verdict(checks[0], look(checks[0], record, insert: true), record) }
+        var outcome: Outcome?, updated: SourcePosition?
+        for check in checks {
+            let first = look(check, record, insert: false)
+            switch verdict(check, first, record) {
+            case .repeated(let repeated)?:
+                // An update of the first record may hold that record's other keys.
+                if let updated, let first, first.line == updated.line,
+                    first.record == nil || updated.record == nil || first.record == updated.record
+                {
+                    continue
+                }
+                return .repeated(repeated)
+            case .update?:
+                outcome = .update
+                updated = first
+            case nil: break
+            }
+        }
+        for check in checks { _ = look(check, record, insert: true) }
+        return outcome
+    }
+
+    /// What a repeat of `check`'s key first seen at `first` makes of the record.
+    private func verdict(_ check: Check, _ first: SourcePosition?, _ record: Record) -> Outcome? {
+        guard let first else { return nil }
+        let repeated = Outcome.repeated(Repeat(first: first, key: check.key))
+        // The source's key: as the row's conflict clause says, else as `duplicates` says.
+        guard check.key == 0 else { return repeated }
+        switch record.conflict {
+        case .replace?: return .update
+        case .ignore?: return repeated
+        case nil: return rejects ? repeated : .update
+        }
+    }
+
+    /// Where the record's key of `check` appeared first (registering it when new, with `insert`).
+    private func look(_ check: Check, _ record: Record, insert: Bool) -> SourcePosition? {
+        guard let fields = check.fields else { return nil }
+        let keys = check.keys
         if fields.count == 1, fields[0] < record.count, !record.isNull(fields[0]),
             let value = record.withBytes(fields[0], Self.smallInteger)
         {
-            return keys.register(integer: value, line: record.line, record: record.number).map { first in
-                SourcePosition(file: record.context.file, line: first.line, column: 1, record: first.record)
+            return keys.register(integer: value, line: record.line, record: record.number, insert: insert).map {
+                first in SourcePosition(file: record.context.file, line: first.line, column: 1, record: first.record)
             }
         }
         keys.begin()
@@ -146,7 +228,7 @@ final class KeyRepeats {
                 keys.append(nulls.contains { $0.elementsEqual(bytes) } ? nil : bytes)
             }
         }
-        return keys.register(line: record.line, record: record.number).map { first in
+        return keys.register(line: record.line, record: record.number, insert: insert).map { first in
             SourcePosition(file: record.context.file, line: first.line, column: 1, record: first.record)
         }
     }

@@ -55,14 +55,34 @@ public final class PipelineRunner {
         }
     }
 
+    /// The uniqueness constraints of the sources' entities that no source keys its records by: a
+    /// record colliding on one of them (an email taken by another customer) is rejected, never
+    /// merged into the other object, whatever the merge policy.
+    static func unmergedConstraints(of config: PipelineConfig) -> Set<UniquenessConstraintName> {
+        var unmerged = Set<UniquenessConstraintName>(), keys = Set<UniquenessConstraintName>()
+        for source in config.sources where source.mapping.links == nil {
+            var cursor = config.model.entity(named: source.mapping.entity)
+            while let entity = cursor {
+                for constraint in entity.uniquenessConstraints {
+                    let name = UniquenessConstraintName(entity: entity.name, properties: constraint)
+                    if Set(constraint) == Set(source.mapping.key) { keys.insert(name) } else { unmerged.insert(name) }
+                }
+                cursor = entity.superentity
+            }
+        }
+        return unmerged.subtracting(keys)
+    }
+
     /// Every pass over the inputs, each followed by a try of the records waiting for parents.
     private func importSources(
         into transaction: TargetTransaction, rejects: RejectsCollector, showsProgress: Bool, clock: inout StageClock
     ) throws {
+        let unmerged = Self.unmergedConstraints(of: config)
         let contexts = (0..<max(1, config.contexts)).map { number in
             let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: transaction.coordinator)
             context.name = "import \(number + 1)"
             context.mergePolicy = config.merge
+            context.unmergedConstraints = unmerged
             return context
         }
         let keys = KnownKeysRegistry(lookups: config.lookups)

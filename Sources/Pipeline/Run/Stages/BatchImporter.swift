@@ -35,7 +35,7 @@ final class BatchImporter: @unchecked Sendable {
     ///   `StoreError`.
     func importBatch(
         _ records: [Record], number: Int?, origins: [PendingRecords.Origin]? = nil, final: Bool = false,
-        repeats: [Int: SourcePosition] = [:]
+        repeats: [Int: KeyRepeats.Repeat] = [:]
     ) throws {
         var batch = try map.map(records, number: number, origins: origins, repeats: repeats)
         guard !batch.items.isEmpty else { return try rejects.add(write.outcome(of: batch).counts, rejected: []) }

@@ -14,7 +14,8 @@ struct MapStage {
     /// - Throws: `PipelineFileError` when the mapping names a field the records do not have;
     ///   `RunError.unmappedRecord`.
     func map(
-        _ records: [Record], number: Int?, origins: [PendingRecords.Origin]?, repeats: [Int: SourcePosition] = [:]
+        _ records: [Record], number: Int?, origins: [PendingRecords.Origin]?,
+        repeats: [Int: KeyRepeats.Repeat] = [:]
     ) throws -> ImportBatch {
         let kinds = scope.kinds
         var batch = ImportBatch(number: number, retried: origins)
@@ -72,19 +73,25 @@ struct MapStage {
 
     /// The rejection of a record repeating a key: the key, where it appeared first, what to do.
     private func repeated(
-        _ record: Record, first: SourcePosition, mapper: RecordMapper, into reject: RecordReject?
+        _ record: Record, first repeated: KeyRepeats.Repeat, mapper: RecordMapper, into reject: RecordReject?
     ) -> RecordReject {
-        let key = scope.source.mapping.repeatKey
+        let mapping = scope.source.mapping
+        let key = mapping.repeatKeys[repeated.key], first = repeated.first
         let described = key.map { part in
             let field = record.schema.map { $0.index(of: part.from) } ?? Int(part.from).map { $0 - 1 }
             let raw = field.flatMap { $0 >= 0 && $0 < record.count ? record.string($0) : nil }
             return "\(part.name) = \(raw ?? "null")"
         }.joined(separator: ", ")
+        // The source's key may repeat with `last-wins`; another uniqueness constraint never merges.
+        let message =
+            repeated.key == 0
+            ? "the key \(described) appeared before in this input, at \(first); a key is imported once per run and "
+                + "the first record stays (`duplicates: last-wins` on the source lets later ones update it)"
+            : "\(described) appeared before in this input, at \(first), and \(mapping.entity) keeps "
+                + "[\(key.map(\.name).joined(separator: ", "))] unique: the first record stays (only the source's key "
+                + "may update an object)"
         let failure = RejectFailure(
-            property: key.map(\.name).joined(separator: ", "), raw: nil, rule: "duplicate",
-            message: "the key \(described) appeared before in this input, at \(first); a key is imported once "
-                + "per run and the first record stays (`duplicates: last-wins` on the source lets later ones "
-                + "update it)",
+            property: key.map(\.name).joined(separator: ", "), raw: nil, rule: "duplicate", message: message,
             position: record.position)
         var reject =
             reject

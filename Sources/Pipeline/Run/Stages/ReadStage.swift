@@ -12,7 +12,7 @@ struct ReadStage {
     /// A batch of records of one source of the pass (0: the first, then the ones read alongside),
     /// its number in that source (from 0), and the records repeating a key of an earlier record of
     /// the source (by index in `records`: where the key appeared first).
-    typealias Batch = (part: Int, number: Int, records: [Record], repeats: [Int: SourcePosition])
+    typealias Batch = (part: Int, number: Int, records: [Record], repeats: [Int: KeyRepeats.Repeat])
 
     /// The pass's sources, with their places in the pipeline.
     let parts: [(source: PipelineConfig.Source, index: Int)]
@@ -44,7 +44,7 @@ struct ReadStage {
         }
         var part = 0, numbers = Array(repeating: 0, count: parts.count)
         numbers[0] = skippedBatches
-        var batch: [Record] = [], topLevel = 0, repeats: [Int: SourcePosition] = [:], updatesEarlier = false
+        var batch: [Record] = [], topLevel = 0, repeats: [Int: KeyRepeats.Repeat] = [:], updatesEarlier = false
         // Found here, in input order, so that which of two records with one key is first never
         // depends on timing.
         let keyRepeats = parts.map { KeyRepeats($0.source) }
@@ -95,14 +95,10 @@ struct ReadStage {
                 }
                 if topLevel >= batchSize { guard hand() else { return } }
                 topLevel += 1
-                if let check = keyRepeats[part], let first = check.repeated(record) {
-                    // An SQL row's conflict clause says what SQLite does with it; else the pipeline's
-                    // `duplicates` does.
-                    switch record.conflict {
-                    case .replace?: updatesEarlier = true
-                    case .ignore?: repeats[batch.count] = first
-                    case nil: if check.rejects { repeats[batch.count] = first } else { updatesEarlier = true }
-                    }
+                switch keyRepeats[part]?.repeated(record) {
+                case .update?: updatesEarlier = true
+                case .repeated(let repeated)?: repeats[batch.count] = repeated
+                case nil: break
                 }
             }
             batch.append(record)

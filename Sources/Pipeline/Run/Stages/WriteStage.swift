@@ -122,8 +122,17 @@ final class WriteStage {
             }
         } reject: { failures in
             var progressed = false
-            for failure in failures {
+            for var failure in failures {
                 guard let index = batch.owner(of: failure.objectID) else { continue }
+                if let holder = failure.holder {
+                    // Who holds the key: a record of this batch (where), or a stored object.
+                    let held =
+                        batch.owner(of: holder).map { "the record at \(batch.items[$0].record.position)" }
+                        ?? "the stored \(holder.entityName) \(holder.reference.keyValue)"
+                    let entity = holder.entityName
+                    failure.message =
+                        "\(failure.message) is taken by \(held): \(entity) keeps [\(failure.property)] unique"
+                }
                 scope.reject(&batch, index, for: failure)
                 progressed = true
             }
@@ -140,6 +149,8 @@ final class WriteStage {
         var rule: String
         var message: String
         var value: String?
+        /// For a key it shares: the object holding the key (`message` then says which key).
+        var holder: ManagedObjectID?
     }
 
     /// Tries `save` until it goes through; after a try that fails validation or breaks keys under
@@ -161,9 +172,15 @@ final class WriteStage {
             } catch let error as MergeError {
                 let failures = error.constraintConflicts.flatMap { conflict in
                     ([conflict.objectID] + conflict.otherObjectIDs).map {
-                        SaveFailure(
+                        guard let holder = conflict.existingObjectID else {
+                            return SaveFailure(
+                                objectID: $0, property: conflict.keyNames.joined(separator: ", "), rule: "unique",
+                                message: "\(conflict)")
+                        }
+                        let key = zip(conflict.keyNames, conflict.keyValues).map { "\($0) = \($1)" }
+                        return SaveFailure(
                             objectID: $0, property: conflict.keyNames.joined(separator: ", "), rule: "unique",
-                            message: "\(conflict)")
+                            message: key.joined(separator: ", "), holder: holder)
                     }
                 }
                 guard try reject(failures) else { throw RunError.batchNotSaved(source: source, underlying: error) }
