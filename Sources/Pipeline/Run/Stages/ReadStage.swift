@@ -21,6 +21,10 @@ struct ReadStage {
     /// the first `skippedBatches`, and `alsoDone`.
     var skippedBatches = 0
     var alsoDone: Set<Int> = []
+    /// Where a CSV record the reader cannot read as a record (a short or long row, a misplaced
+    /// quote, invalid text) goes: a rejected record of the source's entity, the reader going on
+    /// with the next one. `nil`: such errors end the run.
+    var rejectUnreadable: (@Sendable (RecordReject) throws -> Void)?
 
     private var source: PipelineConfig.Source { parts[0].source }
 
@@ -71,7 +75,25 @@ struct ReadStage {
         // Records of one kind share their reader context: the last one's part answers most records.
         var lastKind: (context: Record.Context, part: Int?)?
         while !isCancelled() {
-            guard let record = try readNext(&reader) else { break }
+            let next: Record?
+            do {
+                next = try reader.next()
+            } catch let error as ReaderError where error.isRecoverable && source.format == .csv && skipping == 0 {
+                guard let rejectUnreadable, let position = error.position else { throw inputError(error) }
+                let source = parts[part].source
+                try rejectUnreadable(
+                    RecordReject(
+                        source: source.name, entity: source.mapping.entity, position: position,
+                        failures: [
+                            RejectFailure(
+                                property: "", raw: nil, rule: "\(error.kind)", message: error.message,
+                                position: position)
+                        ]))
+                continue
+            } catch {
+                throw inputError(error)
+            }
+            guard let record = next else { break }
             if skipping > 0 || (skippingChildren && record.parentRecord != nil) {
                 if record.parentRecord == nil {
                     skipping -= 1

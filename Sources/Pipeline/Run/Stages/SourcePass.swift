@@ -68,6 +68,10 @@ struct SourcePass {
         var reader = ReadStage(parts: members.map { (config.sources[$0], $0) }, batchSize: config.batchSize)
         reader.skippedBatches = skippedBatches
         reader.alsoDone = alsoDone
+        let rejects = rejects
+        reader.rejectUnreadable = { reject in
+            try rejects.add([reject.entity: RunReport.Counts(read: 1, rejected: 1)], rejected: [reject])
+        }
         return reader
     }
 

@@ -1,0 +1,46 @@
+import Drivers
+import Foundation
+import TestSupport
+import Testing
+
+/// `sluice import` of ordinary exports keeps every record and value: what a reader cannot read as a
+/// record is a rejected record, and every run's counts add up.
+@Suite struct OneOffImportTests {
+    typealias R = RunCommandTests
+
+    /// The counts of an import's report line for `entity`: read, inserted, updated, unchanged, rejected.
+    static func counts(_ stdout: String, _ entity: String) -> [Int]? {
+        guard
+            let line = stdout.split(separator: "\n").first(where: {
+                $0.contains("\(entity): ") && $0.contains(" read, ")
+            })
+        else { return nil }
+        return line.split(separator: ":", maxSplits: 1)[1].split(separator: ",").compactMap {
+            Int($0.trimmingCharacters(in: .whitespaces).split(separator: " ")[0])
+        }
+    }
+
+    /// Read = inserted + updated + unchanged + rejected.
+    static func addsUp(_ counts: [Int]?) -> Bool {
+        guard let counts, counts.count == 5 else { return false }
+        return counts[0] == counts[1] + counts[2] + counts[3] + counts[4]
+    }
+
+    @Test func aShortOrLongRowIsARejectedRecordWithItsCounts() throws {
+        let directory = try TemporaryDirectory()
+        let csv = try directory.file(
+            "r.csv", contents: "id,name,city\n1,Ann,Oslo\n2,Bob\n3,Cy,Rome\n4,Di,Lima,extra\n5,Ed,Kyiv\n")
+        let store = directory.url.appendingPathComponent("r.sqlite").path
+        let rejectsPath = directory.url.appendingPathComponent("r.jsonl").path
+        let refused = try runSluice(["import", csv.path, "--to", store])
+        #expect(refused.status == 1, "no rejects allowed: \(refused.stdout)\(refused.stderr)")
+        let result = try runSluice(["import", csv.path, "--to", store, "--max-errors", "2", "--rejects", rejectsPath])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let counts = Self.counts(result.stdout, "R")
+        #expect(counts == [5, 3, 0, 0, 2] && Self.addsUp(counts), "\(result.stdout)")
+        let rejects = try String(contentsOfFile: rejectsPath, encoding: .utf8)
+        #expect(rejects.contains("the record has 2 fields, the header has 3") && rejects.contains("\"line\":3"))
+        #expect(rejects.contains("the record has 4 fields, the header has 3") && rejects.contains("\"line\":5"))
+        #expect(try R.query(store, "SELECT id FROM R ORDER BY 1") == [[.integer(1)], [.integer(3)], [.integer(5)]])
+    }
+}
