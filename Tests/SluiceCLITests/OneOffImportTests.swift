@@ -43,4 +43,27 @@ import Testing
         #expect(rejects.contains("the record has 4 fields, the header has 3") && rejects.contains("\"line\":5"))
         #expect(try R.query(store, "SELECT id FROM R ORDER BY 1") == [[.integer(1)], [.integer(3)], [.integer(5)]])
     }
+
+    /// A header and no records is an entity with no objects; repeated header names each get a column.
+    @Test func aHeaderOnlyFileAndRepeatedHeaderNamesImport() throws {
+        let directory = try TemporaryDirectory()
+        let empty = try directory.file("empty.csv", contents: "id,name\n")
+        let store = directory.url.appendingPathComponent("e.sqlite").path
+        let result = try runSluice(["import", empty.path, "--to", store])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(try R.query(store, "SELECT name FROM pragma_table_info('empty') ORDER BY cid").count >= 2)
+        #expect(try R.query(store, "SELECT count(*) FROM empty") == [[.integer(0)]])
+
+        let twice = try directory.file("twice.csv", contents: "id,name,name,Name\n1,a,b,c\n")
+        let model = try runSluice(["infer", twice.path])
+        #expect(
+            model.status == 0 && model.stdout.contains("name2") && model.stdout.contains("name3"), "\(model.stdout)")
+        let other = directory.url.appendingPathComponent("t.sqlite").path
+        let imported = try runSluice(["import", twice.path, "--to", other])
+        #expect(imported.status == 0, "\(imported.stdout)\(imported.stderr)")
+        #expect(
+            try R.query(other, "SELECT id, name, name_2, Name_3 FROM twice") == [
+                [.integer(1), .text("a"), .text("b"), .text("c")]
+            ])
+    }
 }

@@ -24,9 +24,16 @@ extension ModelInference {
         let entity = name ?? Self.entityName(path)
         switch try format ?? InputFormat.detect(path: path) {
         case .csv:
-            try add(
-                CSVReader(path: path, dialect: dialect ?? CSVSniffer.sniff(path: path)), entity: entity,
-                table: Self.tableName(path))
+            let reader = try CSVReader(path: path, dialect: dialect ?? CSVSniffer.sniff(path: path))
+            let before = entities.count
+            try add(reader, entity: entity, table: Self.tableName(path))
+            if entities.count == before, let names = reader.schema?.names {
+                // A header and no records: an entity with no objects, its columns text.
+                var empty = Entity(
+                    name: entity, columns: names.map { Column(source: $0, keyCandidate: false) }, origin: entity)
+                empty.table = Self.tableName(path)
+                entities.append(empty)
+            }
         case .xml:
             guard let recordPath else {
                 throw ReaderError(

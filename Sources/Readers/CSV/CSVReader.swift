@@ -40,13 +40,29 @@ public final class CSVReader: RecordReader {
             source: try Input.decodingText(source, encoding: dialect.encoding, lossy: dialect.lossyEncoding),
             dialect: dialect)
         if dialect.hasHeader, let header = try tokenizer.readRecord(countingRecord: false) {
-            let names = header.strings.enumerated().map { $1 ?? "column \($0 + 1)" }
+            let names = Self.distinct(header.strings.enumerated().map { $1 ?? "column \($0 + 1)" })
             tokenizer.schema = RecordSchema(names: names)
             tokenizer.expectedFields = names.count
         }
     }
 
     deinit { tokenizer.deallocate() }
+
+    /// Header names made distinct: a name taken by an earlier column gets `_2`, `_3`, … (`id,name,name`
+    /// → `id`, `name`, `name_2`), so every column can be named.
+    static func distinct(_ names: [String]) -> [String] {
+        var taken = Set<String>(), result: [String] = []
+        for name in names {
+            var unique = name, n = 2
+            while taken.contains(unique.lowercased()) {
+                unique = "\(name)_\(n)"
+                n += 1
+            }
+            taken.insert(unique.lowercased())
+            result.append(unique)
+        }
+        return result
+    }
 
     public func next() throws -> Record? {
         try tokenizer.readRecord(countingRecord: true)
