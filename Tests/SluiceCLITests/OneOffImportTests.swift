@@ -66,4 +66,32 @@ import Testing
                 [.integer(1), .text("a"), .text("b"), .text("c")]
             ])
     }
+
+    /// An empty value is an absent one for inference and import alike: an XML element with no text
+    /// and a quoted empty CSV field in a number column import as NULL, not as rejects.
+    @Test func emptyValuesAreAbsentForInferenceAndImportAlike() throws {
+        let directory = try TemporaryDirectory()
+        let xml = try directory.file(
+            "items.xml",
+            contents: """
+                <items><item><id>1</id><qty>3</qty></item><item><id>2</id><qty></qty></item>
+                <item><id>3</id><qty/></item><item><id>4</id><qty>5</qty></item></items>
+                """)
+        let store = directory.url.appendingPathComponent("x.sqlite").path
+        let result = try runSluice(["import", xml.path, "--record", "/items/item", "--to", store])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(Self.counts(result.stdout, "Item") == [4, 4, 0, 0, 0], "\(result.stdout)")
+        #expect(
+            try R.query(store, "SELECT id, qty FROM items ORDER BY 1") == [
+                [.integer(1), .integer(3)], [.integer(2), .null], [.integer(3), .null], [.integer(4), .integer(5)],
+            ])
+        let csv = try directory.file("n.csv", contents: "id,n,note\n1,\"\",\"\"\n2,5,x\n")
+        let other = directory.url.appendingPathComponent("n.sqlite").path
+        let imported = try runSluice(["import", csv.path, "--to", other])
+        #expect(imported.status == 0, "\(imported.stdout)\(imported.stderr)")
+        #expect(
+            try R.query(other, "SELECT id, n, note FROM n ORDER BY 1") == [
+                [.integer(1), .null, .text("")], [.integer(2), .integer(5), .text("x")],
+            ])
+    }
 }

@@ -132,6 +132,11 @@ public final class ValueConverter {
             }
         }
         if !field.transforms.isEmpty, isNullMarker(text) { return .success(field.defaultValue ?? .null) }
+        // An empty value is an absent one for every type but text and bytes (`<qty></qty>`, a quoted
+        // empty CSV field), as inference takes it.
+        if text.isEmpty, attribute.type != .string, attribute.type != .binary {
+            return .success(field.defaultValue ?? .null)
+        }
         return value(of: text, raw: raw)
     }
 
