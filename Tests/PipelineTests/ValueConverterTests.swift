@@ -96,7 +96,7 @@ import Testing
         Case(type: .integer64, input: "9223372036854775807", value: .integer(.max)),
         Case(type: .integer64, input: "-9223372036854775809", value: nil, rule: .integer),
         Case(type: .integer64, input: "99999999999999999999999", value: nil, rule: .integer),
-        Case(type: .integer64, input: "", value: nil, rule: .integer),
+        Case(type: .integer64, input: "", value: .null),  // an empty value is an absent one
         Case(type: .integer64, input: "-", value: nil, rule: .integer),
         Case(type: .integer64, input: "1_000", value: nil, rule: .integer),
         Case(type: .integer64, input: "\u{0663}", value: nil, rule: .integer),
@@ -104,7 +104,7 @@ import Testing
         Case(type: .integer64, input: "", value: .null, field: { $0.nulls = [""] }),
         Case(type: .decimal, input: "-0.0", value: .decimal(Decimal(0))),
         Case(type: .decimal, input: "00.50", value: .decimal(Decimal(string: "0.5")!)),
-        Case(type: .decimal, input: "", value: nil, rule: .decimal),
+        Case(type: .decimal, input: "", value: .null),
         Case(type: .decimal, input: "-", value: nil, rule: .decimal),
         Case(type: .date, input: "2023-02-29", value: nil, rule: .date),
         Case(type: .date, input: "2024-02-29T23:59:60Z", value: nil, rule: .date),
