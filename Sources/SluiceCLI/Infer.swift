@@ -8,8 +8,9 @@ struct Infer: ParsableCommand {
         discussion: """
             One entity per CSV file, XML record element (and each kind of nested record) or SQL
             table. A column's type is the narrowest that holds every value without loss (`007` and
-            `+5` stay strings; a date only when every value is ISO 8601 with a zone, or a bare day);
-            a column is required when no value is empty. Keys come from declared primary keys and
+            `+5` stay strings; a date only when every value is ISO 8601 with a zone, a bare day, or
+            SQL's `2024-01-31 12:30:00` in UTC); a column is required when no value is empty (a SQL
+            table: when it says NOT NULL). Keys come from declared primary keys and
             unique constraints, or an `id` column whose values all differ; relationships from
             declared foreign keys, `<name>_id` columns matching another input's key, and nesting.
             Review the proposal, then use it with `sluice import --model` or a pipeline file.

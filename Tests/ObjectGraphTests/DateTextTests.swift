@@ -49,12 +49,16 @@ import Testing
 
     @Test func isoRefusesNearMisses() {
         for text in [
-            "2024-1-31", "2024-01-31T12:00:00", "2024-01-31 12:00:00Z", "2024-02-30", "2023-02-29", "2024-13-01",
+            "2024-1-31", "2024-01-31T12:00:00", "2024-01-31 12:00", "2024-02-30", "2023-02-29", "2024-13-01",
             "2024-01-31T24:00:00Z", "2024-01-31T12:60:00Z", "2024-01-31T12:00:00.Z", "2024-01-31Z", " 2024-01-31",
             "2024-01-31T12:00:00Zx", "", "yesterday",
         ] {
             #expect(DateText.parseISO8601(text) == nil, "\(text)")
         }
+        // SQL's form (a space, no zone: UTC, as SQLite reads it), also with a zone (RFC 3339).
+        let noon = DateText.parseISO8601("2024-01-31T12:00:00Z")
+        #expect(noon != nil && DateText.parseISO8601("2024-01-31 12:00:00") == noon)
+        #expect(DateText.parseISO8601("2024-01-31 12:00:00Z") == noon)
         #expect(DateText.parseISO8601("2024-02-29") != nil)
         #expect(DateText.parseISO8601("2000-02-29") != nil)
         #expect(DateText.parseISO8601("1900-02-29") == nil)

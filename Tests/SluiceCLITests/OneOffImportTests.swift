@@ -94,4 +94,19 @@ import Testing
                 [.integer(1), .null, .text("")], [.integer(2), .integer(5), .text("x")],
             ])
     }
+
+    /// SQL's timestamps (`2024-01-31 12:30:00`, UTC) are dates for inference and import alike.
+    @Test func sqlTimestampsAreDates() throws {
+        let directory = try TemporaryDirectory()
+        let csv = try directory.file("t.csv", contents: "id,at\n1,2024-01-31 12:30:00\n2,2024-02-29 00:00:01.5\n")
+        #expect(try runSluice(["infer", csv.path]).stdout.contains("at: { type: date"))
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let result = try runSluice(["import", csv.path, "--to", store])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(
+            try R.query(store, "SELECT id, at, typeof(at) FROM t ORDER BY 1") == [
+                [.integer(1), .text("2024-01-31 12:30:00"), .text("text")],
+                [.integer(2), .text("2024-02-29 00:00:01.500"), .text("text")],
+            ])
+    }
 }

@@ -6,7 +6,8 @@ import Foundation
 /// refused, never rolled over into March.
 package enum DateText {
     /// ISO 8601 as the pipeline takes it: `2024-01-31`, or `2024-01-31T12:00:00` followed by `Z` or
-    /// an offset (`+02:00`, `+0200`), with any number of fraction digits after the seconds.
+    /// an offset (`+02:00`, `+0200`), with any number of fraction digits after the seconds; or SQL's
+    /// `2024-01-31 12:00:00` (a space; without a zone in UTC, as SQLite's date functions read it).
     package static func parseISO8601(_ text: String) -> Date? {
         var text = text
         return text.withUTF8(parseISO8601(bytes:))
@@ -21,16 +22,23 @@ package enum DateText {
         if scanner.atEnd {
             return date(year: year, month: month, day: day, hour: 0, minute: 0, second: 0, nanoseconds: 0, offset: 0)
         }
-        guard scanner.skip("T"), let hour = scanner.digits(2), scanner.skip(":"), let minute = scanner.digits(2),
-            scanner.skip(":"),
-            let second = scanner.digits(2)
+        // `T` and a zone, or SQL's `2024-01-31 12:30:00` (a space; no zone: UTC, as SQLite reads it).
+        let sqlStyle = scanner.skip(" ")
+        guard sqlStyle || scanner.skip("T"), let hour = scanner.digits(2), scanner.skip(":"),
+            let minute = scanner.digits(2), scanner.skip(":"), let second = scanner.digits(2)
         else { return nil }
         var nanoseconds = 0
         if scanner.skip(".") {
             guard let fraction = scanner.fraction() else { return nil }
             nanoseconds = fraction
         }
-        guard let offset = scanner.zone(), scanner.atEnd else { return nil }
+        let offset: Int
+        if sqlStyle, scanner.atEnd {
+            offset = 0
+        } else {
+            guard let zone = scanner.zone(), scanner.atEnd else { return nil }
+            offset = zone
+        }
         return date(
             year: year, month: month, day: day, hour: hour, minute: minute, second: second, nanoseconds: nanoseconds,
             offset: offset)
