@@ -109,4 +109,24 @@ import Testing
                 [.integer(2), .text("2024-02-29 00:00:01.500"), .text("text")],
             ])
     }
+
+    /// A key is inferred from a column that says it identifies (`customer_no`), so a re-import
+    /// changes nothing; without one, a re-import into the same store warns that it adds the records again.
+    @Test func keysAreInferredAndAKeylessReimportWarns() throws {
+        let directory = try TemporaryDirectory()
+        let keyed = try directory.file("k.csv", contents: "customer_no,name\n10,Ann\n11,Bob\n12,Cy\n")
+        let store = directory.url.appendingPathComponent("k.sqlite").path
+        #expect(try runSluice(["import", keyed.path, "--to", store]).status == 0)
+        let again = try runSluice(["import", keyed.path, "--to", store])
+        #expect(Self.counts(again.stdout, "K") == [3, 0, 0, 3, 0], "\(again.stdout)")
+        #expect(!again.stderr.contains("has no key"))
+
+        let plain = try directory.file("n.csv", contents: "name,city\nAnn,Oslo\nBob,Rome\n")
+        let other = directory.url.appendingPathComponent("n.sqlite").path
+        let first = try runSluice(["import", plain.path, "--to", other])
+        #expect(first.status == 0 && !first.stderr.contains("has no key"), "\(first.stderr)")
+        let second = try runSluice(["import", plain.path, "--to", other])
+        #expect(second.status == 0 && second.stderr.contains("N has no key"), "\(second.stderr)")
+        #expect(Self.addsUp(Self.counts(second.stdout, "N")))
+    }
 }
