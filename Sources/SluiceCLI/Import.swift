@@ -46,6 +46,9 @@ struct Import: ParsableCommand {
     @Option(help: "XML: the path of the record elements, e.g. /orders/order.")
     var record: String?
 
+    @Option(name: .customLong("namespace"), help: "XML: a prefix the record path uses, as PREFIX=URI; repeatable.")
+    var namespaces: [String] = []
+
     @Option(name: .customLong("field"), help: "XML: a field as NAME=PATH (@attr, child, child/grandchild); repeatable.")
     var fields: [String] = []
 
@@ -107,6 +110,7 @@ struct Import: ParsableCommand {
         options.format = format.rawValue
         options.entity = entity
         options.record = record
+        options.namespaces = try exitingOnFailure { try ImportPlan.namespaceBindings(namespaces) }
         options.fields = fields.map { field in
             let parts = field.split(separator: "=", maxSplits: 1)
             return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")

@@ -33,9 +33,15 @@ struct Infer: ParsableCommand {
     @Option(help: "For XML: the path of the record elements, e.g. /orders/order.")
     var record: String?
 
+    @Option(name: .customLong("namespace"), help: "XML: a prefix the record path uses, as PREFIX=URI; repeatable.")
+    var namespaces: [String] = []
+
     func run() throws {
         let model = try exitingOnFailure {
-            try ModelProposal.modelFile(for: inputs, format: format.rawValue, recordPath: record, warn: warn)
+            try ModelProposal.modelFile(
+                for: inputs, format: format.rawValue, recordPath: record,
+                namespaces: try ImportPlan.namespaceBindings(namespaces),
+                warn: warn)
         }
         print(model, terminator: "")
     }

@@ -129,4 +129,54 @@ import Testing
         #expect(second.status == 0 && second.stderr.contains("N has no key"), "\(second.stderr)")
         #expect(Self.addsUp(Self.counts(second.stdout, "N")))
     }
+
+    /// XML namespaces: prefixes bound on the command line (`--namespace p=URI`) or in a pipeline
+    /// (`namespaces:`); a path without prefixes matches local names in any namespace; an unbound
+    /// prefix is a usage error naming the way to bind it.
+    @Test func namespacesAreBoundOnTheCommandLineAndInPipelines() throws {
+        let directory = try TemporaryDirectory()
+        let xml = try directory.file(
+            "ns.xml",
+            contents: """
+                <?xml version="1.0"?>
+                <p:orders xmlns:p="urn:x:orders" xmlns="urn:x:default"><p:order id="1"><p:total>3.5</p:total>\
+                </p:order><p:order id="2"><p:total>4</p:total></p:order><other:order xmlns:other="urn:x:other" \
+                id="9"/></p:orders>
+                """)
+        let store = directory.url.appendingPathComponent("o.sqlite").path
+        let bound = try runSluice([
+            "import", xml.path, "--record", "/p:orders/p:order", "--namespace", "p=urn:x:orders", "--to", store,
+        ])
+        #expect(bound.status == 0, "\(bound.stdout)\(bound.stderr)")
+        #expect(
+            try R.query(store, "SELECT id, total FROM orders ORDER BY 1") == [
+                [.integer(1), .real(3.5)], [.integer(2), .integer(4)],
+            ], "only the orders of urn:x:orders")
+        let unbound = try runSluice(["infer", xml.path, "--record", "/p:orders/p:order"])
+        #expect(unbound.status == 2 && unbound.stderr.contains("--namespace p=URI"), "\(unbound.stderr)")
+        let local = try runSluice(["infer", xml.path, "--record", "/orders/order"])
+        #expect(local.status == 0 && local.stdout.contains("total: { type: decimal"), "\(local.stdout)\(local.stderr)")
+        _ = try directory.file(
+            "m.yaml",
+            contents: "version: 1\nentities:\n  Order:\n    attributes: { id: integer64!, total: decimal }\n"
+                + "    unique: [[id]]\n")
+        _ = try directory.file(
+            "p.yaml",
+            contents: """
+                version: 1
+                model: m.yaml
+                target: { store: sqlite, path: "p.sqlite" }
+                sources:
+                  - name: orders
+                    format: xml
+                    path: ns.xml
+                    record: /p:orders/p:order
+                    namespaces: { p: "urn:x:orders" }
+                    entity: Order
+                    key: [id]
+                    fields: { id: "@id", total: "p:total" }
+                """)
+        let run = try runSluice(["run", directory.url.appendingPathComponent("p.yaml").path])
+        #expect(run.status == 0 && run.stdout.contains("Order: 2 read, 2 inserted"), "\(run.stdout)\(run.stderr)")
+    }
 }

@@ -19,7 +19,7 @@ extension ModelInference {
     ///   - spec: XML: the record's fields (discovered from the file when `nil`).
     public mutating func add(
         inputAt path: String, format: InputFormat? = nil, recordPath: String? = nil, entity name: String? = nil,
-        dialect: CSVDialect? = nil, spec given: XMLRecordSpec? = nil
+        dialect: CSVDialect? = nil, spec given: XMLRecordSpec? = nil, namespaces: [String: String] = [:]
     ) throws {
         let entity = name ?? Self.entityName(path)
         switch try format ?? InputFormat.detect(path: path) {
@@ -40,9 +40,11 @@ extension ModelInference {
                     .invalidOption, "inferring a model from XML needs the record path (--record /root/element)")
             }
             let spec = try given ?? XMLReader.discoverSpec(path: path, recordPath: recordPath)
-            let element = recordPath.split(separator: "/").last.map(String.init) ?? entity
+            let element =
+                recordPath.split(separator: "/").last.map { String($0.split(separator: ":").last ?? $0) } ?? entity
             try add(
-                XMLReader(path: path, spec: spec), entity: name ?? Self.entityName(element), table: Self.plural(element)
+                XMLReader(path: path, spec: spec, namespaces: namespaces), entity: name ?? Self.entityName(element),
+                table: Self.plural(element)
             )
         case .sqldump:
             let reader = try SQLDumpReader(path: path)

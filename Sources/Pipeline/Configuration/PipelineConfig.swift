@@ -49,6 +49,9 @@ public struct PipelineConfig: Sendable {
         public var csv = CSVDialect()
         /// XML: the record path (`/orders/order`); SQL dumps and SQLite files: the table.
         public var record: String?
+        /// XML: the namespace prefixes the paths use, bound to their URIs (`p: urn:example:orders`).
+        /// A path step without a prefix matches its local name in any namespace.
+        public var namespaces: [String: String] = [:]
         public var table: String?
         public var mapping: Mapping
         /// Where the source is declared in the pipeline file.

@@ -10,7 +10,7 @@ extension PipelineReader {
     mutating func readSource(_ node: Node, model: ManagedObjectModel) -> PipelineConfig.Source? {
         let allowed: Set<String> = [
             "name", "format", "path", "csv", "record", "table", "entity", "key", "fields", "relationships", "children",
-            "where", "duplicates", "find",
+            "where", "duplicates", "find", "namespaces",
         ]
         let entries = pairs(node, allowed: allowed, what: "a source")
         func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }
@@ -51,6 +51,12 @@ extension PipelineReader {
             readCSV(csv, into: &source.csv, source: subject)
         }
         if let record = entry("record") { source.record = text(record, "record", source: subject) }
+        if let node = entry("namespaces") {
+            if format != .xml { fail(node, "`namespaces` apply to xml sources only", entity: subject) }
+            for (prefix, _, value) in pairs(node, allowed: nil, what: "namespaces", entity: subject) {
+                if let uri = text(value, "namespace \(prefix)", source: subject) { source.namespaces[prefix] = uri }
+            }
+        }
         if let node = entry("duplicates"), let name = text(node, "duplicates", source: subject) {
             if let duplicates = PipelineConfig.Duplicates(rawValue: name) {
                 source.duplicates = duplicates

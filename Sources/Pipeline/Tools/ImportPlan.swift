@@ -20,6 +20,8 @@ public struct ImportPlan {
         public var entity: String?
         /// XML: the path of the record elements.
         public var record: String?
+        /// XML: namespace prefixes the record path uses, bound to their URIs.
+        public var namespaces: [String: String] = [:]
         /// XML: the record's fields, `name` → `@attr`, `child` or `child/grandchild`.
         public var fields: [(name: String, path: String)] = []
         /// Attributes identifying an object (default: the input's primary key, or a unique `id`).
@@ -84,7 +86,7 @@ public struct ImportPlan {
             let first = inference.entities.count
             try inference.add(
                 inputAt: path, format: format, recordPath: options.record, entity: options.entity, dialect: options.csv,
-                spec: spec)
+                spec: spec, namespaces: options.namespaces)
             sources.append((path, format, first, spec))
         }
 
@@ -173,7 +175,14 @@ public struct ImportPlan {
                 switch source.format {
                 case .csv:
                     text += "    csv: \(Self.csvOptions(dialect))\n"
-                case .xml: text += "    record: \(Self.quoted(options.record ?? ""))\n"
+                case .xml:
+                    text += "    record: \(Self.quoted(options.record ?? ""))\n"
+                    if !options.namespaces.isEmpty {
+                        let bound = options.namespaces.sorted { $0.key < $1.key }.map {
+                            "\(Self.quoted($0.key)): \(Self.quoted($0.value))"
+                        }
+                        text += "    namespaces: { \(bound.joined(separator: ", ")) }\n"
+                    }
                 case .sqldump, .sqlite: text += "    table: \(Self.quoted(plan.origin))\n"
                 }
                 let numbered = source.format == .csv && !dialect.hasHeader
@@ -365,5 +374,22 @@ public struct ImportPlan {
     static func quoted(_ text: String) -> String {
         let data = (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
         return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\\/", with: "/")
+    }
+
+    /// `--namespace p=URI` options as prefix → URI bindings.
+    /// - Throws: `ReaderError.Kind.invalidOption` (exit 2) for one without `=`, an empty prefix or URI,
+    ///   or a prefix bound twice.
+    public static func namespaceBindings(_ options: [String]) throws -> [String: String] {
+        var bindings: [String: String] = [:]
+        for option in options {
+            let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw ReaderError(.invalidOption, "--namespace takes PREFIX=URI (got \(option.debugDescription))")
+            }
+            guard bindings.updateValue(parts[1], forKey: parts[0]) == nil else {
+                throw ReaderError(.invalidOption, "--namespace binds the prefix \(parts[0]) twice")
+            }
+        }
+        return bindings
     }
 }

@@ -9,14 +9,18 @@ public enum ModelProposal {
     ///   - recordPath: XML: the path of the record elements.
     /// - Throws: `ReaderError`: unreadable input (with its position), an unknown format, XML
     ///   without a record path.
+    ///   - namespaces: XML: the prefixes the record path uses, bound to their URIs.
     ///   - warn: told what the inputs define but hold no rows of (views, triggers, virtual tables).
     public static func modelFile(
-        for inputs: [String], format: String?, recordPath: String?, warn: (String) -> Void = { _ in }
+        for inputs: [String], format: String?, recordPath: String?, namespaces: [String: String] = [:],
+        warn: (String) -> Void = { _ in }
     ) throws -> String {
         let format = try InputFormat.named(format)
         var inference = ModelInference()
-        for input in inputs { try inference.add(inputAt: input, format: format, recordPath: recordPath) }
-        for name in inference.notImported { warn("not imported (no rows to read): \(name)") }
+        for input in inputs {
+            try inference.add(inputAt: input, format: format, recordPath: recordPath, namespaces: namespaces)
+        }
+        for name in inference.notImported { warn("not imported: \(name)") }
         return inference.modelFile()
     }
 }

@@ -62,7 +62,7 @@ extension XMLReader {
                         throw ReaderError(
                             .invalidOption,
                             "the path \(path.debugDescription) uses the namespace prefix \(parts[0]), which is not "
-                                + "bound; bind it in the namespaces"
+                                + "bound; bind it (`--namespace \(parts[0])=URI`, or `namespaces:` in the pipeline)"
                         )
                     }
                     guard let interned = parser.intern(bound) else {

@@ -10,7 +10,9 @@ extension XMLReader {
     public static func discoverSpec(path: String, recordPath: String, sampleRecords: Int = 1000) throws -> XMLRecordSpec
     {
         let source = try Input.open(path)
-        let discovery = Discovery(recordPath: recordPath.split(separator: "/").map(String.init), limit: sampleRecords)
+        // Elements are compared by local name: a step's namespace prefix (`p:order`) is left out here.
+        let steps = recordPath.split(separator: "/").map { String($0.split(separator: ":").last ?? $0) }
+        let discovery = Discovery(recordPath: steps, limit: sampleRecords)
         let parser: XMLPushParser
         do { parser = try XMLPushParser(handler: discovery, fileName: source.name) } catch {
             throw ReaderError(.malformedXML, "\(error)", underlying: error)

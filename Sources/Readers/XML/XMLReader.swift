@@ -100,7 +100,8 @@ public final class XMLReader: XMLEventHandler, RecordReader {
             let entry = entries[index]
             for edge in program.nodes[entry.node].edges {
                 let target = program.edges[edge]
-                guard target.name == localName, target.uri == namespaceURI else { continue }
+                // A step without a prefix matches the local name in any namespace.
+                guard target.name == localName, target.uri == nil || target.uri == namespaceURI else { continue }
                 if line == 0 { (line, column) = (parser.line, parser.column) }
                 enter(
                     target.node, frame: entry.frame, attributes: attributes, attributeCount: attributeCount, line: line,

@@ -181,7 +181,8 @@ struct ReadStage {
             case .csv: return try CSVReader(source: counted(), dialect: source.csv)
             case .xml:
                 return try XMLReader(
-                    source: counted(), specs: parts.map { $0.source.mapping.xmlSpec(path: $0.source.record ?? "/") })
+                    source: counted(), specs: parts.map { $0.source.mapping.xmlSpec(path: $0.source.record ?? "/") },
+                    namespaces: parts.reduce(into: [:]) { $0.merge($1.source.namespaces) { first, _ in first } })
             case .sqldump:
                 return try SQLDumpReader(
                     source: counted(),
