@@ -179,4 +179,38 @@ import Testing
         let run = try runSluice(["run", directory.url.appendingPathComponent("p.yaml").path])
         #expect(run.status == 0 && run.stdout.contains("Order: 2 read, 2 inserted"), "\(run.stdout)\(run.stderr)")
     }
+
+    /// Repeated elements inside a wrapper (`<variants><variant/>…</variants>`) are a child entity,
+    /// every one kept; without `--record`, the repeating paths are proposed.
+    @Test func repeatedChildrenInAWrapperAreAChildEntity() throws {
+        let directory = try TemporaryDirectory()
+        let xml = try directory.file(
+            "p.xml",
+            contents: """
+                <products><product id="1"><name>A</name><variants><variant sku="a1" stock="3"/>\
+                <variant sku="a2" stock="5"/></variants></product><product id="2"><name>B</name><variants>\
+                <variant sku="b1" stock="1"/></variants></product></products>
+                """)
+        let store = directory.url.appendingPathComponent("p.sqlite").path
+        let result = try runSluice(["import", xml.path, "--record", "/products/product", "--to", store])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(Self.counts(result.stdout, "Variant") == [3, 3, 0, 0, 0], "\(result.stdout)")
+        #expect(
+            try R.query(
+                store,
+                "SELECT p.id, v.sku, v.stock FROM variants v JOIN products p ON p.id = v.product_id "
+                    + "ORDER BY 2") == [
+                    [.integer(1), .text("a1"), .integer(3)], [.integer(1), .text("a2"), .integer(5)],
+                    [.integer(2), .text("b1"), .integer(1)],
+                ])
+        let again = try runSluice(["import", xml.path, "--record", "/products/product", "--to", store])
+        #expect(Self.counts(again.stdout, "Variant") == [3, 0, 0, 3, 0], "\(again.stdout)")
+        for command in ["infer", "import"] {
+            let asked = try runSluice([command, xml.path] + (command == "import" ? ["--to", store] : []))
+            #expect(asked.status == 2, "\(command)")
+            #expect(
+                asked.stderr.contains("/products/product (2 seen)")
+                    && asked.stderr.contains("/products/product/variants/variant (3 seen)"), "\(asked.stderr)")
+        }
+    }
 }

@@ -35,10 +35,7 @@ extension ModelInference {
                 entities.append(empty)
             }
         case .xml:
-            guard let recordPath else {
-                throw ReaderError(
-                    .invalidOption, "inferring a model from XML needs the record path (--record /root/element)")
-            }
+            guard let recordPath else { throw XMLReader.recordPathNeeded(for: path) }
             let spec = try given ?? XMLReader.discoverSpec(path: path, recordPath: recordPath)
             let element =
                 recordPath.split(separator: "/").last.map { String($0.split(separator: ":").last ?? $0) } ?? entity

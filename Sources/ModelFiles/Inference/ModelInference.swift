@@ -218,8 +218,10 @@ public struct ModelInference {
                     origin: record.kind ?? entity)
                 proposed.table =
                     record.kind.map { kind in
-                        // SQL tables keep their names; XML record elements name one record: `order` → `orders`.
-                        schemas().contains { $0.name == kind } ? kind : Self.plural(kind)
+                        // SQL tables keep their names; XML record elements name one record: `order` → `orders`
+                        // (a wrapper's `variants/variant` → `variants`).
+                        schemas().contains { $0.name == kind }
+                            ? kind : Self.plural(kind.split(separator: "/").last.map(String.init) ?? kind)
                     } ?? table ?? entity
                 if let declaredTable {
                     proposed.isTable = true

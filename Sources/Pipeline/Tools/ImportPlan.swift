@@ -74,9 +74,7 @@ public struct ImportPlan {
             var spec: XMLRecordSpec?
             if format == .xml {
                 guard let record = options.record else {
-                    throw ReaderError(
-                        .invalidOption,
-                        "an XML input needs --record (the path of its record elements, like /orders/order)")
+                    throw XMLReader.recordPathNeeded(for: path)
                 }
                 spec =
                     options.fields.isEmpty

@@ -22,7 +22,10 @@ extension XMLReader {
         guard discovery.records > 0 else {
             throw ReaderError(.invalidOption, "no element of \(path) matches the record path \(recordPath)")
         }
-        let repeated = discovery.repeated
+        // Repeated elements inside another repeated one stay with the outer one's records.
+        let repeated = discovery.repeated.filter { path in
+            !discovery.repeated.contains { path.hasPrefix($0 + "/") }
+        }
         var fields: [(name: String, path: String)] = discovery.fields.filter { field in
             !repeated.contains(where: { field == $0 || field.hasPrefix($0 + "/") })
         }.map { (fieldName($0), $0) }
@@ -51,8 +54,12 @@ extension XMLReader {
         /// Field paths relative to the record element (`@a`, `b`, `b/@c`, `b/d`), in first-seen order.
         var fields: [String] = []
         var repeated: Set<String> = []
-        var seenInRecord: Set<String> = []
+        /// For each open element inside a record (the record's own first): the names of its children so far.
+        var seenChildren: [Set<String>] = []
         var hasText: [Bool] = []
+        /// How deep inside a record fields are looked for: a record's children, grandchildren (a
+        /// wrapper's repeated elements, `variants/variant`) and their children.
+        static let depth = 3
         var isDone = false
 
         init(recordPath: [String], limit: Int) {
@@ -75,13 +82,17 @@ extension XMLReader {
         ) {
             stack.append(String(cString: localName))
             hasText.append(false)
-            guard let relative, relative.count <= 2 else { return }
+            guard let relative, relative.count <= Self.depth else { return }
             if relative.isEmpty {
                 records += 1
-                seenInRecord = []
-            } else if relative.count == 1 {
-                if !seenInRecord.insert(relative[0]).inserted { repeated.insert(relative[0]) }
+                seenChildren = []
+            } else if relative.count < Self.depth, !seenChildren.isEmpty {
+                // A name twice under one parent: a repeated element (a child entity, not a field).
+                if !seenChildren[seenChildren.count - 1].insert(relative.last!).inserted {
+                    repeated.insert(relative.joined(separator: "/"))
+                }
             }
+            if relative.count < Self.depth { seenChildren.append([]) }
             let prefix = relative.joined(separator: "/")
             for a in 0..<attributeCount {
                 guard let name = attributes?[5 * a] else { continue }
@@ -90,9 +101,10 @@ extension XMLReader {
         }
 
         override func endElement() {
-            if let relative, !relative.isEmpty, relative.count <= 2, hasText.last == true {
+            if let relative, !relative.isEmpty, relative.count <= Self.depth, hasText.last == true {
                 note(relative.joined(separator: "/"))
             }
+            if let relative, relative.count < Self.depth, !seenChildren.isEmpty { seenChildren.removeLast() }
             if relative?.isEmpty == true, records >= limit { isDone = true }
             stack.removeLast()
             hasText.removeLast()
