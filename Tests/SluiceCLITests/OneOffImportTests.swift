@@ -213,4 +213,16 @@ import Testing
                     && asked.stderr.contains("/products/product/variants/variant (3 seen)"), "\(asked.stderr)")
         }
     }
+
+    /// An escape character at the very end of the input escapes nothing: an input error with its
+    /// position (exit 3), not a character dropped.
+    @Test func anEscapeAtTheEndOfTheInputIsAnError() throws {
+        let directory = try TemporaryDirectory()
+        let csv = try directory.file("e.csv", contents: "id,v\n1,a\n2,z\\")
+        let result = try runSluice([
+            "import", csv.path, "--escape", "\\", "--to", directory.url.appendingPathComponent("e.sqlite").path,
+        ])
+        #expect(result.status == 3, "\(result.stdout)\(result.stderr)")
+        #expect(result.stderr.contains("e.csv:3:4") && result.stderr.contains("escapes nothing"), "\(result.stderr)")
+    }
 }

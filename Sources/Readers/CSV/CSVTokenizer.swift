@@ -306,8 +306,14 @@ struct CSVTokenizer {
             let c = buffer[i]
             if c == delimiter || c == 10 || c == 13 { return }
             if let escape, c == escape {
+                let at = position(line: line, column: offset - lineStart + 1)
                 pos += 1
-                guard try fill() else { return }
+                guard try fill() else {
+                    // Nothing left for it to escape: the input was cut (a lost character), never dropped silently.
+                    throw ReaderError(
+                        .unterminatedQuote, "the escape character at the end of the input escapes nothing (cut input?)",
+                        at: at)
+                }
                 let literal = pos
                 pos += 1
                 escapedAt.append(builder.length)
