@@ -225,4 +225,26 @@ import Testing
         #expect(result.status == 3, "\(result.stdout)\(result.stderr)")
         #expect(result.stderr.contains("e.csv:3:4") && result.stderr.contains("escapes nothing"), "\(result.stderr)")
     }
+
+    /// A new file into an existing store: the store's model grows by its entity (the stored rows
+    /// untouched, the model recorded), in either layout; re-imports of both files change nothing.
+    @Test(arguments: ["plain", "graph"])
+    func aNewFileAddsItsEntityToAnExistingStore(layout: String) throws {
+        let directory = try TemporaryDirectory()
+        let customers = try directory.file("customers.csv", contents: "id,name\n1,Ann\n2,Bob\n").path
+        let products = try directory.file("products.csv", contents: "sku,title\nA-1,Widget\nB-2,Gadget\n").path
+        let store = directory.url.appendingPathComponent("s.sqlite").path
+        #expect(try runSluice(["import", customers, "--to", store, "--layout", layout]).status == 0)
+        let grown = try runSluice(["import", products, "--to", store])
+        #expect(grown.status == 0, "\(grown.stdout)\(grown.stderr)")
+        #expect(Self.counts(grown.stdout, "Product") == [2, 2, 0, 0, 0], "\(grown.stdout)")
+        for (input, entity) in [(customers, "Customer"), (products, "Product")] {
+            let again = try runSluice(["import", input, "--to", store])
+            #expect(Self.counts(again.stdout, entity) == [2, 0, 0, 2, 0], "\(again.stdout)\(again.stderr)")
+        }
+        let inspect = try runSluice(["inspect", store])
+        #expect(inspect.stdout.contains("Customer") && inspect.stdout.contains("Product"), "\(inspect.stdout)")
+        let validate = try runSluice(["validate", store])
+        #expect(validate.status == 0, "\(validate.stdout)\(validate.stderr)")
+    }
 }

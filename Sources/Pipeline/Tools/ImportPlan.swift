@@ -99,6 +99,7 @@ public struct ImportPlan {
         }
         // The model: given, stored in the target, or the inferred one.
         var modelPath = modelFile, inferred: String? = inference.modelFile(), model: ManagedObjectModel?
+        var addsEntities = false
         if let given = options.modelPath {
             modelPath = URL(fileURLWithPath: given).standardizedFileURL.path
             inferred = nil
@@ -108,9 +109,22 @@ public struct ImportPlan {
             let stored = try StoredModel.model(in: metadata, store: options.target),
             let recorded = StoredModel.text(in: metadata), !recorded.isJSON
         {
-            // Into an existing store: its own model, written out for the pipeline to read.
+            // Into an existing store: its own model, written out for the pipeline to read — grown by
+            // the entities of inputs it has no entity for (a new file), when nothing else changes.
             model = stored
             inferred = recorded.text
+            let missing = inference.plans().filter { $0.parent == nil && $0.links == nil }.map(\.name).filter {
+                stored.entity(named: $0) == nil
+            }
+            if !missing.isEmpty, let text = inferred,
+                let grown = ModelFile.adding(entities: missing, from: inference.modelFile(), to: text),
+                let grownModel = try? ModelFile.load(text: grown, file: options.target),
+                grownModel.addsEntities(toStoreMetadata: metadata)
+            {
+                model = grownModel
+                inferred = grown
+                addsEntities = true
+            }
         }
         modelText = inferred
         notImported = inference.notImported
@@ -130,7 +144,7 @@ public struct ImportPlan {
         text +=
             "target: { store: sqlite, path: "
             + "\(Self.quoted(URL(fileURLWithPath: options.target).standardizedFileURL.path)), commit: "
-            + "atomic\(shared ? ", shared: true" : "")"
+            + "atomic\(shared ? ", shared: true" : "")\(addsEntities ? ", add_entities: true" : "")"
             + (options.layout.map { ", layout: \($0)" } ?? "") + (options.dates.map { ", dates: \($0)" } ?? "") + " }\n"
         text += "batch: { size: \(options.batchSize), contexts: 2 }\n"
         text += "merge: \(options.merge)\n"

@@ -82,6 +82,9 @@ public final class SQLiteStore: PersistentStore {
         /// `shares_file`: a SQLite database of another program may hold the store's tables next to
         /// its own (which the store never touches; a table name both want is refused).
         var sharesFile = false
+        /// `add_entities`: a store written with a model that lacks some of this model's entities (and
+        /// differs in nothing else) gets their tables, and this model from then on.
+        var addsEntities = false
         /// `layout`, `dates`, `version_column` as given (`nil`: not given).
         var layout: String?
         var dates: SQLiteLayout.DateStorage?
@@ -124,6 +127,9 @@ public final class SQLiteStore: PersistentStore {
                 case "shares_file":
                     guard let flag = Bool(value) else { throw invalid(key, "true or false") }
                     sharesFile = flag
+                case "add_entities":
+                    guard let flag = Bool(value) else { throw invalid(key, "true or false") }
+                    addsEntities = flag
                 case "layout":
                     guard value == "plain" || value == "graph" else { throw invalid(key, "plain or graph") }
                     layout = value
@@ -138,8 +144,9 @@ public final class SQLiteStore: PersistentStore {
                 default:
                     throw StoreError(
                         .invalidOption,
-                        "SQLite store option \(key.debugDescription) is unknown; known options: cache_size, dates, "
-                            + "index_build, journal_mode, layout, read_only, shares_file, synchronous, version_column",
+                        "SQLite store option \(key.debugDescription) is unknown; known options: add_entities, "
+                            + "cache_size, dates, index_build, journal_mode, layout, read_only, shares_file, synchronous, "
+                            + "version_column",
                         url: url)
                 }
             }
@@ -187,7 +194,16 @@ public final class SQLiteStore: PersistentStore {
             if try tableExists("_sluice_metadata") {
                 try readMetadata()
                 try makeSchema(layout: try storedLayout())
-                if metadata.modelVersionHash == model.versionHash { try prepareExistingSchema() }
+                if metadata.modelVersionHash == model.versionHash {
+                    try prepareExistingSchema()
+                } else if options.addsEntities, !options.readOnly,
+                    model.addsEntities(toStoreMetadata: metadata)
+                {
+                    // Entities added: their tables are made, the model recorded with the next save.
+                    metadata.modelVersionHash = model.versionHash
+                    metadata.entityVersionHashes = model.entityVersionHashes
+                    try prepareExistingSchema()
+                }
                 // Otherwise the coordinator refuses the store, naming what differs; nothing is touched.
             } else {
                 try makeSchema(layout: options.newLayout)
