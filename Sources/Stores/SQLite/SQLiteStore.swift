@@ -145,8 +145,8 @@ public final class SQLiteStore: PersistentStore {
                     throw StoreError(
                         .invalidOption,
                         "SQLite store option \(key.debugDescription) is unknown; known options: add_entities, "
-                            + "cache_size, dates, index_build, journal_mode, layout, read_only, shares_file, synchronous, "
-                            + "version_column",
+                            + "cache_size, dates, index_build, journal_mode, layout, read_only, shares_file, "
+                            + "synchronous, version_column",
                         url: url)
                 }
             }
