@@ -247,4 +247,38 @@ import Testing
         let validate = try runSluice(["validate", store])
         #expect(validate.status == 0, "\(validate.stdout)\(validate.stderr)")
     }
+
+    /// The accounting of every run: per entity, read = inserted + updated + unchanged + rejected, and
+    /// the rejects file holds one line per rejected record, each with its reasons — over runs that
+    /// reject for every cause (a short row, a bad value, a repeated key, a taken email, a missing
+    /// parent), first into an empty store and then again into the filled one.
+    @Test func everyRunsCountsAddUpAndEveryRejectIsInTheFile() throws {
+        let directory = try TemporaryDirectory()
+        _ = try directory.file("m.yaml", contents: OtherKeyTests.model)
+        let csv = try directory.file(
+            "c.csv",
+            contents: "id,email,name\n1,a@x,Ann\n2,b@x\n3,a@x,Dup\n1,c@x,Again\nfour,d@x,Di\n5,e@x,Ed\n6,f@x,Fi,extra\n"
+        )
+        let store = directory.url.appendingPathComponent("c.sqlite").path
+        for run in 0..<2 {
+            let rejectsPath = directory.url.appendingPathComponent("r\(run).jsonl").path
+            let result = try runSluice([
+                "import", csv.path, "--model", directory.url.appendingPathComponent("m.yaml").path, "--entity",
+                "Customer", "--key", "id", "--to", store, "--max-errors", "10", "--rejects", rejectsPath,
+            ])
+            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+            let counts = Self.counts(result.stdout, "Customer")
+            #expect(Self.addsUp(counts) && counts?[0] == 7, "run \(run): \(result.stdout)")
+            let lines = try String(contentsOfFile: rejectsPath, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == counts?[4], "run \(run): one line per rejected record")
+            for line in lines {
+                let reject = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                let failures = reject?["failures"] as? [[String: Any]] ?? []
+                #expect(!failures.isEmpty && failures.allSatisfy { ($0["message"] as? String)?.isEmpty == false })
+            }
+            // The first run: 2 inserted (1, 5); rejected: the short row, the taken email, id 1 again,
+            // "four", the long row. The second: the same rejects, 1 and 5 unchanged.
+            #expect(counts == (run == 0 ? [7, 2, 0, 0, 5] : [7, 0, 0, 2, 5]), "run \(run): \(result.stdout)")
+        }
+    }
 }
