@@ -132,6 +132,7 @@ struct Import: ParsableCommand {
         let prepared = try exitingOnFailure { try ImportPlan.prepare(options, savingPipelineTo: savePipeline) }
         defer { prepared.removeFiles() }
         for name in prepared.notImported { warn("not imported: \(name)") }
+        for guess in prepared.guesses { warn(guess) }
         // Records without a key are added again by every run into the same store: say so.
         let existing = (try? FileManager.default.attributesOfItem(atPath: to)[.size] as? Int) ?? 0
         if existing > 0 {

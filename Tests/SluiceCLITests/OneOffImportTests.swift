@@ -281,4 +281,27 @@ import Testing
             #expect(counts == (run == 0 ? [7, 2, 0, 0, 5] : [7, 0, 0, 2, 5]), "run \(run): \(result.stdout)")
         }
     }
+
+    /// A file that is not valid UTF-8 is read as windows-1252 only with a warning naming where the
+    /// first invalid byte is; with `--encoding utf-8` that record is rejected, naming the place.
+    @Test func anEncodingGuessIsSaid() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.url.appendingPathComponent("l.csv")
+        try Data("id,name\n1,a".utf8 + [0xFF] + Data("b\n2,c\n".utf8)).write(to: path)
+        let store = directory.url.appendingPathComponent("l.sqlite").path
+        let guessed = try runSluice(["import", path.path, "--to", store])
+        #expect(guessed.status == 0, "\(guessed.stderr)")
+        #expect(
+            guessed.stderr.contains("is not valid UTF-8 (the first invalid byte at line 2, column 4)")
+                && guessed.stderr.contains("windows-1252"), "\(guessed.stderr)")
+        #expect(try R.query(store, "SELECT name FROM l ORDER BY id") == [[.text("a\u{FF}b")], [.text("c")]])
+        let rejects = directory.url.appendingPathComponent("s.jsonl").path
+        let strict = try runSluice([
+            "import", path.path, "--encoding", "utf-8", "--to", directory.url.appendingPathComponent("s.sqlite").path,
+            "--rejects", rejects,
+        ])
+        #expect(strict.status == 1, "\(strict.stderr)")
+        let line = try String(contentsOfFile: rejects, encoding: .utf8)
+        #expect(line.contains("invalid UTF-8") && line.contains("\"line\":2"), "\(line)")
+    }
 }

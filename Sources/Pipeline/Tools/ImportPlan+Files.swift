@@ -7,6 +7,8 @@ extension ImportPlan {
         public let config: PipelineConfig
         /// What the inputs define but hold no rows of (views, triggers, virtual tables).
         public let notImported: [String]
+        /// What was guessed about the inputs (`ImportPlan.guesses`).
+        public let guesses: [String]
         let files: [URL]
 
         /// Removes the pipeline and model files written for the run, unless they were asked for.
@@ -37,7 +39,9 @@ extension ImportPlan {
             if let modelText = plan.modelText { try write(modelText, to: modelFile, "the model file") }
             try write(plan.pipelineText, to: pipelineFile, "the pipeline file")
             let config = try PipelineFile.load(contentsOf: pipelineFile)
-            return Prepared(config: config, notImported: plan.notImported, files: saved == nil ? written : [])
+            return Prepared(
+                config: config, notImported: plan.notImported, guesses: plan.guesses, files: saved == nil ? written : []
+            )
         } catch {
             if saved == nil { for file in written { try? FileManager.default.removeItem(at: file) } }
             throw error

@@ -53,6 +53,8 @@ public struct ImportPlan {
     public let modelText: String?
     /// What the inputs define but hold no rows of (views, triggers, virtual tables), for a warning.
     public let notImported: [String]
+    /// What the plan guessed that the user should know (an encoding taken for invalid UTF-8).
+    public private(set) var guesses: [String] = []
 
     /// Infers what is needed and writes the pipeline.
     /// - Parameter modelFile: where the pipeline says the model is (the inferred model is to be
@@ -184,6 +186,15 @@ public struct ImportPlan {
                     try source.format == .csv ? options.csv ?? CSVSniffer.sniff(path: source.path) : CSVDialect()
                 // Inference takes an empty field for null; so does the import, unless markers are given.
                 if dialect.nullMarkers.isEmpty { dialect.nullMarkers = [""] }
+                if source.format == .csv, dialect.encoding == .windows1252, options.csvFlags.encoding == nil,
+                    !guesses.contains(where: { $0.hasPrefix(source.path + " ") })
+                {
+                    let at = (try? CSVSniffer.firstInvalidUTF8(inSampleOf: source.path)).flatMap { $0 }
+                    guesses.append(
+                        "\(source.path) is not valid UTF-8"
+                            + (at.map { " (the first invalid byte at line \($0.line), column \($0.column))" } ?? "")
+                            + ": read as windows-1252; give --encoding to read it otherwise")
+                }
                 switch source.format {
                 case .csv:
                     text += "    csv: \(Self.csvOptions(dialect))\n"

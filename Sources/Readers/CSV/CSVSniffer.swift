@@ -26,6 +26,19 @@ public enum CSVSniffer {
         return sniff(sample: Array(sample[..<filled]), isComplete: filled < sample.count)
     }
 
+    /// Where the first bytes of `path` (the sample `sniff` reads) stop being valid UTF-8, as line and
+    /// byte column; `nil` when they are valid.
+    public static func firstInvalidUTF8(inSampleOf path: String) throws -> (line: Int, column: Int)? {
+        let source = try Input.open(path)
+        var sample = [UInt8](repeating: 0, count: 1 << 16)
+        let count = try sample.withUnsafeMutableBytes { try source.read(into: $0) }
+        let bytes = sample[..<count]
+        guard let offset = bytes.withUnsafeBytes({ UTF8Validation.firstInvalidByte($0) }) else { return nil }
+        let before = bytes[..<offset]
+        let lineStart = (before.lastIndex(of: 10).map { $0 + 1 }) ?? 0
+        return (before.count { $0 == 10 } + 1, offset - lineStart + 1)
+    }
+
     /// Sniffs `sample`; when it is not the whole input, its last, possibly cut, line is ignored.
     public static func sniff(sample: [UInt8], isComplete: Bool = true) -> CSVDialect {
         var bytes = sample
