@@ -304,4 +304,25 @@ import Testing
         let line = try String(contentsOfFile: rejects, encoding: .utf8)
         #expect(line.contains("invalid UTF-8") && line.contains("\"line\":2"), "\(line)")
     }
+
+    /// Standard input (`-`) is an input like a file: read twice (inference, then the import) from a
+    /// copy, its records' places named `-`, nothing left behind.
+    @Test func standardInputIsAnInput() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.url.appendingPathComponent("s.sqlite").path
+        let result = try runSluice(
+            ["import", "-", "--format", "csv", "--entity", "Person", "--to", store],
+            input: Data("id,name\n1,Ann\n2,Bob\n".utf8))
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(Self.counts(result.stdout, "Person") == [2, 2, 0, 0, 0], "\(result.stdout)")
+        let rejects = directory.url.appendingPathComponent("r.jsonl").path
+        let ragged = try runSluice(
+            [
+                "import", "-", "--format", "csv", "--to", directory.url.appendingPathComponent("r.sqlite").path,
+                "--rejects", rejects, "--max-errors", "1",
+            ],
+            input: Data("id,name\n1,Ann\n2\n".utf8))
+        #expect(ragged.status == 0, "\(ragged.stderr)")
+        #expect(try String(contentsOfFile: rejects, encoding: .utf8).contains("\"file\":\"-\""))
+    }
 }

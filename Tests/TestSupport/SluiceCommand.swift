@@ -15,17 +15,29 @@ public let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComp
 public let sluiceBinary = repositoryRoot.appendingPathComponent(".build/debug/sluice")
 
 /// Runs the built `sluice` binary in the repository's root, as cron would, and waits for it.
-/// - Parameter environment: variables added to (or replacing) this process's environment.
-public func runSluice(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
+/// - Parameters:
+///   - environment: variables added to (or replacing) this process's environment.
+///   - input: what the command reads on standard input (none: it reads nothing).
+public func runSluice(
+    _ arguments: [String], environment: [String: String] = [:], input: Data? = nil
+) throws -> CommandResult {
     let process = Process()
     process.executableURL = sluiceBinary
     process.arguments = arguments
     process.currentDirectoryURL = repositoryRoot
     if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-    let out = Pipe(), err = Pipe()
+    let out = Pipe(), err = Pipe(), stdin = Pipe()
     process.standardOutput = out
     process.standardError = err
+    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
     try process.run()
+    if let input {
+        let writer = stdin.fileHandleForWriting
+        Thread {
+            try? writer.write(contentsOf: input)
+            try? writer.close()
+        }.start()
+    }
     // Standard error is drained beside standard output, so neither pipe can fill and stall the run.
     let errors = DrainedPipe(err)
     let stdout = out.fileHandleForReading.readDataToEndOfFile()

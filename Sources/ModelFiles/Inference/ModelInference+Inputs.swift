@@ -4,6 +4,7 @@ import Readers
 extension ModelInference {
     /// `data/orders.csv.gz` → `orders`: a file's name without folders and extensions.
     static func tableName(_ path: String) -> String {
+        if path == "-" { return "stdin" }  // standard input
         var base = (path as NSString).lastPathComponent
         for suffix in [".gz", ".csv", ".tsv", ".txt"] where base.lowercased().hasSuffix(suffix) {
             base = String(base.dropLast(suffix.count))

@@ -157,7 +157,8 @@ public struct ImportPlan {
         text += "sources:\n"
         for (number, source) in sources.enumerated() {
             let end = number + 1 < sources.count ? sources[number + 1].firstEntity : plans.count
-            let path = Self.quoted(URL(fileURLWithPath: source.path).standardizedFileURL.path)
+            let path = Self.quoted(
+                source.path == "-" ? "-" : URL(fileURLWithPath: source.path).standardizedFileURL.path)
             for index in source.firstEntity..<end where plans[index].parent == nil {
                 let plan = plans[index]
                 // A pure link table fills its many-to-many relationship, when the model has it.

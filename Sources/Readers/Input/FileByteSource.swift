@@ -3,17 +3,27 @@ import Foundation
 import Synchronization
 
 /// Bytes of a file or of standard input, read with `read(2)`.
+///
+/// Standard input (`-`) is copied, the first time it is opened, into an unlinked temporary file, and
+/// every opening reads that copy from its start: a command that reads its input twice (inference,
+/// then the import) reads all of it both times, and no temporary file is left or named.
 public final class FileByteSource: ByteSource {
     public let name: String
     private let descriptor: Int32
     private let ownsDescriptor: Bool
+    /// For standard input: the next offset to read in the copy (`pread`).
+    private var offset: Int?
+
+    /// The copy of standard input, made when it is first opened.
+    private static let standardInput = Mutex<Int32?>(nil)
 
     /// - Throws: `ReaderError.Kind.io` naming the path and the system's reason.
     public init(path: String) throws {
         name = path
         if path == "-" {
-            descriptor = 0
+            descriptor = try Self.standardInputCopy()
             ownsDescriptor = false
+            offset = 0
         } else {
             let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
@@ -29,10 +39,49 @@ public final class FileByteSource: ByteSource {
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         while true {
-            let n = Foundation.read(descriptor, base, buffer.count)
-            if n >= 0 { return n }
+            let n =
+                offset.map { Foundation.pread(descriptor, base, buffer.count, off_t($0)) }
+                ?? Foundation.read(descriptor, base, buffer.count)
+            if n >= 0 {
+                if let current = offset { offset = current + n }
+                return n
+            }
             if errno == EINTR { continue }
             throw ReaderError(.io, "cannot read \(name): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// The descriptor of the copy of standard input (made on first use: read to its end, written to
+    /// an unlinked temporary file).
+    private static func standardInputCopy() throws -> Int32 {
+        try standardInput.withLock { copy in
+            if let copy { return copy }
+            var template = Array((NSTemporaryDirectory() + "/sluice-stdin-XXXXXX").utf8CString)
+            let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+            guard fd >= 0 else {
+                throw ReaderError(.io, "cannot keep standard input: \(String(cString: strerror(errno)))")
+            }
+            template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { Foundation.read(0, $0.baseAddress!, $0.count) }
+                if n == 0 { break }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw ReaderError(.io, "cannot read standard input: \(String(cString: strerror(errno)))")
+                }
+                var written = 0
+                while written < n {
+                    let w = chunk.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + written, n - written) }
+                    guard w > 0 else {
+                        throw ReaderError(
+                            .io, "cannot keep standard input (temporary file): \(String(cString: strerror(errno)))")
+                    }
+                    written += w
+                }
+            }
+            copy = fd
+            return fd
         }
     }
 }
