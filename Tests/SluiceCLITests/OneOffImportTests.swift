@@ -226,8 +226,9 @@ import Testing
         #expect(result.stderr.contains("e.csv:3:4") && result.stderr.contains("escapes nothing"), "\(result.stderr)")
     }
 
-    /// A new file into an existing store: the store's model grows by its entity (the stored rows
-    /// untouched, the model recorded), in either layout; re-imports of both files change nothing.
+    /// A new file into an existing store: the store's model grows by its entity, and a file with a
+    /// column more by an optional attribute (the stored rows untouched, the model recorded), in either
+    /// layout; re-imports change nothing.
     @Test(arguments: ["plain", "graph"])
     func aNewFileAddsItsEntityToAnExistingStore(layout: String) throws {
         let directory = try TemporaryDirectory()
@@ -244,6 +245,16 @@ import Testing
         }
         let inspect = try runSluice(["inspect", store])
         #expect(inspect.stdout.contains("Customer") && inspect.stdout.contains("Product"), "\(inspect.stdout)")
+        // A column the stored entity lacks: an optional attribute, the stored rows without a value.
+        let wider = try directory.file(
+            "customers2.csv", contents: "id,name,phone,since\n2,Bob,555-1,2024-01-31\n3,Cy,,2024-02-01\n"
+        ).path
+        let widened = try runSluice(["import", wider, "--entity", "Customer", "--to", store])
+        #expect(widened.status == 0, "\(widened.stdout)\(widened.stderr)")
+        #expect(Self.counts(widened.stdout, "Customer") == [2, 1, 1, 0, 0], "\(widened.stdout)")
+        #expect(
+            try R.query(store, "SELECT name, phone FROM \(layout == "plain" ? "customers" : "Customer") ORDER BY 1")
+                == [[.text("Ann"), .null], [.text("Bob"), .text("555-1")], [.text("Cy"), .null]])
         let validate = try runSluice(["validate", store])
         #expect(validate.status == 0, "\(validate.stdout)\(validate.stderr)")
     }

@@ -257,4 +257,50 @@ import Testing
         let recorded = try file.query("SELECT value FROM _sluice_metadata WHERE key = 'textKeys'")
         #expect(recorded == [] || recorded == [[.text("false")]])
     }
+
+    /// Lightweight migration (option `lightweight_migration`): a model that only adds an entity and
+    /// optional attributes opens the store, its tables and columns added; one that changes a type or
+    /// adds a required attribute is refused, the file as it was.
+    @Test func aModelThatOnlyAddsOpensTheStoreAndOthersAreRefused() throws {
+        func model(_ customer: [AttributeDescription], tag: Bool = false) throws -> ManagedObjectModel {
+            var entities = [
+                EntityDescription(
+                    name: "Customer",
+                    attributes: [AttributeDescription(name: "id", type: .integer64, isOptional: false)] + customer,
+                    uniquenessConstraints: [["id"]], tableName: "customers")
+            ]
+            if tag {
+                entities.append(
+                    EntityDescription(name: "Tag", attributes: [AttributeDescription(name: "label", type: .string)]))
+            }
+            return try ManagedObjectModel(entities: entities)
+        }
+        let name = AttributeDescription(name: "name", type: .string)
+        let file = try SQLiteFile(model: try model([name]))
+        file.graph.insert("Customer", ["id": 1, "name": "Ann"])
+        try file.context.save()
+        file.graph.coordinator.removePersistentStore(file.graph.store)
+        let before = try file.query("SELECT sql FROM sqlite_master ORDER BY name")
+        for refused in [
+            try model([AttributeDescription(name: "name", type: .integer64)]),
+            try model([name, AttributeDescription(name: "phone", type: .string, isOptional: false)]),
+        ] {
+            #expect(throws: StoreError.self) {
+                _ = try TestGraph(
+                    model: refused, storeType: SQLiteStore.storeType, url: file.url,
+                    options: ["lightweight_migration": "true"])
+            }
+            #expect(try file.query("SELECT sql FROM sqlite_master ORDER BY name") == before)
+        }
+        let grown = try model([name, AttributeDescription(name: "phone", type: .string)], tag: true)
+        let graph = try TestGraph(
+            model: grown, storeType: SQLiteStore.storeType, url: file.url, options: ["lightweight_migration": "true"])
+        graph.insert("Tag", ["label": "new"])
+        try graph.context.save()
+        #expect(try file.query("SELECT id, name, phone FROM customers") == [[.integer(1), .text("Ann"), .null]])
+        #expect(try file.query("SELECT label FROM Tag") == [[.text("new")]])
+        graph.coordinator.removePersistentStore(graph.store)
+        // From then on the store is the grown model's: it opens without the option.
+        _ = try TestGraph(model: grown, storeType: SQLiteStore.storeType, url: file.url)
+    }
 }

@@ -79,15 +79,6 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         metadata.modelVersionHash == nil || metadata.modelVersionHash == versionHash
     }
 
-    /// Whether this model is the model of a store's metadata with entities added, and nothing else
-    /// changed: every stored entity has its stored version hash here (Core Data's lightweight
-    /// migration for added entities; the new ones come after the stored ones in `entities`).
-    public func addsEntities(toStoreMetadata metadata: StoreMetadata) -> Bool {
-        let stored = metadata.entityVersionHashes
-        guard !stored.isEmpty, stored.count < entityVersionHashes.count else { return false }
-        return stored.allSatisfy { entityVersionHashes[$0.key] == $0.value }
-    }
-
     /// A sentence naming the entities that differ between this model and a store's metadata.
     public func differences(fromStoreMetadata metadata: StoreMetadata) -> String {
         let stored = metadata.entityVersionHashes

@@ -24,9 +24,9 @@ public struct PipelineConfig: Sendable {
     /// `target.shared`: the SQLite file is another program's database; the store's tables go next
     /// to its own, which are never touched.
     public var sharesFile = false
-    /// `target.add_entities`: an existing store whose model lacks some of the pipeline model's
-    /// entities (and differs in nothing else) gets them (Core Data's lightweight migration).
-    public var addsEntities = false
+    /// `target.lightweight_migration`: an existing SQLite store written with an older model gets the
+    /// pipeline model's added entities and optional attributes (the store's option of that name).
+    public var migratesLightly = false
     /// `target.layout`, `target.dates`, `target.version_column`: how a new SQLite target lays out its
     /// tables (the SQLite store's options of those names; an existing store keeps its own).
     public var layoutOptions: [String: String] = [:]
@@ -35,7 +35,7 @@ public struct PipelineConfig: Sendable {
     public var storeOptions: [String: String] {
         var options = layoutOptions
         if sharesFile { options["shares_file"] = "true" }
-        if addsEntities { options["add_entities"] = "true" }
+        if migratesLightly { options["lightweight_migration"] = "true" }
         return options
     }
     public var batchSize = 5_000

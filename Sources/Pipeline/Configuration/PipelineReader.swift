@@ -211,7 +211,7 @@ struct PipelineReader: YAMLFileReader {
 
     mutating func readTarget(_ node: Node, into config: inout PipelineConfig) {
         let allowed: Set<String> = [
-            "store", "path", "commit", "shared", "layout", "dates", "version_column", "add_entities",
+            "store", "path", "commit", "shared", "layout", "dates", "version_column", "lightweight_migration",
         ]
         for (key, _, value) in pairs(node, allowed: allowed, what: "target") {
             switch key {
@@ -224,7 +224,8 @@ struct PipelineReader: YAMLFileReader {
                 }
             case "path": config.targetPath = path(value, "target.path")
             case "shared": config.sharesFile = flag(value, "target.shared", source: nil) ?? false
-            case "add_entities": config.addsEntities = flag(value, "target.add_entities", source: nil) ?? false
+            case "lightweight_migration":
+                config.migratesLightly = flag(value, "target.lightweight_migration", source: nil) ?? false
             case "layout", "dates":
                 let choices = key == "layout" ? ["plain", "graph"] : ["iso8601", "unix"]
                 guard let name = text(value, "target.\(key)") else { continue }

@@ -101,7 +101,7 @@ public struct ImportPlan {
         }
         // The model: given, stored in the target, or the inferred one.
         var modelPath = modelFile, inferred: String? = inference.modelFile(), model: ManagedObjectModel?
-        var addsEntities = false
+        var migrates = false
         if let given = options.modelPath {
             modelPath = URL(fileURLWithPath: given).standardizedFileURL.path
             inferred = nil
@@ -112,20 +112,32 @@ public struct ImportPlan {
             let recorded = StoredModel.text(in: metadata), !recorded.isJSON
         {
             // Into an existing store: its own model, written out for the pipeline to read — grown by
-            // the entities of inputs it has no entity for (a new file), when nothing else changes.
+            // the entities of inputs it has no entity for (a new file) and the optional attributes of
+            // columns its entities lack (Core Data's lightweight migration; the store checks its tables).
             model = stored
             inferred = recorded.text
-            let missing = inference.plans().filter { $0.parent == nil && $0.links == nil }.map(\.name).filter {
-                stored.entity(named: $0) == nil
+            let plans = inference.plans().filter { $0.parent == nil && $0.links == nil }
+            let newEntities = plans.map(\.name).filter { stored.entity(named: $0) == nil }
+            var newAttributes: [String: [String]] = [:]
+            for plan in plans {
+                guard let entity = stored.entity(named: plan.name) else { continue }
+                let missing = plan.fields.filter { field in
+                    !entity.attributes.contains { $0.storageColumnName.lowercased() == field.column.lowercased() }
+                        && !entity.relationships.contains {
+                            $0.storageColumnName.lowercased() == field.column.lowercased()
+                        }
+                        && entity.attribute(named: field.attribute) == nil && field.column != Record.ordinalFieldName
+                }
+                if !missing.isEmpty { newAttributes[plan.name] = missing.map(\.attribute) }
             }
-            if !missing.isEmpty, let text = inferred,
-                let grown = ModelFile.adding(entities: missing, from: inference.modelFile(), to: text),
-                let grownModel = try? ModelFile.load(text: grown, file: options.target),
-                grownModel.addsEntities(toStoreMetadata: metadata)
+            if !newEntities.isEmpty || !newAttributes.isEmpty, let text = inferred,
+                let grown = ModelFile.growing(
+                    text, by: inference.modelFile(), entities: newEntities, attributes: newAttributes),
+                let grownModel = try? ModelFile.load(text: grown, file: options.target)
             {
                 model = grownModel
                 inferred = grown
-                addsEntities = true
+                migrates = true
             }
         }
         modelText = inferred
@@ -146,7 +158,7 @@ public struct ImportPlan {
         text +=
             "target: { store: sqlite, path: "
             + "\(Self.quoted(URL(fileURLWithPath: options.target).standardizedFileURL.path)), commit: "
-            + "atomic\(shared ? ", shared: true" : "")\(addsEntities ? ", add_entities: true" : "")"
+            + "atomic\(shared ? ", shared: true" : "")\(migrates ? ", lightweight_migration: true" : "")"
             + (options.layout.map { ", layout: \($0)" } ?? "") + (options.dates.map { ", dates: \($0)" } ?? "") + " }\n"
         text += "batch: { size: \(options.batchSize), contexts: 2 }\n"
         text += "merge: \(options.merge)\n"

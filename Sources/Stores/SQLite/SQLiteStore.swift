@@ -82,9 +82,9 @@ public final class SQLiteStore: PersistentStore {
         /// `shares_file`: a SQLite database of another program may hold the store's tables next to
         /// its own (which the store never touches; a table name both want is refused).
         var sharesFile = false
-        /// `add_entities`: a store written with a model that lacks some of this model's entities (and
-        /// differs in nothing else) gets their tables, and this model from then on.
-        var addsEntities = false
+        /// `lightweight_migration`: a store written with an older model whose tables this model's only
+        /// extend (new tables, new nullable columns) gets them, and this model from then on.
+        var migratesLightly = false
         /// `layout`, `dates`, `version_column` as given (`nil`: not given).
         var layout: String?
         var dates: SQLiteLayout.DateStorage?
@@ -127,9 +127,9 @@ public final class SQLiteStore: PersistentStore {
                 case "shares_file":
                     guard let flag = Bool(value) else { throw invalid(key, "true or false") }
                     sharesFile = flag
-                case "add_entities":
+                case "lightweight_migration":
                     guard let flag = Bool(value) else { throw invalid(key, "true or false") }
-                    addsEntities = flag
+                    migratesLightly = flag
                 case "layout":
                     guard value == "plain" || value == "graph" else { throw invalid(key, "plain or graph") }
                     layout = value
@@ -144,8 +144,8 @@ public final class SQLiteStore: PersistentStore {
                 default:
                     throw StoreError(
                         .invalidOption,
-                        "SQLite store option \(key.debugDescription) is unknown; known options: add_entities, "
-                            + "cache_size, dates, index_build, journal_mode, layout, read_only, shares_file, "
+                        "SQLite store option \(key.debugDescription) is unknown; known options: cache_size, "
+                            + "dates, index_build, journal_mode, layout, lightweight_migration, read_only, shares_file, "
                             + "synchronous, version_column",
                         url: url)
                 }
@@ -196,13 +196,8 @@ public final class SQLiteStore: PersistentStore {
                 try makeSchema(layout: try storedLayout())
                 if metadata.modelVersionHash == model.versionHash {
                     try prepareExistingSchema()
-                } else if options.addsEntities, !options.readOnly,
-                    model.addsEntities(toStoreMetadata: metadata)
-                {
-                    // Entities added: their tables are made, the model recorded with the next save.
-                    metadata.modelVersionHash = model.versionHash
-                    metadata.entityVersionHashes = model.entityVersionHashes
-                    try prepareExistingSchema()
+                } else if options.migratesLightly, !options.readOnly {
+                    try migrateLightly()
                 }
                 // Otherwise the coordinator refuses the store, naming what differs; nothing is touched.
             } else {
