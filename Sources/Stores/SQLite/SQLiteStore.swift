@@ -145,8 +145,8 @@ public final class SQLiteStore: PersistentStore {
                     throw StoreError(
                         .invalidOption,
                         "SQLite store option \(key.debugDescription) is unknown; known options: cache_size, "
-                            + "dates, index_build, journal_mode, layout, lightweight_migration, read_only, shares_file, "
-                            + "synchronous, version_column",
+                            + "dates, index_build, journal_mode, layout, lightweight_migration, read_only, "
+                            + "shares_file, synchronous, version_column",
                         url: url)
                 }
             }
