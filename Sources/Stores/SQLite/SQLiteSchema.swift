@@ -423,34 +423,50 @@ final class SQLiteSchema {
 
     func entity(number: Int64) -> EntityDescription? { entitiesByNumber[number] }
 
-    /// The DDL creating every table (not the indexes).
-    var tableStatements: [String] {
+    /// Every table with its columns and their declarations, as the store makes them.
+    var tableColumns: [(table: String, columns: [Column])] {
         tables.map { table in
             var columns = [
-                "\(quote(table.keyColumn)) \(table.keyType) PRIMARY KEY" + (table.keyType == "TEXT" ? " NOT NULL" : "")
+                Column(
+                    name: table.keyColumn,
+                    declaration: "\(table.keyType) PRIMARY KEY" + (table.keyType == "TEXT" ? " NOT NULL" : ""))
             ]
-            if let column = table.entityColumn { columns.append("\(quote(column)) INTEGER NOT NULL") }
-            if let column = table.versionColumn { columns.append("\(quote(column)) INTEGER NOT NULL") }
-            columns += table.columns.map { "\(quote($0.name)) \($0.declaration)" }
-            return "CREATE TABLE IF NOT EXISTS \(quote(table.name)) (\(columns.joined(separator: ", ")))"
+            if let column = table.entityColumn { columns.append(Column(name: column, declaration: "INTEGER NOT NULL")) }
+            if let column = table.versionColumn {
+                columns.append(Column(name: column, declaration: "INTEGER NOT NULL"))
+            }
+            return (table.name, columns + table.columns)
         }
             + joinTables.map { join in
                 let source = maps[join.owner.entity.rootEntity.index].table
                 let destination = maps[join.owner.destinationEntity.rootEntity.index].table
                 var columns = [
-                    "\(quote(join.sourceColumn)) \(source.keyType) NOT NULL REFERENCES "
-                        + "\(quote(source.name))(\(quote(source.keyColumn)))",
-                    "\(quote(join.destinationColumn)) \(destination.keyType) NOT NULL REFERENCES "
-                        + "\(quote(destination.name))(\(quote(destination.keyColumn)))",
+                    Column(
+                        name: join.sourceColumn,
+                        declaration:
+                            "\(source.keyType) NOT NULL REFERENCES \(quote(source.name))(\(quote(source.keyColumn)))"
+                    ),
+                    Column(
+                        name: join.destinationColumn,
+                        declaration: "\(destination.keyType) NOT NULL REFERENCES "
+                            + "\(quote(destination.name))(\(quote(destination.keyColumn)))"),
                 ]
                 for name in [
                     join.sourceEntityColumn, join.destinationEntityColumn, join.sourceOrderColumn,
                     join.destinationOrderColumn,
                 ].compactMap({ $0 }) {
-                    columns.append("\(quote(name)) INTEGER")
+                    columns.append(Column(name: name, declaration: "INTEGER"))
                 }
-                return "CREATE TABLE IF NOT EXISTS \(quote(join.name)) (\(columns.joined(separator: ", ")))"
+                return (join.name, columns)
             }
+    }
+
+    /// The DDL creating every table (not the indexes).
+    var tableStatements: [String] {
+        tableColumns.map { table, columns in
+            let list = columns.map { "\(quote($0.name)) \($0.declaration)" }.joined(separator: ", ")
+            return "CREATE TABLE IF NOT EXISTS \(quote(table)) (\(list))"
+        }
     }
 
     /// The declared column type of an attribute type. Graph layout: the affinity that keeps values

@@ -13,7 +13,7 @@ extension SQLiteStore {
     /// New entities must come after the stored ones in the model (entity numbers are positions).
     func migrateLightly() throws {
         var additions: [(table: String, column: String, declaration: String)] = []
-        for (table, columns) in expectedTables() where try tableExists(table) {
+        for (table, columns) in schema.tableColumns where try tableExists(table) {
             let info = try connection.makeStatement("SELECT name, type FROM pragma_table_info(?)")
             info.bind(table, at: 1)
             var found: [String: String] = [:]
@@ -38,31 +38,6 @@ extension SQLiteStore {
         metadata.modelVersionHash = model.versionHash
         metadata.entityVersionHashes = model.entityVersionHashes
         try prepareExistingSchema()
-    }
-
-    /// Every table of the schema with its columns as `tableStatements` declares them.
-    private func expectedTables() -> [(String, [(name: String, declaration: String)])] {
-        schema.tables.map { table in
-            var columns = [(table.keyColumn, "\(table.keyType) PRIMARY KEY")]
-            if let column = table.entityColumn { columns.append((column, "INTEGER NOT NULL")) }
-            if let column = table.versionColumn { columns.append((column, "INTEGER NOT NULL")) }
-            return (table.name, columns + table.columns.map { ($0.name, $0.declaration) })
-        }
-            + schema.joinTables.map { join in
-                let source = schema.map(for: join.owner.entity).table
-                let destination = schema.map(for: join.owner.destinationEntity).table
-                var columns = [
-                    (join.sourceColumn, "\(source.keyType) NOT NULL"),
-                    (join.destinationColumn, "\(destination.keyType) NOT NULL"),
-                ]
-                for name in [
-                    join.sourceEntityColumn, join.destinationEntityColumn, join.sourceOrderColumn,
-                    join.destinationOrderColumn,
-                ].compactMap({ $0 }) {
-                    columns.append((name, "INTEGER"))
-                }
-                return (join.name, columns)
-            }
     }
 
     /// The type part of a column declaration, as `pragma table_info` reports it (`TEXT REFERENCES
