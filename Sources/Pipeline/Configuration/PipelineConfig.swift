@@ -80,6 +80,10 @@ public struct PipelineConfig: Sendable {
         /// The entity's other uniqueness constraints (set from the model): a record colliding on
         /// one of them with another record or a stored object is rejected, never merged.
         public var otherUniqueKeys: [[String]] = []
+        /// Whether `key` is the model's first constraint the records fill, taken because the source
+        /// names none: records meeting a stored or earlier object by it update that object, and no
+        /// check for repeats within the input is made (it would keep every key of the input in memory).
+        public var keyIsImplicit = false
         public var fields: [Field] = []
         public var relationships: [Lookup] = []
         public var children: [Child] = []
@@ -98,7 +102,8 @@ public struct PipelineConfig: Sendable {
         /// The keys repeats are looked for on: `repeatKey` first, then each of `otherUniqueKeys`
         /// whose properties the records fill.
         public var repeatKeys: [[(name: String, from: String)]] {
-            [repeatKey] + (links == nil ? otherUniqueKeys.map(fieldsOf).filter { !$0.isEmpty } : [])
+            guard !keyIsImplicit else { return [] }
+            return [repeatKey] + (links == nil ? otherUniqueKeys.map(fieldsOf).filter { !$0.isEmpty } : [])
         }
 
         /// The properties of a key with the fields they are mapped from; empty when one is not mapped.

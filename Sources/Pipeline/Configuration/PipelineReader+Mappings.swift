@@ -128,6 +128,7 @@ extension PipelineReader {
                             || mapping.relationships.contains { $0.relationship == name }
                     }
                 } ?? []
+            mapping.keyIsImplicit = !mapping.key.isEmpty
         }
         mapping.otherUniqueKeys = constraints.filter { Set($0) != Set(mapping.key) }
         for name in mapping.key
