@@ -336,4 +336,34 @@ import Testing
         #expect(ragged.status == 0, "\(ragged.stderr)")
         #expect(try String(contentsOfFile: rejects, encoding: .utf8).contains("\"file\":\"-\""))
     }
+
+    /// An error in the first record is what it is one record later: a rejected record with its place
+    /// (and `infer` says it left it out), never a model error.
+    @Test func anErrorInTheFirstRecordIsAReaderErrorWithItsPlace() throws {
+        let directory = try TemporaryDirectory()
+        let csv = try directory.file("q.csv", contents: "id,name\n1,\"ab\"c\n2,\"x, y\"\n3,z\n")
+        let inferred = try runSluice(["infer", csv.path])
+        #expect(inferred.status == 0 && inferred.stderr.contains("q.csv:2:"), "\(inferred.stderr)")
+        let rejects = directory.url.appendingPathComponent("q.jsonl").path
+        let result = try runSluice([
+            "import", csv.path, "--to", directory.url.appendingPathComponent("q.sqlite").path, "--rejects", rejects,
+        ])
+        #expect(result.status == 1, "one reject, none allowed: \(result.stdout)\(result.stderr)")
+        let line = try String(contentsOfFile: rejects, encoding: .utf8)
+        #expect(
+            line.contains("closing quote") && line.contains("\"line\":2") && line.contains("\"record\":1"), "\(line)")
+    }
+
+    /// A number of 23 digits keeps every digit (not 1.23e22), and reads back as the same text.
+    @Test func aLongNumberKeepsEveryDigit() throws {
+        let directory = try TemporaryDirectory()
+        let csv = try directory.file("b.csv", contents: "id,big\n1,12345678901234567890123\n2,1.50\n")
+        let store = directory.url.appendingPathComponent("b.sqlite").path
+        #expect(try runSluice(["import", csv.path, "--to", store]).status == 0)
+        #expect(
+            try R.query(store, "SELECT CAST(big AS TEXT) FROM b WHERE id = 1") == [[.text("12345678901234567890123")]])
+        let out = directory.url.appendingPathComponent("out").path
+        #expect(try runSluice(["export", store, "--to", out + "/"]).status == 0)
+        #expect(try String(contentsOfFile: out + "/b.csv", encoding: .utf8).contains("1,12345678901234567890123\n"))
+    }
 }

@@ -162,6 +162,9 @@ public struct ModelInference {
     /// What SQL inputs define but hold no rows of (views, triggers, virtual tables), each named
     /// with its file: `legacy.db: view "recent"`.
     public private(set) var notImported: [String] = []
+    /// Records a reader could not read as records (a short row, a misplaced quote, invalid text):
+    /// left out of the proposal — the first few errors, and how many there were in all.
+    public private(set) var unreadable: (first: [ReaderError], count: Int) = ([], 0)
 
     public init() {}
 
@@ -185,6 +188,8 @@ public struct ModelInference {
                 guard let next = try reader.next() else { break }
                 record = next
             } catch let error as ReaderError where error.isRecoverable {
+                if unreadable.first.count < 5 { unreadable.first.append(error) }
+                unreadable.count += 1
                 continue
             }
             let kind = record.kind ?? ""

@@ -21,6 +21,10 @@ public enum ModelProposal {
             try inference.add(inputAt: input, format: format, recordPath: recordPath, namespaces: namespaces)
         }
         for name in inference.notImported { warn("not imported: \(name)") }
+        for error in inference.unreadable.first { warn("left out of the model (an import rejects it): \(error)") }
+        if inference.unreadable.count > inference.unreadable.first.count {
+            warn("\(inference.unreadable.count - inference.unreadable.first.count) more records left out likewise")
+        }
         return inference.modelFile()
     }
 }
