@@ -136,10 +136,8 @@ struct Import: ParsableCommand {
         // Records without a key are added again by every run into the same store: say so.
         let existing = (try? FileManager.default.attributesOfItem(atPath: to)[.size] as? Int) ?? 0
         if existing > 0 {
-            for source in prepared.config.sources where source.mapping.key.isEmpty && source.mapping.links == nil {
-                warn(
-                    "\(source.mapping.entity) has no key: its records are added to what \(to) holds, again on every "
-                        + "run (name a key with --key)")
+            for entity in prepared.config.entitiesWithoutKey {
+                warn("\(entity) has no key: its records are added to what \(to) holds, again on every run")
             }
         }
         try execute(prepared.config, output, resume: false)

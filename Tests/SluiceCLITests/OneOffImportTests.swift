@@ -205,6 +205,14 @@ import Testing
                 ])
         let again = try runSluice(["import", xml.path, "--record", "/products/product", "--to", store])
         #expect(Self.counts(again.stdout, "Variant") == [3, 0, 0, 3, 0], "\(again.stdout)")
+        // Repeated elements holding text: their text is the child's value; without a key, a re-import warns.
+        let tags = try directory.file(
+            "t.xml", contents: "<items><item id=\"1\"><tags><tag>x</tag><tag>y</tag></tags></item></items>")
+        let tagStore = directory.url.appendingPathComponent("t.sqlite").path
+        #expect(try runSluice(["import", tags.path, "--record", "/items/item", "--to", tagStore]).status == 0)
+        #expect(try R.query(tagStore, "SELECT tag FROM tags ORDER BY 1") == [[.text("x")], [.text("y")]])
+        let tagsAgain = try runSluice(["import", tags.path, "--record", "/items/item", "--to", tagStore])
+        #expect(tagsAgain.stderr.contains("Tag has no key"), "\(tagsAgain.stderr)")
         for command in ["infer", "import"] {
             let asked = try runSluice([command, xml.path] + (command == "import" ? ["--to", store] : []))
             #expect(asked.status == 2, "\(command)")

@@ -54,6 +54,24 @@ import Testing
             ])
     }
 
+    /// A record updating a stored customer to an email another one holds is rejected, and the
+    /// stored customer stays as it was — never deleted with its rejected record.
+    @Test func aRejectedUpdateLeavesTheStoredRowAsItWas() throws {
+        let directory = try TemporaryDirectory()
+        let model = try directory.file("m.yaml", contents: Self.model).path
+        let store = directory.url.appendingPathComponent("c.sqlite").path
+        let options = ["--key", "id", "--model", model, "--entity", "Customer", "--to", store]
+        let first = try directory.file("first.csv", contents: "id,email,name\n1,ann@x,Ann\n2,bob@x,Bob\n").path
+        #expect(try runSluice(["import", first] + options).status == 0)
+        let steal = try directory.file("steal.csv", contents: "id,email,name\n2,ann@x,Bob Steals\n").path
+        let result = try runSluice(["import", steal] + options + ["--max-errors", "1"])
+        #expect(result.status == 0 && result.stdout.contains("1 rejected"), "\(result.stdout)\(result.stderr)")
+        #expect(
+            try R.query(store, "SELECT id, email, name FROM Customer ORDER BY 1") == [
+                [.integer(1), .text("ann@x"), .text("Ann")], [.integer(2), .text("bob@x"), .text("Bob")],
+            ])
+    }
+
     /// Within one input: the later record is rejected naming the earlier's line, in batches of one
     /// or many, with one context or two, every run alike.
     @Test func withinOneInputTheFirstStaysWhateverTheBatching() throws {

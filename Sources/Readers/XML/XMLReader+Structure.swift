@@ -31,12 +31,16 @@ extension XMLReader {
         }.map { (fieldName($0), $0) }
         fields.sort { $0.path < $1.path }
         let children = repeated.sorted().map { child in
-            XMLRecordSpec(
+            // The repeated element's own text (`<tag>x</tag>`) is a field of the child record too.
+            let own: [(name: String, path: String)] =
+                discovery.fields.contains(child) ? [(fieldName(String(child.split(separator: "/").last!)), ".")] : []
+            return XMLRecordSpec(
                 path: child, kind: child,
-                fields: discovery.fields.filter { $0.hasPrefix(child + "/") }.sorted().map { field in
-                    let relative = String(field.dropFirst(child.count + 1))
-                    return (fieldName(relative), relative)
-                })
+                fields: own
+                    + discovery.fields.filter { $0.hasPrefix(child + "/") }.sorted().map { field in
+                        let relative = String(field.dropFirst(child.count + 1))
+                        return (fieldName(relative), relative)
+                    })
         }
         return XMLRecordSpec(path: recordPath, fields: fields, children: children)
     }

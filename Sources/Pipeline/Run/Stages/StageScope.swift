@@ -52,9 +52,15 @@ struct StageScope {
     }
 
     /// Takes an object of the batch out of the context: unlinked from the destinations lookups gave
-    /// it first (stored destinations are faults whose to-many edits would keep it), then deleted.
+    /// it first (stored destinations are faults whose to-many edits would keep it), then deleted. An
+    /// object of a stored row (an update, or an insert that took a stored row's key) is not deleted:
+    /// its changes are dropped and the row stays as stored.
     func discard(_ object: ManagedObject) {
         guard !object.isDeleted else { return }
+        if !object.isInserted {
+            context.refresh(object, mergeChanges: false)
+            return
+        }
         for relationship in object.entity.relationships
         where !relationship.isToMany && object.relatedObject(forKey: relationship.name) != nil {
             object.setRelatedObject(nil, forKey: relationship.name)
