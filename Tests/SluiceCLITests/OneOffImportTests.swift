@@ -54,6 +54,11 @@ import Testing
         #expect(try R.query(store, "SELECT name FROM pragma_table_info('empty') ORDER BY cid").count >= 2)
         #expect(try R.query(store, "SELECT count(*) FROM empty") == [[.integer(0)]])
 
+        let blank = try directory.file("blank.csv", contents: "id,,x\n1,a,b\n")
+        let blankStore = directory.url.appendingPathComponent("b.sqlite").path
+        #expect(try runSluice(["import", blank.path, "--to", blankStore]).status == 0, "an empty header name")
+        #expect(try R.query(blankStore, "SELECT \"column 2\" FROM blank") == [[.text("a")]])
+
         let twice = try directory.file("twice.csv", contents: "id,name,name,Name\n1,a,b,c\n")
         let model = try runSluice(["infer", twice.path])
         #expect(
@@ -139,7 +144,7 @@ import Testing
             "ns.xml",
             contents: """
                 <?xml version="1.0"?>
-                <p:orders xmlns:p="urn:x:orders" xmlns="urn:x:default"><p:order id="1"><p:total>3.5</p:total>\
+                <p:orders xmlns:p="urn:x:orders" xmlns="urn:x:default"><p:order id="1" p:code="A"><p:total>3.5</p:total>\
                 </p:order><p:order id="2"><p:total>4</p:total></p:order><other:order xmlns:other="urn:x:other" \
                 id="9"/></p:orders>
                 """)
@@ -149,9 +154,9 @@ import Testing
         ])
         #expect(bound.status == 0, "\(bound.stdout)\(bound.stderr)")
         #expect(
-            try R.query(store, "SELECT id, total FROM orders ORDER BY 1") == [
-                [.integer(1), .real(3.5)], [.integer(2), .integer(4)],
-            ], "only the orders of urn:x:orders")
+            try R.query(store, "SELECT id, total, code FROM orders ORDER BY 1") == [
+                [.integer(1), .real(3.5), .text("A")], [.integer(2), .integer(4), .null],
+            ], "only the orders of urn:x:orders; a prefixed attribute by its local name")
         let unbound = try runSluice(["infer", xml.path, "--record", "/p:orders/p:order"])
         #expect(unbound.status == 2 && unbound.stderr.contains("--namespace p=URI"), "\(unbound.stderr)")
         let local = try runSluice(["infer", xml.path, "--record", "/orders/order"])

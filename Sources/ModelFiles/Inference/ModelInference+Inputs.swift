@@ -1,4 +1,5 @@
 import Foundation
+import ObjectGraph
 import Readers
 
 extension ModelInference {
@@ -27,12 +28,14 @@ extension ModelInference {
         case .csv:
             let reader = try CSVReader(path: path, dialect: dialect ?? CSVSniffer.sniff(path: path))
             let before = entities.count
-            try add(reader, entity: entity, table: Self.tableName(path))
+            // Standard input has no file name: its table is named after the entity when one is given.
+            let table = path == "-" && name != nil ? Self.plural(snakeCaseName(entity)) : Self.tableName(path)
+            try add(reader, entity: entity, table: table)
             if entities.count == before, let names = reader.schema?.names {
                 // A header and no records: an entity with no objects, its columns text.
                 var empty = Entity(
                     name: entity, columns: names.map { Column(source: $0, keyCandidate: false) }, origin: entity)
-                empty.table = Self.tableName(path)
+                empty.table = table
                 entities.append(empty)
             }
         case .xml:

@@ -40,7 +40,12 @@ public final class CSVReader: RecordReader {
             source: try Input.decodingText(source, encoding: dialect.encoding, lossy: dialect.lossyEncoding),
             dialect: dialect)
         if dialect.hasHeader, let header = try tokenizer.readRecord(countingRecord: false) {
-            let names = Self.distinct(header.strings.enumerated().map { $1 ?? "column \($0 + 1)" })
+            let names = Self.distinct(
+                header.strings.enumerated().map { index, name in
+                    // An empty or missing header name: the column's place.
+                    if let name, !name.isEmpty { return name }
+                    return "column \(index + 1)"
+                })
             tokenizer.schema = RecordSchema(names: names)
             tokenizer.expectedFields = names.count
         }

@@ -160,7 +160,10 @@ public final class XMLReader: XMLEventHandler, RecordReader {
                 guard fields[wanted.field].start == FieldState.absent else { continue }
                 for a in 0..<attributeCount {
                     let base = attributes + 5 * a
-                    guard base[0] == wanted.name, base[2] == wanted.uri, let start = base[3], let end = base[4] else {
+                    // An attribute named without a prefix matches its local name in any namespace.
+                    guard base[0] == wanted.name, wanted.uri == nil || base[2] == wanted.uri, let start = base[3],
+                        let end = base[4]
+                    else {
                         continue
                     }
                     let value = UnsafeBufferPointer(start: start, count: end - start)
