@@ -145,8 +145,8 @@ import Testing
             contents: """
                 <?xml version="1.0"?>
                 <p:orders xmlns:p="urn:x:orders" xmlns="urn:x:default"><p:order id="1" p:code="A">\
-                <p:total>3.5</p:total></p:order><p:order id="2"><p:total>4</p:total></p:order><other:order xmlns:other="urn:x:other" \
-                id="9"/></p:orders>
+                <p:total>3.5</p:total></p:order><p:order id="2"><p:total>4</p:total></p:order>\
+                <other:order xmlns:other="urn:x:other" id="9"/></p:orders>
                 """)
         let store = directory.url.appendingPathComponent("o.sqlite").path
         let bound = try runSluice([
