@@ -378,5 +378,16 @@ import Testing
         let out = directory.url.appendingPathComponent("out").path
         #expect(try runSluice(["export", store, "--to", out + "/"]).status == 0)
         #expect(try String(contentsOfFile: out + "/b.csv", encoding: .utf8).contains("1,12345678901234567890123\n"))
+        // Beside an exponent, a double would round it: the column is text, every digit kept.
+        let mixed = try directory.file("m.csv", contents: "id,v\n1,1e5\n2,12345678901234567890123\n")
+        let mixedStore = directory.url.appendingPathComponent("m.sqlite").path
+        #expect(try runSluice(["import", mixed.path, "--to", mixedStore]).status == 0)
+        #expect(try R.query(mixedStore, "SELECT v FROM m WHERE id = 2") == [[.text("12345678901234567890123")]])
+        // An empty input has nothing to import: an input error, not a model error.
+        let empty = try directory.file("e.csv", contents: "")
+        let nothing = try runSluice([
+            "import", empty.path, "--to", directory.url.appendingPathComponent("e.sqlite").path,
+        ])
+        #expect(nothing.status == 3 && nothing.stderr.contains("holds no records"), "\(nothing.stderr)")
     }
 }

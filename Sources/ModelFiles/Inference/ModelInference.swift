@@ -74,7 +74,7 @@ public struct ModelInference {
             if decimal, text.utf8.contains(UInt8(ascii: ".")) { hasFraction = true }
             if double,
                 leadingZero || !text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || "+-.eE".utf8.contains($0) })
-                    || !(Double(text)?.isFinite ?? false)
+                    || !(Double(text)?.isFinite ?? false) || Self.losesDigits(asDouble: text)
             {
                 double = false
             }
@@ -82,6 +82,16 @@ public struct ModelInference {
             if date, !Self.isISODate(text) { date = false }
             if uuid, UUID(uuidString: text) == nil { uuid = false }
             if distinct != nil, distinct!.insert(text.hashValue).inserted == false { distinct = nil }
+        }
+
+        /// Whether a double would not keep the value of `text` (`12345678901234567890123` is not
+        /// `1.2345678901234568e22`); numbers of up to 15 significant digits always fit.
+        static func losesDigits(asDouble text: String) -> Bool {
+            let mantissa = text.utf8.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+            guard mantissa.filter({ $0 >= 48 && $0 <= 57 }).count > 15, let value = Double(text),
+                let exact = Decimal(string: text), let kept = Decimal(string: "\(value)")
+            else { return false }
+            return exact != kept
         }
 
         /// `007`, `-01.5`: a zero before other digits of the whole part.

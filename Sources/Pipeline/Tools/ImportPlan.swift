@@ -90,6 +90,12 @@ public struct ImportPlan {
             sources.append((path, format, first, spec))
         }
 
+        guard !inference.entities.isEmpty else {
+            throw ReaderError(
+                .io,
+                "\(options.inputs.joined(separator: ", ")) hold\(options.inputs.count == 1 ? "s" : "") no records, nor "
+                    + "a header naming columns: nothing to import")
+        }
         // A key given for an inferred model becomes its uniqueness constraint (upserts need one).
         if let key = options.key {
             for source in sources {

@@ -20,6 +20,12 @@ public enum ModelProposal {
         for input in inputs {
             try inference.add(inputAt: input, format: format, recordPath: recordPath, namespaces: namespaces)
         }
+        guard !inference.entities.isEmpty else {
+            throw ReaderError(
+                .io,
+                "\(inputs.joined(separator: ", ")) hold\(inputs.count == 1 ? "s" : "") no records, nor a header naming "
+                    + "columns: nothing to infer")
+        }
         for name in inference.notImported { warn("not imported: \(name)") }
         for error in inference.unreadable.first { warn("left out of the model (an import rejects it): \(error)") }
         if inference.unreadable.count > inference.unreadable.first.count {
