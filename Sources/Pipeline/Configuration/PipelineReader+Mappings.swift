@@ -29,16 +29,7 @@ extension PipelineReader {
         }
         var mapping = PipelineConfig.Mapping(entity: entityName)
         if let findNode = entry("find") {
-            var key: [(attribute: String, from: String)] = []
-            for (attribute, attributeNode, from) in pairs(findNode, allowed: nil, what: "find", entity: source) {
-                guard entity.attribute(named: attribute) != nil else {
-                    fail(
-                        attributeNode, "\(entityName) has no attribute \(attribute.debugDescription)", entity: source,
-                        property: attribute)
-                    continue
-                }
-                if let column = text(from, "find \(attribute)", source: source) { key.append((attribute, column)) }
-            }
+            let key = readKeyParts(findNode, of: entity, what: "find", label: "find", source: source, property: nil)
             if key.isEmpty, findNode.mapping?.isEmpty ?? true {
                 fail(findNode, "find needs `{ <key attribute of \(entityName)>: <column or path> }`", entity: source)
             }
@@ -68,11 +59,7 @@ extension PipelineReader {
             }
             // Upserts happen through the model's uniqueness constraints: a key without one would
             // silently insert every record again on a re-run.
-            var constraints: [[String]] = [], cursor: EntityDescription? = entity
-            while let current = cursor {
-                constraints += current.uniquenessConstraints
-                cursor = current.superentity
-            }
+            let constraints = entity.constraintsWithInherited.map(\.names)
             if !mapping.key.isEmpty,
                 mapping.key.allSatisfy({ entity.attribute(named: $0) != nil || entity.relationship(named: $0) != nil }),
                 !constraints.contains(where: { Set($0) == Set(mapping.key) })
@@ -114,11 +101,7 @@ extension PipelineReader {
             }
         }
         // The entity's other uniqueness constraints: collisions on them are rejects, never merges.
-        var constraints: [[String]] = [], cursor: EntityDescription? = entity
-        while let current = cursor {
-            constraints += current.uniquenessConstraints
-            cursor = current.superentity
-        }
+        let constraints = entity.constraintsWithInherited.map(\.names)
         if entry("key") == nil {
             // No key given: the first constraint the records fill is the key objects are found by.
             mapping.key =
@@ -373,18 +356,8 @@ extension PipelineReader {
                 entity: source, property: name)
             return nil
         }
-        var key: [(attribute: String, from: String)] = []
-        for (attribute, attributeNode, from) in pairs(
-            keyNode, allowed: nil, what: "the key of \(name)", entity: source, property: name)
-        {
-            guard destination.attribute(named: attribute) != nil else {
-                fail(
-                    attributeNode, "\(destination.name) has no attribute \(attribute.debugDescription)", entity: source,
-                    property: name)
-                continue
-            }
-            if let column = text(from, "key \(attribute)", source: source) { key.append((attribute, column)) }
-        }
+        let key = readKeyParts(
+            keyNode, of: destination, what: "the key of \(name)", label: "key", source: source, property: name)
         var createsMissing = false
         if let missing = entry("missing") {
             switch text(missing, "missing", source: source) {
@@ -462,5 +435,25 @@ extension PipelineReader {
             fail(parentNode, "\(parentName) is mapped twice (it links the child to its parent)", entity: source)
         }
         return PipelineConfig.Child(record: record, parent: parentName, mapping: mapping)
+    }
+
+    /// A key given as `{ <attribute of entity>: <column or path> }` (`find:`, a lookup's `key:`); an
+    /// attribute the entity lacks is reported (on `property`, else on the attribute).
+    private mutating func readKeyParts(
+        _ node: Node, of entity: EntityDescription, what: String, label: String, source: String, property: String?
+    ) -> [(attribute: String, from: String)] {
+        var key: [(attribute: String, from: String)] = []
+        for (attribute, attributeNode, from) in pairs(
+            node, allowed: nil, what: what, entity: source, property: property)
+        {
+            guard entity.attribute(named: attribute) != nil else {
+                fail(
+                    attributeNode, "\(entity.name) has no attribute \(attribute.debugDescription)", entity: source,
+                    property: property ?? attribute)
+                continue
+            }
+            if let column = text(from, "\(label) \(attribute)", source: source) { key.append((attribute, column)) }
+        }
+        return key
     }
 }

@@ -61,13 +61,11 @@ public final class PipelineRunner {
     static func unmergedConstraints(of config: PipelineConfig) -> Set<UniquenessConstraintName> {
         var unmerged = Set<UniquenessConstraintName>(), keys = Set<UniquenessConstraintName>()
         for source in config.sources where source.mapping.links == nil {
-            var cursor = config.model.entity(named: source.mapping.entity)
-            while let entity = cursor {
-                for constraint in entity.uniquenessConstraints {
-                    let name = UniquenessConstraintName(entity: entity.name, properties: constraint)
-                    if Set(constraint) == Set(source.mapping.key) { keys.insert(name) } else { unmerged.insert(name) }
-                }
-                cursor = entity.superentity
+            for (entity, constraint) in config.model.entity(named: source.mapping.entity)?.constraintsWithInherited
+                ?? []
+            {
+                let name = UniquenessConstraintName(entity: entity.name, properties: constraint)
+                if Set(constraint) == Set(source.mapping.key) { keys.insert(name) } else { unmerged.insert(name) }
             }
         }
         return unmerged.subtracting(keys)

@@ -128,11 +128,8 @@ public struct ImportPlan {
             for plan in plans {
                 guard let entity = stored.entity(named: plan.name) else { continue }
                 let missing = plan.fields.filter { field in
-                    !entity.attributes.contains { $0.storageColumnName.lowercased() == field.column.lowercased() }
-                        && !entity.relationships.contains {
-                            $0.storageColumnName.lowercased() == field.column.lowercased()
-                        }
-                        && entity.attribute(named: field.attribute) == nil && field.column != Record.ordinalFieldName
+                    field.column != Record.ordinalFieldName
+                        && Self.property(forColumn: field.column, inferred: field.attribute, of: entity) == nil
                 }
                 if !missing.isEmpty { newAttributes[plan.name] = missing.map(\.attribute) }
             }
@@ -257,13 +254,8 @@ public struct ImportPlan {
             try mapColumns(of: &plan, onto: entity)
             if key == nil {
                 // The model's key, when the input maps all of it (upserts go through a uniqueness constraint).
-                var constraints: [[String]] = [], cursor: EntityDescription? = entity
-                while let current = cursor {
-                    constraints += current.uniquenessConstraints
-                    cursor = current.superentity
-                }
                 keyNames =
-                    constraints.first { constraint in
+                    entity.constraintsWithInherited.map(\.names).first { constraint in
                         constraint.allSatisfy { name in
                             plan.fields.contains { $0.attribute == name }
                                 || plan.lookups.contains { $0.relationship == name }
@@ -333,12 +325,7 @@ public struct ImportPlan {
         var reference: String?
         if case .reference = ExportTable.Key(of: entity) { reference = entity.storageKeyColumnName.lowercased() }
         for (column, inferred) in columns where column.lowercased() != reference {
-            let stored: PropertyDescription? =
-                entity.attributes.first { !$0.isTransient && $0.storageColumnName.lowercased() == column.lowercased() }
-                ?? entity.relationships.first {
-                    !$0.isToMany && $0.storageColumnName.lowercased() == column.lowercased()
-                }
-            switch stored ?? entity.attribute(named: inferred) ?? entity.relationship(named: inferred) {
+            switch Self.property(forColumn: column, inferred: inferred, of: entity) {
             case let attribute as AttributeDescription:
                 fields.append((attribute.name, column))
             case let relationship as RelationshipDescription where !relationship.isToMany:
@@ -359,6 +346,16 @@ public struct ImportPlan {
         }
         plan.fields = fields
         plan.lookups = lookups
+    }
+
+    /// The property of `entity` a column fills: the one stored in that column (`lead_id` → `lead`),
+    /// else the one named as inference named the column.
+    private static func property(
+        forColumn column: String, inferred: String, of entity: EntityDescription
+    ) -> PropertyDescription? {
+        entity.attributes.first { !$0.isTransient && $0.storageColumnName.lowercased() == column.lowercased() }
+            ?? entity.relationships.first { !$0.isToMany && $0.storageColumnName.lowercased() == column.lowercased() }
+            ?? entity.attribute(named: inferred) ?? entity.relationship(named: inferred)
     }
 
     /// The links of a many-to-many relationship of `model` whose join table is `table` (in any

@@ -44,7 +44,8 @@ struct MapStage {
                 }
                 batch.readByKind[kind] += 1
             }
-            if repeats[offset] != nil, record.conflict == .ignore {
+            let repeated = repeats.isEmpty ? nil : repeats[offset]
+            if repeated != nil, record.conflict == .ignore {
                 batch.ignoredByKind[kind, default: 0] += 1  // SQLite keeps the earlier row, as here
                 continue
             }
@@ -54,8 +55,8 @@ struct MapStage {
             } catch {
                 item.reject = error
             }
-            if let first = repeats[offset] {
-                item.reject = repeated(record, first: first, mapper: mapper, into: item.reject)
+            if let repeated {
+                item.reject = self.repeated(record, first: repeated, mapper: mapper, into: item.reject)
             }
             if hasChildren, let number = record.number { byNumber[number] = batch.items.count }
             batch.items.append(item)
