@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -42,7 +43,10 @@ let package = Package(
             swiftSettings: settings),
         .executableTarget(
             name: "SluiceCLI",
-            dependencies: ["Pipeline", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "Pipeline", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: settings),
         .executableTarget(
             name: "SluiceBench", dependencies: ["ObjectGraph", "Stores", "Readers", "Drivers"],

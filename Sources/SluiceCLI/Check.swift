@@ -4,7 +4,7 @@ import Pipeline
 
 /// `sluice check PIPELINE.yaml`: reads the pipeline and its model and checks them against each other,
 /// touching no data.
-struct Check: ParsableCommand {
+struct Check: LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check a pipeline file and its model without reading any data.",
         discussion: """
@@ -21,6 +21,8 @@ struct Check: ParsableCommand {
 
     @Argument(help: "The pipeline file (YAML).")
     var pipeline: String
+
+    @OptionGroup var logging: LogOptions
 
     func run() throws {
         let check = try exitingOnFailure { try PipelineCheck(pipelineAt: pipeline) }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Pipeline
 
 /// `sluice convert SOURCE DEST`: a store copied into another type.
-struct Convert: ParsableCommand {
+struct Convert: LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Copy a store into a new store of another type (SQLite, XML, binary).",
         discussion: """
@@ -35,6 +35,8 @@ struct Convert: ParsableCommand {
     var model: String?
 
     @OptionGroup var layout: LayoutOptions
+
+    @OptionGroup var logging: LogOptions
 
     func run() throws {
         let count = try exitingOnFailure {

@@ -3,7 +3,7 @@ import Foundation
 import Pipeline
 
 /// `sluice export STORE --to DIR|FILE`: a store out as plain data.
-struct Export: ParsableCommand {
+struct Export: LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a store out as plain data: CSV, JSON Lines or a SQL script.",
         discussion: """
@@ -44,6 +44,8 @@ struct Export: ParsableCommand {
 
     @Flag(help: "Print nothing but errors.")
     var quiet = false
+
+    @OptionGroup var logging: LogOptions
 
     func run() throws {
         var options = StoreExport.Options(store: store, destination: to)

@@ -1,18 +1,19 @@
 import ArgumentParser
 import Foundation
+import Logging
 import Pipeline
 
-/// Prints `error` as `sluice: <error>` on standard error and gives the exit status it stands for
+/// Logs `error` (`sluice: <error>` on standard error) and gives the exit status it stands for
 /// (`ExitStatus(for:)`: chosen by the error's type, never its text).
 func failure(_ error: any Error) -> ExitCode {
-    FileHandle.standardError.write(Data("sluice: \(error)\n".utf8))
-    return ExitCode(ExitStatus(for: error).rawValue)
+    log.error("\(error)")
+    return ExitCode(ExitStatus.code(for: error))
 }
 
-/// Prints `sluice: warning: <message>` on standard error: something the user should know that does
-/// not stop the command.
+/// Logs a warning (`sluice: warning: <message>`): something the user should know that does not stop
+/// the command.
 func warn(_ message: String) {
-    FileHandle.standardError.write(Data("sluice: warning: \(message)\n".utf8))
+    log.warning("\(message)")
 }
 
 /// Runs `body`; an error it throws is printed and becomes its exit status.

@@ -3,7 +3,7 @@ import Foundation
 import Pipeline
 
 /// `sluice import INPUT... --to STORE`: a one-off import without a pipeline file.
-struct Import: ParsableCommand {
+struct Import: LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import files into a store in one command, inferring the model when none is given.",
         discussion: """
@@ -66,9 +66,6 @@ struct Import: ParsableCommand {
     @Option(help: "Rejected records allowed before the import fails.")
     var maxErrors = 0
 
-    @Option(help: "Write rejected records here (JSON lines).")
-    var rejects: String?
-
     @Option(help: "CSV: the field delimiter (one character, or \\t).")
     var delimiter: String?
 
@@ -97,6 +94,8 @@ struct Import: ParsableCommand {
 
     @OptionGroup var output: RunOutput
 
+    @OptionGroup var logging: LogOptions
+
     func validate() throws {
         for field in fields where !field.contains("=") {
             throw ValidationError("--field takes NAME=PATH, not \(field.debugDescription)")
@@ -119,7 +118,7 @@ struct Import: ParsableCommand {
         options.modelPath = model
         options.batchSize = batchSize
         options.maxErrors = maxErrors
-        options.rejects = rejects
+        options.rejects = output.rejects
         options.csvFlags.delimiter = delimiter
         options.csvFlags.quote = quote
         options.csvFlags.escape = escape
@@ -129,17 +128,21 @@ struct Import: ParsableCommand {
         options.csvFlags.comment = comment
         options.layout = layout.layout?.rawValue
         options.dates = layout.dates?.rawValue
-        let prepared = try exitingOnFailure { try ImportPlan.prepare(options, savingPipelineTo: savePipeline) }
-        defer { prepared.removeFiles() }
-        for name in prepared.notImported { warn("not imported: \(name)") }
-        for guess in prepared.guesses { warn(guess) }
-        // Records without a key are added again by every run into the same store: say so.
-        let existing = (try? FileManager.default.attributesOfItem(atPath: to)[.size] as? Int) ?? 0
-        if existing > 0 {
-            for entity in prepared.config.entitiesWithoutKey {
-                warn("\(entity) has no key: its records are added to what \(to) holds, again on every run")
+        var prepared: ImportPlan.Prepared?
+        defer { prepared?.removeFiles() }
+        try execute(command: "import", pipeline: savePipeline, output, resume: false) {
+            let plan = try ImportPlan.prepare(options, savingPipelineTo: savePipeline)
+            prepared = plan
+            for name in plan.notImported { warn("not imported: \(name)") }
+            for guess in plan.guesses { warn(guess) }
+            // Records without a key are added again by every run into the same store: say so.
+            let existing = (try? FileManager.default.attributesOfItem(atPath: to)[.size] as? Int) ?? 0
+            if existing > 0 {
+                for entity in plan.config.entitiesWithoutKey {
+                    warn("\(entity) has no key: its records are added to what \(to) holds, again on every run")
+                }
             }
+            return plan.config
         }
-        try execute(prepared.config, output, resume: false)
     }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Pipeline
 
 /// `sluice infer INPUT...`: prints a proposed model file for the inputs.
-struct Infer: ParsableCommand {
+struct Infer: LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Propose a model (YAML) for CSV, XML, SQL dump or SQLite inputs, from every value they hold.",
         discussion: """
@@ -35,6 +35,8 @@ struct Infer: ParsableCommand {
 
     @Option(name: .customLong("namespace"), help: "XML: a prefix the record path uses, as PREFIX=URI; repeatable.")
     var namespaces: [String] = []
+
+    @OptionGroup var logging: LogOptions
 
     func run() throws {
         let model = try exitingOnFailure {

@@ -3,7 +3,7 @@ import Foundation
 import Pipeline
 
 /// `sluice inspect STORE`: the store's type, metadata, entities and counts.
-struct Inspect: ParsableCommand {
+struct Inspect: LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show a store's type, identifier, model hash, metadata, and its objects per entity.",
         discussion: """
@@ -27,6 +27,8 @@ struct Inspect: ParsableCommand {
 
     @Flag(help: "Print JSON instead of text.")
     var json = false
+
+    @OptionGroup var logging: LogOptions
 
     func run() throws {
         let summary = try exitingOnFailure { try StoreInspection.summary(ofStoreAt: store, modelAt: model) }

@@ -1,26 +1,32 @@
 import ArgumentParser
 import Foundation
+import Logging
 import Pipeline
 
 /// `sluice run PIPELINE.yaml`: runs a pipeline into its target store.
-struct Run: ParsableCommand {
+struct Run: LoggingCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run a pipeline: read its sources, map and validate the records, write the target store.",
+        abstract: "Run a pipeline: read, map and validate records, write the target store.",
         discussion: """
-            With `commit: atomic` the target is replaced only when the run succeeds; with `commit:
-            batches` each batch commits with a checkpoint, and after an interrupted run `--resume`
-            goes on from it (a target holding a checkpoint is refused without it). Records that
-            fail are written to `errors.rejects` (one JSON line each, every failure with its
-            position); more than `errors.max` of them fail the run.
+            With `commit: atomic` the target is replaced only when the run succeeds; with
+            `commit: batches` each batch commits with a checkpoint, and after an interrupted
+            run `--resume` goes on from it.
+
+            Rejected records (one JSON line each, every failure with its position) go to a
+            file of the run's own next to the target (target.rejects-TIME.jsonl), or where
+            `errors.rejects` or --rejects says; more than `errors.max` of them fail the run.
+
+            --dry-run previews the run against a copy of the target: the same counts, the
+            same rejects, nothing written but the report.
 
             Examples:
               sluice run Pipelines/shop.yaml
               sluice run Pipelines/shop.yaml --dry-run --report /tmp/report.json
-              sluice run nightly.yaml --resume
+              sluice run nightly.yaml --resume --wait-lock 600 --log-format json
 
-            Exit status: 0 success; 1 too many rejected records, or the imported graph breaks a
-            rule of the model (a count, a key, a required value); 2 pipeline or model error, or an
-            interrupted run to resume; 3 input, store or I/O error; 4 another run holds the target's lock.
+            Exit status: 0 done; 1 too many rejected records, or a graph breaking the
+            model; 2 usage, model or pipeline error, or an interrupted run to resume; 3
+            input, store or I/O error; 4 the target is locked; 130/143 SIGINT/SIGTERM.
             """)
 
     @Argument(help: "The pipeline file (YAML).")
@@ -28,35 +34,110 @@ struct Run: ParsableCommand {
 
     @OptionGroup var output: RunOutput
 
-    @Flag(help: "With `commit: batches`: go on from the checkpoint an interrupted run left in the target.")
+    @Flag(help: "With `commit: batches`: go on from the checkpoint of an interrupted run.")
     var resume = false
 
+    @OptionGroup var logging: LogOptions
+
     func run() throws {
-        let config = try exitingOnFailure { try PipelineFile.load(contentsOf: URL(fileURLWithPath: pipeline)) }
-        try execute(config, output, resume: resume)
+        try execute(command: "run", pipeline: pipeline, output, resume: resume) {
+            try PipelineFile.load(contentsOf: URL(fileURLWithPath: pipeline))
+        }
     }
 }
 
-/// What `sluice run` and `sluice import` share: dry run, report file, quiet.
+/// What `sluice run` and `sluice import` share: dry run, report, rejects, lock wait, quiet.
 struct RunOutput: ParsableArguments {
-    @Flag(help: "Import into an in-memory store; the target is not touched.")
+    @Flag(help: "Preview against a copy of the target: exact counts, nothing written.")
     var dryRun = false
 
-    @Option(help: "Also write the report as JSON to this file.")
+    @Option(help: "Write the run's report (JSON) to this file, however the run ends.")
     var report: String?
 
-    @Flag(help: "Print nothing but errors.")
+    @Option(
+        help: ArgumentHelp(
+            "Rejected records go to this file, or to a new file in this folder.", valueName: "path"))
+    var rejects: String?
+
+    @Option(help: ArgumentHelp("Wait up to this long for a run holding the lock.", valueName: "seconds"))
+    var waitLock: Double = 0
+
+    @Flag(help: "Print nothing but warnings and errors.")
     var quiet = false
+
+    func validate() throws {
+        guard waitLock >= 0 else { throw ValidationError("--wait-lock cannot be negative") }
+    }
 }
 
-/// Runs a loaded pipeline, writes the report and prints the summary (unless quiet); a failure is
-/// printed and becomes its exit status (`sluice run` and `sluice import`).
-func execute(_ config: PipelineConfig, _ output: RunOutput, resume: Bool) throws {
-    try exitingOnFailure {
-        let showsProgress = !output.quiet && isatty(STDERR_FILENO) != 0
-        let result = try PipelineRunner(config: config).run(
-            dryRun: output.dryRun, showsProgress: showsProgress, resume: resume)
-        if let report = output.report { try result.writeJSON(to: report) }
-        if !output.quiet { print(result.summary(for: config, dryRun: output.dryRun)) }
+/// The report of a command running a pipeline: written when it ends, or when a signal ends it.
+private final class RunRecord: @unchecked Sendable {
+    // @unchecked: `config` and `runner` are read and written with `lock` held; the rest is constant.
+    private let lock = NSLock()
+    private var config: PipelineConfig?
+    private var runner: PipelineRunner?
+    private let command: String, pipeline: String?, path: String?, dryRun: Bool
+    private let started = Date()
+
+    init(command: String, pipeline: String?, path: String?, dryRun: Bool) {
+        (self.command, self.pipeline, self.path, self.dryRun) = (command, pipeline, path, dryRun)
+    }
+
+    func set(_ config: PipelineConfig, _ runner: PipelineRunner) {
+        lock.withLock { (self.config, self.runner) = (config, runner) }
+    }
+
+    /// Writes the report (when `--report` asked for one) of the run ended by `error`, or done.
+    func write(_ error: (any Error)?) {
+        guard let path else { return }
+        let state: (PipelineConfig?, PipelineRunner?) = lock.withLock { (self.config, self.runner) }
+        let outcome = RunOutcome(
+            config: state.0, command: command, pipeline: pipeline, dryRun: dryRun, started: started,
+            report: state.1?.report ?? RunReport(), rejectsFile: state.1?.rejectsFile, error: error)
+        do { try outcome.write(to: path) } catch { log.error("\(error)") }
+    }
+}
+
+/// Runs a pipeline (`prepare` reads it) and writes its report however it ends; prints the
+/// summary (unless quiet), a warning naming the rejects file when records were rejected, and on
+/// failure the error — which becomes the exit status (`sluice run` and `sluice import`).
+/// - Parameter pipeline: the pipeline file, for the report.
+func execute(
+    command: String, pipeline: String?, _ output: RunOutput, resume: Bool, prepare: () throws -> PipelineConfig
+) throws {
+    if let path = output.report { try exitingOnFailure { try ReportFile.check(path) } }
+    let record = RunRecord(command: command, pipeline: pipeline, path: output.report, dryRun: output.dryRun)
+    RunStop.catchSignals { signal in
+        let error = RunError.stopped(signal: signal)
+        record.write(error)
+        Foundation.exit(failure(error).rawValue)
+    }
+    do {
+        var config = try prepare()
+        if let rejects = output.rejects { config.rejectsPath = rejects }
+        let runner = PipelineRunner(config: config)
+        record.set(config, runner)
+        var options = PipelineRunner.Options()
+        options.dryRun = output.dryRun
+        options.showsProgress = !output.quiet && isatty(STDERR_FILENO) != 0
+        options.resume = resume
+        options.waitLock = output.waitLock
+        let report = try runner.run(options)
+        record.write(nil)
+        if report.rejected > 0 {
+            let count = "\(report.rejected) record\(report.rejected == 1 ? " was" : "s were")"
+            let place = runner.rejectsFile.map { "; they are in \($0)" } ?? ""
+            warn("\(count) rejected (errors.max \(config.maxErrors))\(place)\(output.dryRun ? " in the dry run" : "")")
+        }
+        if !output.quiet {
+            print(
+                report.summary(
+                    for: config, dryRun: output.dryRun, rejectsFile: runner.rejectsFile, first: runner.firstRejects))
+        }
+    } catch let exit as ExitCode {
+        throw exit
+    } catch {
+        record.write(error)
+        throw failure(error)
     }
 }

@@ -3,7 +3,7 @@ import Pipeline
 
 /// `sluice seed MODEL SEED`: loads a model file and a seed file into a store, validates, saves, and
 /// prints what the store holds.
-struct Seed: ParsableCommand {
+struct Seed: LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Load a seed (fixture) file into a store through the object graph and print the store.",
         discussion: """
@@ -26,6 +26,8 @@ struct Seed: ParsableCommand {
 
     @Flag(help: "Print only the summary line.")
     var quiet = false
+
+    @OptionGroup var logging: LogOptions
 
     func run() throws {
         let result = try exitingOnFailure {

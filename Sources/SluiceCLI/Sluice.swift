@@ -1,13 +1,41 @@
 import ArgumentParser
+import Foundation
+import Pipeline
 
 @main
 struct Sluice: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice",
         abstract: "Bulk-import CSV, XML and SQL dumps into a validated object-graph store.",
+        discussion: """
+            Exit status (every command):
+              0  done (rejected records under errors.max: one warning names their file)
+              1  more rejected records than errors.max, or a graph breaking the model
+              2  usage, model or pipeline error
+              3  input, store or I/O error
+              4  another run holds the target's lock (see --wait-lock)
+              130, 143  stopped by SIGINT, SIGTERM (the target is as before)
+            """,
+        version: SluiceVersion.current,
         subcommands: [
             Run.self, Import.self, Infer.self, Check.self, Validate.self, Inspect.self, Convert.self, Export.self,
-            Seed.self,
+            Seed.self, Completions.self,
         ]
     )
+
+    /// Parses the command line, sets up logging and runs the command. A usage error exits 2 (the
+    /// status the table above gives), not ArgumentParser's 64.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            ((command as? any LoggingCommand)?.logging ?? LogOptions()).bootstrap()
+            try command.run()
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Pipeline
 
 /// `sluice validate STORE`: every rule of the model the stored graph breaks.
-struct Validate: ParsableCommand {
+struct Validate: LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Validate a whole store against its model and list every rule it breaks.",
         discussion: """
@@ -24,6 +24,8 @@ struct Validate: ParsableCommand {
 
     @Option(help: "The model (YAML, JSON or Xcode) to validate against, instead of the one stored.")
     var model: String?
+
+    @OptionGroup var logging: LogOptions
 
     func run() throws {
         let violations = try exitingOnFailure { try StoreInspection.violations(inStoreAt: store, modelAt: model) }

@@ -14,9 +14,14 @@ public struct RejectFailure: Sendable, Equatable {
 }
 
 /// A record that cannot become an object: every failure of it, not the first.
-public struct RecordReject: Error, Sendable {
+public struct RecordReject: Error, Sendable, CustomStringConvertible {
     public var source: String
     public var entity: String
     public var position: SourcePosition
     public var failures: [RejectFailure]
+
+    /// `customers.csv:3:1 (record 2): Customer: <each failure's message>; …`
+    public var description: String {
+        "\(position): \(entity): " + failures.map(\.message).joined(separator: "; ")
+    }
 }

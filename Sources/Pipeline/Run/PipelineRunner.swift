@@ -21,38 +21,94 @@ import ObjectGraph
 /// from the checkpoint. A lock next to the target keeps two runs from writing it at once.
 public final class PipelineRunner {
     public let config: PipelineConfig
+    /// The counts so far: once `run` returns, all of them; after it throws, those it had.
+    public private(set) var report = RunReport()
+    /// The file the rejected records went to (`nil` when none was rejected, or none was written).
+    public private(set) var rejectsFile: String?
+    /// The first rejected records (at most 3), for a summary that shows why.
+    public private(set) var firstRejects: [RecordReject] = []
 
     public init(config: PipelineConfig) {
         self.config = config
     }
 
-    /// - Parameters:
-    ///   - dryRun: import into an in-memory store; the target is not touched.
-    ///   - showsProgress: rewrite a progress line on standard error (source, records, rate,
-    ///     percentage of the file read, time left) every half second.
-    ///   - resume: `commit: batches` — go on from the checkpoint an interrupted run left in the
-    ///     target (without it, such a target is an error: `RunError.interrupted`).
+    public struct Options: Sendable {
+        /// Import into a copy of the target in the temporary folder, thrown away at the end: the
+        /// counts are the real run's, nothing is written but the report (no rejects file).
+        public var dryRun = false
+        /// Rewrite a progress line on standard error (source, records, rate, percentage of the
+        /// file read, time left) every half second.
+        public var showsProgress = false
+        /// `commit: batches`: go on from the checkpoint an interrupted run left in the target
+        /// (without it, such a target is an error: `RunError.interrupted`).
+        public var resume = false
+        /// Seconds to wait for a run holding the target's lock (0: fail at once, `RunError.locked`).
+        public var waitLock = 0.0
+        public init() {}
+    }
+
     /// - Throws: `RunError` (with the reader's, the store's or the file's error inside);
     ///   `PipelineFileError` when a mapping names a field its input does not have.
-    public func run(dryRun: Bool = false, showsProgress: Bool = false, resume: Bool = false) throws -> RunReport {
+    public func run(_ options: Options = Options()) throws -> RunReport {
         let start = Date()
         var clock = StageClock()
-        let transaction = try TargetTransaction(config: config, dryRun: dryRun, resume: resume)
-        let rejects = RejectsCollector(rejectsPath: config.rejectsPath)
+        RunStop.setRunning(true)
+        defer { RunStop.setRunning(false) }
+        let (rejectsPath, fresh) = Self.rejectsPath(of: config, dryRun: options.dryRun, at: start)
+        let rejects = RejectsCollector(rejectsPath: rejectsPath, fresh: fresh)
+        var transaction: TargetTransaction?
         do {
-            try importSources(into: transaction, rejects: rejects, showsProgress: showsProgress, clock: &clock)
-            var report = try FinalStage(config: config, transaction: transaction, rejects: rejects).run(clock: &clock)
-            try transaction.commit()
+            try RunStop.check()
+            let target = try TargetTransaction(
+                config: config, dryRun: options.dryRun, resume: options.resume, waitLock: options.waitLock)
+            transaction = target
+            try importSources(into: target, rejects: rejects, showsProgress: options.showsProgress, clock: &clock)
+            try RunStop.check()
+            report = try FinalStage(config: config, transaction: target, rejects: rejects).run(clock: &clock)
+            try RunStop.check()
+            try target.commit()
             clock.end("commit")
-            report.seconds = Date().timeIntervalSince(start)
-            report.stages = clock.stages
-            report.peakRSSMegabytes = Self.peakRSSMegabytes()
-            return report
         } catch {
-            transaction.abandon()
+            transaction?.abandon()
             try? rejects.close()
+            report = rejects.currentReport
+            report.stages = clock.stages
+            (rejectsFile, firstRejects) = (rejects.path, rejects.firstRejects)
+            report.seconds = Date().timeIntervalSince(start)
+            report.peakRSSMegabytes = Self.peakRSSMegabytes()
+            if case RunError.stopped(let signal, _) = error {
+                throw RunError.stopped(signal: signal, committed: transaction?.commitsBatches ?? false)
+            }
             throw Self.runError(error)
         }
+        (rejectsFile, firstRejects) = (rejects.path, rejects.firstRejects)
+        report.seconds = Date().timeIntervalSince(start)
+        report.stages = clock.stages
+        report.peakRSSMegabytes = Self.peakRSSMegabytes()
+        return report
+    }
+
+    /// Where a run's rejected records go: `errors.rejects` (`--rejects`) when it names a file; else a
+    /// file of the run's own, time-stamped (`shop.sqlite.rejects-20261124T031000Z.jsonl`), in the
+    /// folder it names or next to the target. A dry run writes none, nor does a run into an
+    /// in-memory store without `errors.rejects`.
+    /// - Returns: the path, and whether it is the run's own (`fresh`: never replaces a file).
+    static func rejectsPath(of config: PipelineConfig, dryRun: Bool, at start: Date) -> (String?, fresh: Bool) {
+        guard !dryRun else { return (nil, false) }
+        var isFolder: ObjCBool = false
+        let chosen = config.rejectsPath
+        if let chosen, !chosen.hasSuffix("/"),
+            !FileManager.default.fileExists(atPath: chosen, isDirectory: &isFolder) || !isFolder.boolValue
+        {
+            return (chosen, false)
+        }
+        let target = config.store == .inMemory ? nil : config.targetPath.map { URL(fileURLWithPath: $0) }
+        guard let folder = chosen.map({ URL(fileURLWithPath: $0) }) ?? target?.deletingLastPathComponent() else {
+            return (nil, false)
+        }
+        let stamp = start.formatted(Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted))
+        let name = "\(target?.lastPathComponent ?? "sluice").rejects-\(stamp).jsonl"
+        return (folder.appendingPathComponent(name).path, true)
     }
 
     /// The uniqueness constraints of the sources' entities that no source keys its records by: a

@@ -8,13 +8,21 @@ final class RejectsCollector: @unchecked Sendable {
     private let lock = NSLock()
     private var report = RunReport()
     private var file: RejectsFile
+    private var first: [RecordReject] = []
 
-    init(rejectsPath: String?) {
-        file = RejectsFile(path: rejectsPath)
+    /// - Parameter fresh: the path is the run's own time-stamped name (`RejectsFile`).
+    init(rejectsPath: String?, fresh: Bool = false) {
+        file = RejectsFile(path: rejectsPath, fresh: fresh)
     }
 
     /// The counts so far.
     var currentReport: RunReport { lock.withLock { report } }
+
+    /// The first rejected records (at most 3), for the message of a failed run.
+    var firstRejects: [RecordReject] { lock.withLock { first } }
+
+    /// The rejects file, once a rejected record made it.
+    var path: String? { lock.withLock { report.rejected > 0 ? file.path : nil } }
 
     /// Adds a batch's counts and writes its rejected records.
     /// - Throws: `RunError.file` when the rejects file cannot be written.
@@ -22,6 +30,7 @@ final class RejectsCollector: @unchecked Sendable {
         try lock.withLock {
             for (entity, batch) in counts { report.entities[entity, default: .init()].add(batch) }
             report.rejected += rejected.count
+            first += rejected.prefix(3 - min(3, first.count))
             for reject in rejected { try file.write(reject) }
         }
     }

@@ -1,17 +1,24 @@
 import Foundation
 import Readers
 
-/// The rejects file: one JSON object per rejected record, written as the run goes.
+/// The rejects file: one JSON object per rejected record, written as the run goes. It is made
+/// with the first rejected record; a run's own time-stamped file (`fresh`) takes the next free name
+/// (`-2`, `-3`, …) rather than replace another run's.
 struct RejectsFile {
     private var handle: FileHandle?
-    private let path: String?
+    /// The file; once made, the name it was made under.
+    private(set) var path: String?
+    private let fresh: Bool
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
 
-    init(path: String?) { self.path = path }
+    init(path: String?, fresh: Bool = false) {
+        self.path = path
+        self.fresh = fresh
+    }
 
     struct Line: Encodable {
         struct Position: Encodable {
@@ -34,8 +41,17 @@ struct RejectsFile {
     }
 
     mutating func write(_ reject: RecordReject) throws {
-        guard let path else { return }
+        guard var path else { return }
         if handle == nil {
+            if fresh {
+                let stem = path.hasSuffix(".jsonl") ? String(path.dropLast(6)) : path
+                var number = 1
+                while FileManager.default.fileExists(atPath: path) {
+                    number += 1
+                    path = "\(stem)-\(number).jsonl"
+                }
+                self.path = path
+            }
             _ = FileManager.default.createFile(atPath: path, contents: nil)
             guard let opened = FileHandle(forWritingAtPath: path) else {
                 throw RunError.file(.posix(.open, "the rejects file", path: path))

@@ -12,7 +12,8 @@ import Readers
 public enum RunError: Error, Sendable, CustomStringConvertible {
     /// More records were rejected than `errors.max` allows. `committed`: with `commit: batches`
     /// the batches saved so far stay in the target.
-    case tooManyRejects(count: Int, max: Int, rejects: String?, committed: Bool = false)
+    /// `first`: the first rejected records, for the message.
+    case tooManyRejects(count: Int, max: Int, rejects: String?, committed: Bool = false, first: [RecordReject] = [])
     /// The final stage found rules the imported graph breaks as a whole.
     case invalidGraph([GraphViolation])
     /// Another run holds the target's lock (the lock file's path).
@@ -34,6 +35,9 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
     /// `commit: batches`: the target holds the checkpoint of an interrupted run that this run
     /// does not go on from.
     case interrupted(InterruptedRun)
+    /// A signal (SIGINT, SIGTERM, SIGHUP) stopped the run: nothing was committed, or with
+    /// `commit: batches` (`committed`) the batches saved so far stay, with their checkpoint.
+    case stopped(signal: Int32, committed: Bool = false)
 
     /// The error this one stands for, when it wraps one.
     public var underlying: (any Error & Sendable)? {
@@ -48,11 +52,13 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .tooManyRejects(let count, let max, let rejects, let committed):
+        case .tooManyRejects(let count, let max, let rejects, let committed, let first):
+            let shown = first.isEmpty ? "" : (count == 1 ? ":" : first.count < count ? "; the first:" : ":")
             return "\(count) record\(count == 1 ? " was" : "s were") rejected, more than errors.max (\(max)); "
                 + (committed
                     ? "the batches saved so far stay in the target (commit: batches)" : "the target is unchanged")
-                + (rejects.map { "; see \($0)" } ?? "")
+                + shown + first.map { "\n  \($0)" }.joined()
+                + (rejects.map { "\n" + (count == 1 ? "It is in \($0)" : "All \(count) are in \($0)") } ?? "")
         case .invalidGraph(let violations):
             return
                 "the imported graph breaks \(violations.count) rule\(violations.count == 1 ? "" : "s") of the model:\n"
@@ -67,6 +73,11 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
             return "the target \(path) changed while the run worked on a copy of it (another program wrote it); "
                 + "nothing was committed — run again"
         case .interrupted(let run): return "\(run)"
+        case .stopped(let signal, let committed):
+            return "stopped by \(RunStop.name(of: signal)); "
+                + (committed
+                    ? "the batches saved so far stay in the target (commit: batches): --resume goes on from them"
+                    : "the target is unchanged")
         }
     }
 }

@@ -34,6 +34,8 @@ public struct RunReport: Sendable, Codable {
     public var stages: [Stage] = []
     public var peakRSSMegabytes = 0.0
 
+    public init() {}
+
     public struct Stage: Sendable, Codable, Equatable {
         public var name: String
         public var seconds: Double

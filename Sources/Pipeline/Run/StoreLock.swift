@@ -10,18 +10,31 @@ public final class StoreLock {
     public let path: String
     private let descriptor: Int32
 
-    /// Takes the lock without waiting.
-    /// - Throws: `StoreLock.Error.locked` when another process holds it; `.io` when the lock file
-    ///   cannot be opened.
-    public init(forStoreAt storePath: String) throws {
+    /// Takes the lock.
+    /// - Parameters:
+    ///   - waiting: seconds to wait for another process to release it (0: not at all).
+    ///   - shared: a reader's lock (a dry run): taken beside other readers, never beside a writer;
+    ///     the lock file is opened read-only, and `nil` comes back when there is none (no run has
+    ///     written the store).
+    /// - Throws: `StoreLock.Error.locked` when another process holds it (after `waiting`); `.io`
+    ///   when the lock file cannot be opened.
+    public init?(forStoreAt storePath: String, waiting: Double = 0, shared: Bool = false) throws {
         let lockPath = storePath + ".lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = shared ? open(lockPath, O_RDONLY | O_CLOEXEC) : open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if fd < 0 && shared && errno == ENOENT { return nil }
         guard fd >= 0 else { throw Error.io(path: lockPath, errno: errno) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        let deadline = Date().addingTimeInterval(max(0, waiting))
+        while flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
             let reason = errno
-            close(fd)
-            if reason == EWOULDBLOCK { throw Error.locked(path: lockPath) }
-            throw Error.io(path: lockPath, errno: reason)
+            guard reason == EWOULDBLOCK || reason == EINTR else {
+                close(fd)
+                throw Error.io(path: lockPath, errno: reason)
+            }
+            guard Date() < deadline else {
+                close(fd)
+                throw Error.locked(path: lockPath)
+            }
+            usleep(100_000)
         }
         self.path = lockPath
         self.descriptor = fd

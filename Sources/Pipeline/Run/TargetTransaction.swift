@@ -12,7 +12,10 @@ import Stores
 ///   wrote meanwhile is not replaced (`RunError.targetChanged`).
 /// - `commit: batches`: the run writes the target itself, each batch's save committing with a
 ///   checkpoint (`checkpoint`); `resumePosition` is where an interrupted run stopped.
-/// - A dry run, or an in-memory target: an in-memory store, no file, no lock.
+/// - A dry run: like `commit: atomic`, but the copy is made in a folder of its own in the temporary
+///   folder (`TMPDIR`) and removed at the end, never renamed: the target is only read (under a
+///   reader's lock, when a run ever locked it).
+/// - An in-memory target: an in-memory store, no file, no lock.
 ///
 /// The lock is held from `init` until the transaction is released.
 final class TargetTransaction {
@@ -31,36 +34,54 @@ final class TargetTransaction {
     private var lock: StoreLock?
     /// The target's file state when the run copied it (`commit: atomic`).
     private var copiedState: [String]?
+    /// A dry run's folder in the temporary folder, holding its copy of the target.
+    private var dryRunFolder: URL?
 
     /// Whether saves commit batch by batch (with a checkpoint) rather than at the end.
-    var commitsBatches: Bool { config.commit == .batches && target != nil }
+    var commitsBatches: Bool { config.commit == .batches && target != nil && dryRunFolder == nil }
 
-    /// Takes the lock, copies the target (`commit: atomic`), opens the store and, for
+    /// Takes the lock, copies the target (`commit: atomic`, a dry run), opens the store and, for
     /// `commit: batches`, reads the checkpoint an interrupted run left.
     /// - Parameters:
-    ///   - dryRun: an in-memory store; the target is not touched.
+    ///   - dryRun: work on a copy in the temporary folder; the target is only read.
     ///   - resume: `commit: batches`: go on from the checkpoint (without it, a target holding one
     ///     is refused: `RunError.interrupted`).
+    ///   - waitLock: seconds to wait for another run's lock.
     /// - Throws: `RunError` (`.locked`, `.file`, `.store`, `.interrupted`).
-    init(config: PipelineConfig, dryRun: Bool, resume: Bool) throws {
+    init(config: PipelineConfig, dryRun: Bool, resume: Bool, waitLock: Double = 0) throws {
         self.config = config
-        let target = dryRun || config.store == .inMemory ? nil : config.targetPath.map { URL(fileURLWithPath: $0) }
+        let target = config.store == .inMemory ? nil : config.targetPath.map { URL(fileURLWithPath: $0) }
         self.target = target
         coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
         var work = target
         if let target {
             let folder = target.deletingLastPathComponent()
-            do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
+            do {
+                if !dryRun { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+            } catch {
                 throw RunError.file(RunFileError(.createFolder, "of the target", path: folder.path, underlying: error))
             }
-            do { lock = try StoreLock(forStoreAt: target.path) } catch let error as StoreLock.Error {
+            do {
+                lock = try StoreLock(forStoreAt: target.path, waiting: waitLock, shared: dryRun)
+            } catch let error as StoreLock.Error {
                 switch error {
                 case .locked(let path): throw RunError.locked(path: path)
                 case .io(let path, let errno):
                     throw RunError.file(RunFileError(.lock, "the lock file", path: path, errno: errno))
                 }
             }
-            if config.commit == .atomic { work = try Self.workCopy(of: target, config: config, state: &copiedState) }
+            if dryRun {
+                let folder = try Self.dryRunFolder()
+                dryRunFolder = folder
+                work = try Self.workCopy(
+                    of: target, at: folder.appendingPathComponent(target.lastPathComponent), opening: false,
+                    config: config, state: &copiedState)
+            } else if config.commit == .atomic {
+                work = try Self.workCopy(
+                    of: target, at: URL(fileURLWithPath: target.path + ".sluice-tmp"),
+                    opening: config.sharesFile == false || (try? SQLiteStore.metadata(at: target)) != nil,
+                    config: config, state: &copiedState)
+            }
         }
         self.work = work
         do {
@@ -69,6 +90,16 @@ final class TargetTransaction {
             abandon()
             throw error
         }
+    }
+
+    /// A new folder of the dry run's own in the temporary folder.
+    private static func dryRunFolder() throws -> URL {
+        let template = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-dry-run-XXXXXX").path
+        var bytes = Array(template.utf8CString)
+        guard mkdtemp(&bytes) != nil else {
+            throw RunError.file(.posix(.createFolder, "for the dry run", path: template))
+        }
+        return URL(fileURLWithPath: bytes.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
     }
 
     private func openStore(resume: Bool) throws {
@@ -123,6 +154,7 @@ final class TargetTransaction {
         }
         coordinator.removePersistentStore(store)
         self.store = nil
+        if dryRunFolder != nil { return abandon() }
         if let target, let work, work != target { try Self.move(work, over: target, copiedState: copiedState) }
     }
 
@@ -131,16 +163,21 @@ final class TargetTransaction {
         if let store { coordinator.removePersistentStore(store) }
         store = nil
         if let target, let work, work != target { Self.removeStoreFiles(at: work) }
+        if let dryRunFolder { try? FileManager.default.removeItem(at: dryRunFolder) }
+        dryRunFolder = nil
     }
 
     // MARK: The work copy
 
-    /// The file the run writes: a copy of the target (or nothing, for a new target) next to it.
-    private static func workCopy(of target: URL, config: PipelineConfig, state: inout [String]?) throws -> URL {
-        let work = URL(fileURLWithPath: target.path + ".sluice-tmp")
+    /// The file the run writes, `work`: a copy of the target (or nothing, for a new target).
+    /// - Parameter opening: open the target as a store first, so that a store left with a WAL is
+    ///   checkpointed into its file (never for a dry run, which only reads the target).
+    private static func workCopy(
+        of target: URL, at work: URL, opening: Bool, config: PipelineConfig, state: inout [String]?
+    ) throws -> URL {
         removeStoreFiles(at: work)  // what a killed run left
         guard FileManager.default.fileExists(atPath: target.path) else { return work }
-        if (try? SQLiteStore.metadata(at: target)) != nil || !config.sharesFile {
+        if opening {
             // A cleanly closed store has no WAL left; open it once to make sure of that before copying.
             let check = PersistentStoreCoordinator(managedObjectModel: config.model)
             do {

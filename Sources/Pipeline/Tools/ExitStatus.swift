@@ -11,6 +11,7 @@ import Readers
 /// | 2 | usage, model or pipeline error (the message names file, line and column) |
 /// | 3 | input, store or I/O error |
 /// | 4 | another run holds the target's lock |
+/// | 128 + n | stopped by signal n (130 SIGINT, 143 SIGTERM, 129 SIGHUP) |
 ///
 /// `ExitStatus(for:)` is the one place that maps an error to a status: by its type and code,
 /// never by its message.
@@ -34,6 +35,13 @@ public enum ExitStatus: Int32, Sendable {
         }
     }
 
+    /// The number a command exits with when it fails with `error`: its status, or 128 + the signal's
+    /// number for a run a signal stopped (`RunError.stopped`), as shells report a killed command.
+    public static func code(for error: any Error) -> Int32 {
+        if case RunError.stopped(let signal, _) = error { return 128 + signal }
+        return ExitStatus(for: error).rawValue
+    }
+
     private static func status(of error: RunError) -> ExitStatus {
         switch error {
         case .tooManyRejects, .invalidGraph: return .dataErrors
@@ -41,7 +49,7 @@ public enum ExitStatus: Int32, Sendable {
         case .input(_, let reader): return ExitStatus(for: reader)
         case .store(let store): return status(of: store)
         case .unmappedRecord, .interrupted: return .usage
-        case .batchNotSaved, .file, .targetChanged: return .failure
+        case .batchNotSaved, .file, .targetChanged, .stopped: return .failure
         }
     }
 

@@ -18,8 +18,8 @@ struct FinalStage {
         let report = rejects.currentReport
         if report.rejected > config.maxErrors {
             throw RunError.tooManyRejects(
-                count: report.rejected, max: config.maxErrors, rejects: config.rejectsPath,
-                committed: transaction.commitsBatches)
+                count: report.rejected, max: config.maxErrors, rejects: rejects.path,
+                committed: transaction.commitsBatches, first: rejects.firstRejects)
         }
         let violations: [GraphViolation]
         do {

@@ -115,6 +115,8 @@ struct SourcePass {
                         if let due = pending.takeIfDue() { try retry(due, in: context, final: false) }
                     }
                     progress.add(records: batch.records.count)
+                    // A signal stops the run between batches.
+                    try RunStop.check()
                 } catch {
                     failure.set(error)
                     queue.cancel()
