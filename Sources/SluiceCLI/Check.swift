@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import Pipeline
 
 /// `sluice check PIPELINE.yaml`: reads the pipeline and its model and checks them against each other,
@@ -8,9 +9,11 @@ struct Check: LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check a pipeline file and its model without reading any data.",
         discussion: """
-            Reports every mistake with file, line and column: unknown keys, wrong types, entities,
-            attributes or relationships the model does not have, an attribute mapped twice, a `where`
-            that does not parse, an unset ${VARIABLE}. Input files must exist (they are not read).
+            Reports every mistake with file, line and column: unknown keys, wrong types,
+            entities, attributes or relationships the model does not have, an attribute
+            mapped twice, a `where` that does not parse, an unknown date format or
+            transform, an unset ${VARIABLE}, a required attribute or relationship that
+            nothing fills. Input files must exist (they are not read).
 
             Examples:
               sluice check Pipelines/shop.yaml
@@ -26,8 +29,9 @@ struct Check: LoggingCommand {
 
     func run() throws {
         let check = try exitingOnFailure { try PipelineCheck(pipelineAt: pipeline) }
-        for missing in check.missingInputs { FileHandle.standardError.write(Data("sluice: \(missing)\n".utf8)) }
+        for problem in check.problems + check.missingInputs { log.error("\(problem)") }
         print(check.summary)
+        if !check.problems.isEmpty { throw ExitCode(ExitStatus.usage.rawValue) }
         if !check.missingInputs.isEmpty { throw ExitCode(ExitStatus.failure.rawValue) }
     }
 }

@@ -5,7 +5,7 @@ import Pipeline
 /// `sluice inspect STORE`: the store's type, metadata, entities and counts.
 struct Inspect: LoggingCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show a store's type, identifier, model hash, metadata, and its objects per entity.",
+        abstract: "Show a store's type, metadata, schema, counts and first objects per entity.",
         discussion: """
             Opens the store read-only. Counts need the model: the one `sluice run` or `sluice import`
             recorded in the store, or `--model`. A store left by an interrupted `commit: batches`
@@ -28,10 +28,15 @@ struct Inspect: LoggingCommand {
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
+    @Option(help: "How many objects of each entity to show.")
+    var rows = 3
+
     @OptionGroup var logging: LogOptions
 
     func run() throws {
-        let summary = try exitingOnFailure { try StoreInspection.summary(ofStoreAt: store, modelAt: model) }
+        let summary = try exitingOnFailure {
+            try StoreInspection.summary(ofStoreAt: store, modelAt: model, rows: max(0, rows))
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -47,14 +52,45 @@ struct Inspect: LoggingCommand {
             lines.append("  holds the checkpoint of an interrupted run (sluice run --resume goes on from it)")
         }
         for (key, value) in summary.userInfo.sorted(by: { $0.key < $1.key }) { lines.append("  \(key) = \(value)") }
-        if let entities = summary.entities {
-            let width = entities.keys.map(\.count).max() ?? 0
-            for (name, count) in entities.sorted(by: { $0.key < $1.key }) {
-                lines.append("  " + name.padding(toLength: width, withPad: " ", startingAt: 0) + "  \(count)")
+        if let schema = summary.schema {
+            for entity in schema {
+                let count = summary.entities?[entity.entity] ?? 0
+                lines.append("")
+                lines.append("\(entity.entity): \(count) object\(count == 1 ? "" : "s")")
+                lines += wrapped(
+                    entity.properties.enumerated().map {
+                        $0.offset < entity.properties.count - 1 ? $0.element + "," : $0.element
+                    }, indent: "  ")
+                for row in entity.rows {
+                    lines += wrapped(
+                        row.sorted { $0.key < $1.key }.map { "\($0.key)=\(shortened($0.value))" }, indent: "  | ")
+                }
             }
         } else {
             lines.append("  (no model recorded in the store: give --model to count objects)")
         }
         print(lines.joined(separator: "\n"))
+    }
+
+    /// A value cut to 40 characters, line breaks shown as `\n`, quoted when it has a space.
+    private func shortened(_ value: String) -> String {
+        var flat = value.replacingOccurrences(of: "\n", with: "\\n")
+        if flat.count > 40 { flat = flat.prefix(39) + "…" }
+        let quoted = "\"" + flat.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        return flat.contains(" ") || flat.contains("\"") || flat.isEmpty ? quoted : flat
+    }
+
+    /// `words` put on lines of at most 80 columns (a longer word on a line of its own), each line
+    /// starting with `indent`.
+    private func wrapped(_ words: [String], indent: String) -> [String] {
+        var lines: [String] = [], line = ""
+        for word in words {
+            if !line.isEmpty && indent.count + line.count + 1 + word.count > 80 {
+                lines.append(indent + line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        return lines + (line.isEmpty ? [] : [indent + line])
     }
 }

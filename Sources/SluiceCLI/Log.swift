@@ -13,8 +13,10 @@ struct LogOptions: ParsableArguments {
 
     /// Sends every `Logger` of the process to standard error in this format, from this level up.
     func bootstrap() {
-        let colour = logFormat == .text && isatty(STDERR_FILENO) != 0 && ProcessInfo.processInfo.environment["NO_COLOR"]
-            .map(\.isEmpty) ?? true
+        let colour =
+            logFormat == .text && isatty(STDERR_FILENO) != 0
+            && ProcessInfo.processInfo.environment["NO_COLOR"]
+                .map(\.isEmpty) ?? true
         let (format, level) = (logFormat, logLevel.level)
         LoggingSystem.bootstrap { _ in StandardErrorLog(format: format, colour: colour, logLevel: level) }
     }
@@ -67,7 +69,9 @@ struct StandardErrorLog: LogHandler {
         case .json:
             var object: [String: Any] = ["time": time, "level": event.level.rawValue, "message": "\(event.message)"]
             for (key, value) in fields where object[key] == nil { object[key] = Self.json(value) }
-            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+            let data =
+                (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+                ?? Data()
             line = String(decoding: data, as: UTF8.self)
         case .text:
             var label = event.level >= .error ? "" : "\(event.level.rawValue): "

@@ -188,7 +188,12 @@ extension PipelineReader {
                 switch text(value, "date", source: source) {
                 case "iso8601"?: field.date = .iso8601
                 case "unix"?, "unix-seconds"?: field.date = .unixSeconds
-                case let pattern?: field.date = .pattern(pattern)
+                case let pattern?:
+                    if let mistake = Self.datePatternMistake(pattern) {
+                        fail(value, mistake, entity: source, property: attribute)
+                    } else {
+                        field.date = .pattern(pattern)
+                    }
                 case nil: break
                 }
             case "binary":
@@ -455,5 +460,30 @@ extension PipelineReader {
             if let column = text(from, "\(label) \(attribute)", source: source) { key.append((attribute, column)) }
         }
         return key
+    }
+
+    /// Why `pattern` is not a date format (`iso8601`, `unix`, or a Unicode date pattern such as
+    /// `dd.MM.yyyy HH:mm`), or `nil` when it is one: a letter outside quotes that no date field
+    /// uses (`iso8610`: `i`, `o`), or no field for the day, the year or the time at all.
+    static func datePatternMistake(_ pattern: String) -> String? {
+        let fields = Set("GyYuUrQqMLlwWdDFgEecabBhHKkjJCmsSAzZOvVXx")
+        var quoted = false, used: Set<Character> = [], unknown: [Character] = []
+        for character in pattern {
+            if character == "'" {
+                quoted.toggle()
+            } else if !quoted && character.isASCII && character.isLetter {
+                if fields.contains(character) { used.insert(character) } else { unknown.append(character) }
+            }
+        }
+        let help = "a date format is iso8601, unix, or a pattern such as yyyy-MM-dd or dd.MM.yyyy HH:mm"
+        if !unknown.isEmpty {
+            let letters = unknown.map { "`\($0)`" }.joined(separator: ", ")
+            return "unknown date format \(pattern.debugDescription): \(letters) \(unknown.count == 1 ? "is" : "are") "
+                + "not a date field (\(help))"
+        }
+        if used.isDisjoint(with: Set("yYuUdDMLHhKkms")) {
+            return "unknown date format \(pattern.debugDescription): it has no year, month, day or time field (\(help))"
+        }
+        return nil
     }
 }

@@ -69,6 +69,7 @@ public final class PipelineRunner {
             try target.commit()
             clock.end("commit")
         } catch {
+            let committed = transaction?.commitsBatches ?? false
             transaction?.abandon()
             try? rejects.close()
             report = rejects.currentReport
@@ -77,7 +78,7 @@ public final class PipelineRunner {
             report.seconds = Date().timeIntervalSince(start)
             report.peakRSSMegabytes = Self.peakRSSMegabytes()
             if case RunError.stopped(let signal, _) = error {
-                throw RunError.stopped(signal: signal, committed: transaction?.commitsBatches ?? false)
+                throw RunError.stopped(signal: signal, committed: committed)
             }
             throw Self.runError(error)
         }

@@ -153,7 +153,9 @@ public struct RunOutcome: Sendable, Codable {
             }
             current = (error as? RunError)?.underlying
         }
-        if let position { (reported.file, reported.line, reported.column) = (position.file, position.line, position.column) }
+        if let position {
+            (reported.file, reported.line, reported.column) = (position.file, position.line, position.column)
+        }
         if let issue { (reported.file, reported.line, reported.column) = (issue.file, issue.line, issue.column) }
         return reported
     }

@@ -24,10 +24,13 @@ extension RunReport {
         }
         if rejected > 0 {
             if dryRun {
-                lines.append("  \(rejected) record\(rejected == 1 ? "" : "s") would be rejected\(rejected > first.count ? ", the first:" : ":")")
+                lines.append(
+                    "  \(rejected) record\(rejected == 1 ? "" : "s") would be rejected\(rejected > first.count ? ", the first:" : ":")"
+                )
                 lines += first.map { "    \($0)" }
             } else {
-                lines.append("  \(rejected) rejected record\(rejected == 1 ? "" : "s") in \(rejectsFile ?? "(no rejects file)")")
+                lines.append(
+                    "  \(rejected) rejected record\(rejected == 1 ? "" : "s") in \(rejectsFile ?? "(no rejects file)")")
             }
         }
         return lines.joined(separator: "\n")

@@ -8,6 +8,9 @@ public struct PipelineCheck: Sendable {
     public let summary: String
     /// One message per input file that does not exist (`file:line: source NAME: the input … does not exist`).
     public let missingInputs: [String]
+    /// Mistakes that would reject every record though the file reads: a required attribute or
+    /// to-one relationship that no field, default, lookup or parent of any source fills.
+    public let problems: [String]
 
     /// Loads and checks the pipeline at `path`.
     /// - Throws: `PipelineFileError` (with `ModelFileError` issues) naming file, line and column.
@@ -15,11 +18,16 @@ public struct PipelineCheck: Sendable {
         let config = try PipelineFile.load(contentsOf: URL(fileURLWithPath: path))
         missingInputs = config.sources.filter { $0.path != "-" && !FileManager.default.fileExists(atPath: $0.path) }
             .map { "\(config.file):\($0.line): source \($0.name): the input \($0.path) does not exist" }
+        problems = Self.unfilled(config)
         let target =
             config.store == .inMemory ? "an in-memory store" : "\(config.store.storeType) \(config.targetPath ?? "?")"
         let contexts = "\(config.contexts) context\(config.contexts == 1 ? "" : "s")"
+        let verdict =
+            problems.isEmpty && missingInputs.isEmpty
+            ? "OK"
+            : "\(problems.count + missingInputs.count) problem\(problems.count + missingInputs.count == 1 ? "" : "s")"
         var lines = [
-            "\(path): OK",
+            "\(path): \(verdict)",
             "  model \(config.modelPath) (\(config.model.entities.count) entities)",
             "  target \(target), commit \(config.commit.rawValue), batches of \(config.batchSize) in \(contexts), "
                 + "merge \(config.merge)",
@@ -29,6 +37,39 @@ public struct PipelineCheck: Sendable {
                 "  source \(source.name): \(source.format.rawValue) \(source.path) → \(Self.describe(source.mapping))")
         }
         summary = lines.joined(separator: "\n")
+    }
+
+    /// The required attributes and to-one relationships of each source's objects (and their nested
+    /// children's) that nothing fills: no field maps them, they have no default, no lookup sets them,
+    /// they are not the parent of nested records — and no other source of the entity fills them
+    /// either (a second source may complete objects the first made).
+    static func unfilled(_ config: PipelineConfig) -> [String] {
+        var filled: [String: Set<String>] = [:]
+        var made: [(source: PipelineConfig.Source, mapping: PipelineConfig.Mapping, parent: String?)] = []
+        func visit(_ source: PipelineConfig.Source, _ mapping: PipelineConfig.Mapping, parent: String?) {
+            guard mapping.links == nil else { return }
+            made.append((source, mapping, parent))
+            var names = Set(mapping.fields.map(\.attribute)).union(mapping.relationships.map(\.relationship))
+            if let parent { names.insert(parent) }
+            filled[mapping.entity, default: []].formUnion(names)
+            for child in mapping.children { visit(source, child.mapping, parent: child.parent) }
+        }
+        for source in config.sources { visit(source, source.mapping, parent: nil) }
+        var problems: [String] = [], said: Set<String> = []
+        for (source, mapping, _) in made {
+            guard let entity = config.model.entity(named: mapping.entity) else { continue }
+            let fills = filled[mapping.entity] ?? []
+            let attributes = entity.attributes.filter { !$0.isOptional && !$0.isTransient && $0.defaultValue.isNull }
+            let relationships = entity.relationships.filter { !$0.isOptional && !$0.isToMany }
+            for name in attributes.map(\.name) + relationships.map(\.name) where !fills.contains(name) {
+                guard said.insert("\(entity.name).\(name)").inserted else { continue }
+                let what = entity.attribute(named: name) != nil ? "attribute" : "relationship"
+                problems.append(
+                    "\(config.file):\(source.line): source \(source.name): \(entity.name).\(name) is a required \(what) "
+                        + "that no field, default, lookup or parent fills: every record would be rejected")
+            }
+        }
+        return problems
     }
 
     private static func describe(_ mapping: PipelineConfig.Mapping) -> String {
