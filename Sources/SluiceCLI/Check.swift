@@ -8,6 +8,7 @@ import Pipeline
 struct Check: LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check a pipeline file and its model without reading any data.",
+        usage: "sluice check <pipeline> [<options>]",
         discussion: """
             Reports every mistake with file, line and column: unknown keys, wrong types,
             entities, attributes or relationships the model does not have, an attribute
@@ -19,7 +20,8 @@ struct Check: LoggingCommand {
               sluice check Pipelines/shop.yaml
               SLUICE_OUT=/tmp/run sluice check Pipelines/shop.yaml
 
-            Exit status: 0 the pipeline is usable; 2 it has errors; 3 an input file is missing.
+            Exit status: 0 the pipeline is usable; 2 it has errors; 3 an input file is
+            missing.
             """)
 
     @Argument(help: "The pipeline file (YAML).")

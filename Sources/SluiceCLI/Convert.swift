@@ -5,12 +5,13 @@ import Pipeline
 struct Convert: LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Copy a store into a new store of another type (SQLite, XML, binary).",
+        usage: "sluice convert <source> <destination> [<options>]",
         discussion: """
-            Every object, value and relationship is copied; objects keep their references where
-            the target allows (so IDs survive a round trip). The source's type is read from its
-            first bytes; the destination's from --to or its extension (.sqlite, .xml, .bin). The
-            model is --model, or the one recorded in the source (a run records it; convert carries
-            it along).
+            Every object, value and relationship is copied; objects keep their
+            references where the target allows (so IDs survive a round trip). The
+            source's type is read from its first bytes; the destination's from --to or
+            its extension (.sqlite, .xml, .bin). The model is --model, or the one
+            recorded in the source (a run records it; convert carries it along).
 
             Examples:
               sluice convert out/shop.sqlite out/shop.xml
@@ -18,8 +19,9 @@ struct Convert: LoggingCommand {
               sluice convert out/shop.bin out/again.sqlite --to sqlite
               sluice convert old.xml new.sqlite --model SampleData/shop.model.yaml
 
-            Exit status: 0 success; 2 no model known, or a model the source was not written with;
-            3 I/O or store error (the destination exists, a damaged source).
+            Exit status: 0 success; 2 no model known, or a model the source was not
+            written with; 3 I/O or store error (the destination exists, a damaged
+            source).
             """)
 
     @Argument(help: "The store to copy.")

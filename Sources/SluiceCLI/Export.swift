@@ -6,25 +6,28 @@ import Pipeline
 struct Export: LoggingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a store out as plain data: CSV, JSON Lines or a SQL script.",
+        usage: "sluice export <store> --to <file> [<options>]",
         discussion: """
-            Reads any store Sluice writes (SQLite in either layout, XML, binary) a batch at a time and
-            writes a table per root entity (its sub-entities in it, named in an `entity` column) and
-            one per many-to-many relationship, named as the plain SQLite layout names them. A to-one
-            relationship is written as its destination's key (`customer_id`, `product_sku`); decimals
-            keep every digit, dates are ISO 8601 in UTC, binary is base64. A CSV export imports back
-            into an equal store with `sluice import`.
+            Reads any store Sluice writes (SQLite in either layout, XML, binary) a batch
+            at a time and writes a table per root entity (its sub-entities in it, named
+            in an `entity` column) and one per many-to-many relationship, named as the
+            plain SQLite layout names them. A to-one relationship is written as its
+            destination's key (`customer_id`, `product_sku`); decimals keep every digit,
+            dates are ISO 8601 in UTC, binary is base64. A CSV export imports back into
+            an equal store with `sluice import`.
 
-            --to names a folder (it exists, ends in `/` or has no extension: one `<table>.csv`,
-            `.jsonl` or `.sql` per table) or a file (CSV: one table; JSON Lines: every line names its
-            table; SQL: one script). `-` is standard output.
+            --to names a folder (it exists, ends in `/` or has no extension: one
+            `<table>.csv`, `.jsonl` or `.sql` per table) or a file (CSV: one table; JSON
+            Lines: every line names its table; SQL: one script). `-` is standard output.
 
             Examples:
               sluice export out/shop.sqlite --to out/shop-csv/
               sluice export out/shop.sqlite --to out/orders.csv --entity Order
-              sluice export out/shop.xml --to out/shop.sql && sqlite3 copy.db < out/shop.sql
+              sluice export out/shop.xml --to out/shop.sql
+              sqlite3 copy.db < out/shop.sql
 
-            Exit status: 0 done; 2 unknown entity, several tables into one CSV file, or no model
-            known; 3 no such store, or an output that cannot be written.
+            Exit status: 0 done; 2 unknown entity, several tables into one CSV file, or
+            no model known; 3 no such store, or an output that cannot be written.
             """)
 
     @Argument(help: "The store (SQLite, XML or binary, written by Sluice).")

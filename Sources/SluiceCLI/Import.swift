@@ -5,30 +5,33 @@ import Pipeline
 /// `sluice import INPUT... --to STORE`: a one-off import without a pipeline file.
 struct Import: LoggingCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Import files into a store in one command, inferring the model when none is given.",
+        abstract: "Import files into a store, inferring the model when none is given.",
         discussion: """
-            Reads the inputs once to infer a model (an entity per CSV file, XML record element or SQL
-            table, named after it; types from every value — `007` stays text; a dump's keys, unique
-            columns and foreign keys become keys and relationships), then imports them like a
-            pipeline would: a foreign key whose row comes later waits for it, keys make re-imports
-            update instead of duplicate, the target is replaced only when the import succeeds.
+            Reads the inputs once to infer a model (an entity per CSV file, XML record
+            element or SQL table, named after it; types from every value — `007` stays
+            text; a dump's keys, unique columns and foreign keys become keys and
+            relationships), then imports them like a pipeline would: a foreign key whose
+            row comes later waits for it, keys make re-imports update instead of
+            duplicate, the target is replaced only when the import succeeds.
 
-            Into an existing store: a store written by Sluice is imported into with its own model
-            (or --model); a SQLite database of another program gets Sluice's tables next to its
-            own, which are never touched (a name clash is refused).
+            Into an existing store: a store written by Sluice is imported into with its
+            own model (or --model); a SQLite database of another program gets Sluice's
+            tables next to its own, which are never touched (a name clash is refused).
 
-            --save-pipeline writes the pipeline (and the inferred model next to it) to keep: run it
-            from cron with `sluice run`.
+            --save-pipeline writes the pipeline (and the inferred model next to it) to
+            keep: run it from cron with `sluice run`.
 
             Examples:
               sluice import SampleData/customers.csv --to out/customers.sqlite
-              sluice import export.csv --to out/x.sqlite --delimiter ';' --no-header --null NULL --encoding latin1
+              sluice import export.csv --to out/x.sqlite --delimiter ';' --no-header \\
+                --null NULL --encoding latin1
               sluice import feed.xml --record /orders/order --field number=@id \\
                 --field placed=placed/date --to out/feed.sqlite
               sluice import legacy.sql.gz --to app.db --save-pipeline legacy.yaml
 
-            Exit status: as `sluice run` (0 success; 1 rejected records or an invalid graph; 2 usage,
-            model or pipeline error; 3 input, store or I/O error; 4 the target is locked).
+            Exit status: as `sluice run` (0 success; 1 rejected records or an invalid
+            graph; 2 usage, model or pipeline error; 3 input, store or I/O error; 4 the
+            target is locked).
             """)
 
     @Argument(help: "Input files: CSV, XML, SQL dumps or SQLite files (plain or gzipped).")

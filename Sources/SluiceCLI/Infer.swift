@@ -4,24 +4,26 @@ import Pipeline
 /// `sluice infer INPUT...`: prints a proposed model file for the inputs.
 struct Infer: LoggingCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Propose a model (YAML) for CSV, XML, SQL dump or SQLite inputs, from every value they hold.",
+        abstract: "Propose a model (YAML) for CSV, XML, SQL dump or SQLite inputs.",
+        usage: "sluice infer <inputs> ... [<options>]",
         discussion: """
-            One entity per CSV file, XML record element (and each kind of nested record) or SQL
-            table. A column's type is the narrowest that holds every value without loss (`007` and
-            `+5` stay strings; a date only when every value is ISO 8601 with a zone, a bare day, or
-            SQL's `2024-01-31 12:30:00` in UTC); a column is required when no value is empty (a SQL
-            table: when it says NOT NULL). Keys come from declared primary keys and
-            unique constraints, or an `id` column whose values all differ; relationships from
-            declared foreign keys, `<name>_id` columns matching another input's key, and nesting.
-            Review the proposal, then use it with `sluice import --model` or a pipeline file.
+            One entity per CSV file, XML record element (and each kind of nested record)
+            or SQL table. A column's type is the narrowest that holds every value
+            without loss (`007` and `+5` stay strings; a date only when every value is
+            ISO 8601 with a zone, a bare day, or SQL's `2024-01-31 12:30:00` in UTC); a
+            column is required when no value is empty (a SQL table: when it says NOT
+            NULL). Keys come from declared primary keys and unique constraints, or an
+            `id` column whose values all differ; relationships from declared foreign
+            keys, `<name>_id` columns matching another input's key, and nesting. Review
+            the proposal, then use it with `sluice import --model` or a pipeline file.
 
             Examples:
               sluice infer SampleData/customers.csv
               sluice infer SampleData/legacy-orders.sql > legacy.model.yaml
               sluice infer SampleData/orders.xml --record /orders/order
 
-            Exit status: 0 success; 2 a missing or wrong option; 3 an input that cannot be read
-            (the message names file, line and column).
+            Exit status: 0 success; 2 a missing or wrong option; 3 an input that cannot
+            be read (the message names file, line and column).
             """)
 
     @Argument(help: "Input files (plain or gzipped).")

@@ -5,18 +5,20 @@ import Pipeline
 /// `sluice inspect STORE`: the store's type, metadata, entities and counts.
 struct Inspect: LoggingCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show a store's type, metadata, schema, counts and first objects per entity.",
+        abstract: "Show a store's metadata, schema, counts and first objects.",
+        usage: "sluice inspect <store> [<options>]",
         discussion: """
-            Opens the store read-only. Counts need the model: the one `sluice run` or `sluice import`
-            recorded in the store, or `--model`. A store left by an interrupted `commit: batches`
-            run says so.
+            Opens the store read-only. Counts need the model: the one `sluice run` or
+            `sluice import` recorded in the store, or `--model`. A store left by an
+            interrupted `commit: batches` run says so.
 
             Examples:
               sluice inspect out/shop.sqlite
               sluice inspect out/shop.sqlite --json
               sluice inspect legacy.sqlite --model SampleData/shop.model.yaml
 
-            Exit status: 0 success; 2 the model does not read; 3 no such store, or not a Sluice store.
+            Exit status: 0 success; 2 the model does not read; 3 no such store, or not a
+            Sluice store.
             """)
 
     @Argument(help: "The store (SQLite, XML or binary, written by Sluice).")

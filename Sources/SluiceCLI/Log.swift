@@ -8,7 +8,7 @@ struct LogOptions: ParsableArguments {
     @Option(help: "Log lines: text (ISO 8601 time first) or json (one object per line).")
     var logFormat = LogFormat.text
 
-    @Option(help: "The least level logged: trace, debug, info, notice, warning, error, critical.")
+    @Option(help: "The least level logged.")
     var logLevel = LogLevel.notice
 
     /// Sends every `Logger` of the process to standard error in this format, from this level up.

@@ -6,18 +6,20 @@ import Pipeline
 /// `sluice run PIPELINE.yaml`: runs a pipeline into its target store.
 struct Run: LoggingCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run a pipeline: read, map and validate records, write the target store.",
+        abstract: "Run a pipeline: read, map, validate, write the target store.",
+        usage: "sluice run <pipeline> [<options>]",
         discussion: """
-            With `commit: atomic` the target is replaced only when the run succeeds; with
-            `commit: batches` each batch commits with a checkpoint, and after an interrupted
-            run `--resume` goes on from it.
+            With `commit: atomic` the target is replaced only when the run succeeds;
+            with `commit: batches` each batch commits with a checkpoint, and after an
+            interrupted run `--resume` goes on from it.
 
-            Rejected records (one JSON line each, every failure with its position) go to a
-            file of the run's own next to the target (target.rejects-TIME.jsonl), or where
-            `errors.rejects` or --rejects says; more than `errors.max` of them fail the run.
+            Rejected records (one JSON line each, every failure with its position) go to
+            a file of the run's own next to the target (target.rejects-TIME.jsonl), or
+            where `errors.rejects` or --rejects says; more than `errors.max` of them
+            fail the run.
 
-            --dry-run previews the run against a copy of the target: the same counts, the
-            same rejects, nothing written but the report.
+            --dry-run previews the run against a copy of the target: the same counts,
+            the same rejects, nothing written but the report.
 
             Examples:
               sluice run Pipelines/shop.yaml

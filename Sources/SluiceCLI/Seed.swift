@@ -5,14 +5,17 @@ import Pipeline
 /// prints what the store holds.
 struct Seed: LoggingCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Load a seed (fixture) file into a store through the object graph and print the store.",
+        abstract: "Load a seed (fixture) file into a store and print the store.",
+        usage: "sluice seed <model> <seed> [--to <store>] [<options>]",
         discussion: """
-            Each object of the seed is inserted with its attributes, relationships are set by the
-            destination's key values, the whole graph is validated (every failure listed) and saved.
+            Each object of the seed is inserted with its attributes, relationships are
+            set by the destination's key values, the whole graph is validated (every
+            failure listed) and saved.
 
             Examples:
               sluice seed SampleData/shop.model.yaml SampleData/shop.seed.yaml
-              sluice seed SampleData/shop.model.yaml SampleData/shop.seed.yaml --to out/seeded.sqlite
+              sluice seed SampleData/shop.model.yaml SampleData/shop.seed.yaml \\
+                --to out/seeded.sqlite
             """)
 
     @Argument(help: "The model file (YAML or JSON).")

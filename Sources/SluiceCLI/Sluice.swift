@@ -6,7 +6,7 @@ import Pipeline
 struct Sluice: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice",
-        abstract: "Bulk-import CSV, XML and SQL dumps into a validated object-graph store.",
+        abstract: "Bulk-import CSV, XML and SQL dumps into a validated store.",
         discussion: """
             Exit status (every command):
               0  done (rejected records under errors.max: one warning names their file)
@@ -28,7 +28,7 @@ struct Sluice: ParsableCommand {
     static func main() {
         do {
             var command = try parseAsRoot()
-            ((command as? any LoggingCommand)?.logging ?? LogOptions()).bootstrap()
+            ((command as? any LoggingCommand)?.logging ?? (try? LogOptions.parse([])))?.bootstrap()
             try command.run()
         } catch {
             if exitCode(for: error) == .validationFailure {

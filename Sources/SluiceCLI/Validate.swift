@@ -4,19 +4,22 @@ import Pipeline
 /// `sluice validate STORE`: every rule of the model the stored graph breaks.
 struct Validate: LoggingCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Validate a whole store against its model and list every rule it breaks.",
+        abstract: "Validate a whole store against its model; list every rule broken.",
+        usage: "sluice validate <store> [<options>]",
         discussion: """
-            Checks required attributes and relationships, minimum and maximum values, lengths and
-            patterns, to-many minimum and maximum counts and uniqueness constraints over every
-            object, each rule as one query of the store (memory stays flat). Uses the model the
-            store was written with, or `--model` (e.g. a stricter one, before adopting it).
+            Checks required attributes and relationships, minimum and maximum values,
+            lengths and patterns, to-many minimum and maximum counts and uniqueness
+            constraints over every object, each rule as one query of the store (memory
+            stays flat). Uses the model the store was written with, or `--model` (e.g. a
+            stricter one, before adopting it).
 
             Examples:
               sluice validate out/shop.sqlite
               sluice validate out/shop.sqlite --model SampleData/shop.model.yaml
 
-            Exit status: 0 the store is valid; 1 it breaks rules (listed on standard output);
-            2 the model does not read or none is known; 3 no such store, or not a Sluice store.
+            Exit status: 0 the store is valid; 1 it breaks rules (listed on standard
+            output); 2 the model does not read or none is known; 3 no such store, or not
+            a Sluice store.
             """)
 
     @Argument(help: "The store (SQLite, XML or binary, written by Sluice).")
