@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SLUICE := .build/debug/sluice
 
-.PHONY: help build test lint format run bench tsan fuzz clean
+.PHONY: help build test lint format run install bench tsan fuzz clean
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -27,6 +27,20 @@ run: build ## Run the example pipeline (CSV + SQL dump + XML) into out/shop.sqli
 	@echo
 	@echo "Query it with any SQLite client, for example:"
 	@echo "  sqlite3 -header out/shop.sqlite 'SELECT o.order_number, o.placed_at, c.name FROM orders o JOIN customers c USING (customer_id)'"
+
+PREFIX ?= /usr/local
+CONFIGURATION ?= release
+install: ## Build (release) and install bin/sluice, its man page and bash/zsh/fish completions under PREFIX (/usr/local)
+	$(SWIFT) build -c $(CONFIGURATION) --product sluice
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 755 .build/$(CONFIGURATION)/sluice $(DESTDIR)$(PREFIX)/bin/sluice
+	python3 scripts/man-page.py .build/$(CONFIGURATION)/sluice > $(DESTDIR)$(PREFIX)/share/man/man1/sluice.1
+	.build/$(CONFIGURATION)/sluice completions bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/sluice
+	.build/$(CONFIGURATION)/sluice completions zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_sluice
+	.build/$(CONFIGURATION)/sluice completions fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/sluice.fish
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/sluice (man sluice; completions for bash, zsh, fish)"
 
 BENCH ?= ../shared/bench
 bench: ## Run the benchmarks (release build; the kit's data generator at $(BENCH)); one BENCH line per case
