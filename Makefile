@@ -30,8 +30,9 @@ run: build ## Run the example pipeline (CSV + SQL dump + XML) into out/shop.sqli
 
 PREFIX ?= /usr/local
 CONFIGURATION ?= release
+INSTALL_BUILD ?= $(SWIFT) build -c $(CONFIGURATION) --product sluice
 install: ## Build (release) and install bin/sluice, its man page and bash/zsh/fish completions under PREFIX (/usr/local)
-	$(SWIFT) build -c $(CONFIGURATION) --product sluice
+	$(INSTALL_BUILD)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d

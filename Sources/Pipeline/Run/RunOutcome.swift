@@ -1,5 +1,6 @@
 import Foundation
 import ModelFiles
+import ObjectGraph
 import Readers
 
 #if canImport(Glibc)
@@ -160,9 +161,13 @@ public struct RunOutcome: Sendable, Codable {
         return reported
     }
 
+    /// `ReaderError.raggedRow`, `StoreError.constraintViolation`, `RunError.tooManyRejects`: the
+    /// error a run error wraps, when it wraps one, else the run error's case.
     private static func typeName(_ error: any Error) -> String {
         let type = String(describing: Swift.type(of: error))
+        if let error = error as? RunError, let underlying = error.underlying { return typeName(underlying) }
         if let error = error as? ReaderError { return "\(type).\(error.kind.rawValue)" }
+        if let error = error as? StoreError { return "\(type).\(error.code)" }
         let mirror = Mirror(reflecting: error)
         guard mirror.displayStyle == .enum else { return type }
         let name = mirror.children.first?.label ?? String(describing: error).prefix { $0 != "(" }.description
