@@ -24,9 +24,8 @@ extension RunReport {
         }
         if rejected > 0 {
             if dryRun {
-                lines.append(
-                    "  \(rejected) record\(rejected == 1 ? "" : "s") would be rejected\(rejected > first.count ? ", the first:" : ":")"
-                )
+                let which = rejected > first.count ? ", the first:" : ":"
+                lines.append("  \(rejected) record\(rejected == 1 ? "" : "s") would be rejected\(which)")
                 lines += first.map { "    \($0)" }
             } else {
                 lines.append(

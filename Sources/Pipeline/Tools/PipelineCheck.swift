@@ -65,8 +65,8 @@ public struct PipelineCheck: Sendable {
                 guard said.insert("\(entity.name).\(name)").inserted else { continue }
                 let what = entity.attribute(named: name) != nil ? "attribute" : "relationship"
                 problems.append(
-                    "\(config.file):\(source.line): source \(source.name): \(entity.name).\(name) is a required \(what) "
-                        + "that no field, default, lookup or parent fills: every record would be rejected")
+                    "\(config.file):\(source.line): source \(source.name): \(entity.name).\(name) is a required "
+                        + "\(what) that no field, default, lookup or parent fills: every record would be rejected")
             }
         }
         return problems
