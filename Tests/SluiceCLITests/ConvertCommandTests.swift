@@ -32,7 +32,7 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: binary)).starts(with: Data("SLUICEBS".utf8)))
         let inspect = try runSluice(["inspect", binary])
         #expect(
-            inspect.stdout.contains("Binary store") && inspect.stdout.contains("OrderLine  7"),
+            inspect.stdout.contains("Binary store") && inspect.stdout.contains("OrderLine: 7 objects"),
             "\(inspect.stdout)\(inspect.stderr)")
         #expect(try runSluice(["validate", xml]).status == 0)
         #expect(try runSluice(["convert", binary, back, "--to", "sqlite", "--model", model]).status == 0)

@@ -29,7 +29,7 @@ import Testing
         let model = try String(contentsOf: directory.url.appendingPathComponent("codes.model.yaml"), encoding: .utf8)
         #expect(model.contains("field1: { type: string, optional: false }"))
         let inspect = try runSluice(["inspect", store])
-        #expect(inspect.stdout.contains("Code  3"), "\(inspect.stdout)")
+        #expect(inspect.stdout.contains("Code: 3 objects"), "\(inspect.stdout)")
     }
 
     @Test func aKeyMakesReimportsUpdates() throws {
