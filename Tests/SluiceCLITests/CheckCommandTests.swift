@@ -48,7 +48,8 @@ import Testing
                 model: \(Self.root.path)/SampleData/shop.model.yaml
                 target: { store: in-memory }
                 sources:
-                  - { name: customers, format: csv, path: nowhere.csv, entity: Customer, fields: { id: customer_id, name: name, email: email } }
+                  - { name: customers, format: csv, path: nowhere.csv, entity: Customer,
+                      fields: { id: customer_id, name: name, email: email } }
                 """)
         let result = try runSluice(["check", pipeline.path])
         #expect(result.status == 3)
