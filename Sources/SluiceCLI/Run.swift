@@ -124,8 +124,23 @@ func execute(
         options.showsProgress = !output.quiet && isatty(STDERR_FILENO) != 0
         options.resume = resume
         options.waitLock = output.waitLock
+        log.info(
+            "\(command) started",
+            metadata: [
+                "pipeline": "\(pipeline ?? "-")", "target": "\(config.targetPath ?? "in-memory")",
+                "dryRun": .stringConvertible(output.dryRun),
+            ])
         let report = try runner.run(options)
         record.write(nil)
+        let counts = report.totals
+        log.info(
+            "\(command) done",
+            metadata: [
+                "read": .stringConvertible(counts.read), "inserted": .stringConvertible(counts.inserted),
+                "updated": .stringConvertible(counts.updated), "unchanged": .stringConvertible(counts.unchanged),
+                "rejected": .stringConvertible(report.rejected),
+                "seconds": .stringConvertible((report.seconds * 100).rounded() / 100),
+            ])
         if report.rejected > 0 {
             let count = "\(report.rejected) record\(report.rejected == 1 ? " was" : "s were")"
             let place = runner.rejectsFile.map { "; they are in \($0)" } ?? ""

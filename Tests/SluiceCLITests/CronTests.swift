@@ -249,6 +249,9 @@ import Glibc
             #expect(object["time"] is String && object["level"] is String && object["message"] is String)
         }
         #expect(lines.contains { $0.contains(#""level":"warning""#) && $0.contains("rejected") })
+        // From info down: the run's start and end, with its counts as numbers.
+        #expect(lines.contains { $0.contains(#""message":"run started""#) && $0.contains(#""dryRun":false"#) })
+        #expect(lines.contains { $0.contains(#""message":"run done""#) && $0.contains(#""rejected":1"#) })
         let text = try runSluice(["run", pipeline.path, "--quiet"])
         let line = try #require(text.stderr.split(separator: "\n").first)
         #expect(

@@ -27,6 +27,8 @@ public struct RunReport: Sendable, Codable {
         }
     }
     public var entities: [String: Counts] = [:]
+    /// Every entity's counts added up.
+    public var totals: Counts { entities.values.reduce(into: Counts()) { $0.add($1) } }
     public var rejected = 0
     public var seconds = 0.0
     /// Where the time went, in order: one entry per source (named after it), then the final stage's
