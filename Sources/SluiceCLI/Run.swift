@@ -107,8 +107,15 @@ private final class RunRecord: @unchecked Sendable {
 func execute(
     command: String, pipeline: String?, _ output: RunOutput, resume: Bool, prepare: () throws -> PipelineConfig
 ) throws {
-    if let path = output.report { try exitingOnFailure { try ReportFile.check(path) } }
-    let record = RunRecord(command: command, pipeline: pipeline, path: output.report, dryRun: output.dryRun)
+    if let path = output.report {
+        try exitingOnFailure {
+            try OutputFile.check(path, .report, config: nil, reads: pipeline.map { [$0] } ?? [])
+            try ReportFile.check(path)
+        }
+    }
+    let record = RunRecord(
+        command: command, pipeline: pipeline.map { URL(fileURLWithPath: $0).standardizedFileURL.path },
+        path: output.report, dryRun: output.dryRun)
     RunStop.catchSignals { signal in
         let error = RunError.stopped(signal: signal)
         record.write(error)
@@ -117,6 +124,7 @@ func execute(
     do {
         var config = try prepare()
         if let rejects = output.rejects { config.rejectsPath = rejects }
+        if let path = output.report { try OutputFile.check(path, .report, config: config) }
         let runner = PipelineRunner(config: config)
         record.set(config, runner)
         var options = PipelineRunner.Options()

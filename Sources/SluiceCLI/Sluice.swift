@@ -14,7 +14,8 @@ struct Sluice: ParsableCommand {
               2  usage, model or pipeline error
               3  input, store or I/O error
               4  another run holds the target's lock (see --wait-lock)
-              130, 143  stopped by SIGINT, SIGTERM (the target is as before)
+              129, 130, 143  stopped by SIGHUP, SIGINT, SIGTERM (the target is as
+                 before)
             """,
         version: SluiceVersion.current,
         subcommands: [

@@ -278,4 +278,66 @@ import Glibc
         let waited = try runSluice(["run", pipeline.path, "--wait-lock", "30"])
         #expect(waited.status == 0, "\(waited.stderr)")
     }
+
+    @Test func outputsNeverReplaceWhatTheRunReadsOrWrites() throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(in: directory, max: 5)
+        let input = try directory.file("items.csv", contents: "id,name,qty,shelf\n1,bolt,x,A\n2,nut,4,A\n")
+        #expect(try runSluice(["run", pipeline.path, "--quiet"]).status == 0)
+        let target = directory.url.appendingPathComponent("out/items.sqlite")
+        let files = [input, pipeline, directory.url.appendingPathComponent("m.yaml"), target]
+        let before = try files.map { try Data(contentsOf: $0) }
+        for file in files {
+            for option in ["--report", "--rejects"] {
+                let result = try runSluice(["run", pipeline.path, "--quiet", option, file.path])
+                #expect(result.status == 2, "\(option) \(file.lastPathComponent): \(result.status) \(result.stderr)")
+            }
+        }
+        let saved = try runSluice(["import", input.path, "--to", target.path, "--save-pipeline", input.path])
+        #expect(saved.status == 2 && saved.stderr.contains("is an input"))
+        // A file another program wrote is not replaced by a report either.
+        let notes = try directory.file("notes.txt", contents: "keep me\n")
+        #expect(try runSluice(["run", pipeline.path, "--quiet", "--report", notes.path]).status == 2)
+        #expect(try String(contentsOf: notes, encoding: .utf8) == "keep me\n")
+        #expect(try files.map { try Data(contentsOf: $0) } == before)
+        // A rejects folder that is not there fails the run before it reads (exit 3), not at the
+        // first rejected record.
+        let missing = try runSluice(["run", pipeline.path, "--rejects", directory.url.path + "/none/"])
+        #expect(missing.status == 3 && missing.stderr.contains("the rejects file"))
+    }
+
+    @Test func aFailedRunLeavesTheTargetByteForByte() throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(in: directory)
+        _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n1,bolt,3,A\n")
+        #expect(try runSluice(["run", pipeline.path]).status == 0)
+        let target = directory.url.appendingPathComponent("out/items.sqlite")
+        let before = try Data(contentsOf: target)
+        _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n2,nut,x,A\n3,pin,y,B\n")
+        let failed = try runSluice(["run", pipeline.path])
+        #expect(failed.status == 1)
+        #expect(try Data(contentsOf: target) == before, "not even the header's journal mode")
+        // The first reasons are the first records of the input.
+        #expect(
+            failed.stderr.contains("items.csv:2:1 (record 1)") && failed.stderr.contains("items.csv:3:1 (record 2)"))
+    }
+
+    @Test func aSignalStopsTheWaitForTheLock() throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(in: directory)
+        _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n1,bolt,3,A\n")
+        try FileManager.default.createDirectory(
+            at: directory.url.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let lock = open(directory.url.appendingPathComponent("out/items.sqlite.lock").path, O_RDWR | O_CREAT, 0o644)
+        defer { close(lock) }
+        #expect(flock(lock, LOCK_EX) == 0)
+        let report = directory.url.appendingPathComponent("r.json")
+        let process = try startSluice(["run", pipeline.path, "--wait-lock", "600", "--report", report.path])
+        usleep(1_500_000)
+        let sent = Date()
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 143 && Date().timeIntervalSince(sent) < 5)
+        #expect(try Self.report(report)["status"] as? String == "interrupted")
+    }
 }

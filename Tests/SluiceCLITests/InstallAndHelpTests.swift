@@ -36,6 +36,14 @@ import Testing
         var result = try runSluice(["check", try pipeline("made: { column: made, date: iso8610 }").path])
         #expect(result.status == 2)
         #expect(result.stderr.contains("p.yaml:9:") && result.stderr.contains(#"unknown date format "iso8610""#))
+        // Patterns that parse but surely mean something else: minutes for months, the week-based
+        // year, the day of the year.
+        for (pattern, said) in [
+            ("yyyy-mm-dd", "`m` is the minute"), ("YYYY-MM-dd", "week-based year"), ("yyyy-MM-DD", "day of the year"),
+        ] {
+            result = try runSluice(["check", try pipeline("made: { column: made, date: \"\(pattern)\" }").path])
+            #expect(result.status == 2 && result.stderr.contains(said), "\(pattern): \(result.stderr)")
+        }
         // An unknown transform.
         result = try runSluice(["check", try pipeline("qty: { column: qty, transform: [trim, shout] }").path])
         #expect(result.status == 2 && result.stderr.contains(#"unknown transform "shout""#))
@@ -56,6 +64,14 @@ import Testing
         ])
         #expect(
             result.status == 3 && result.stderr.contains("gone.csv does not exist") && !result.stdout.contains("OK"))
+        // A missing input whose format the pipeline does not name: its name tells (exit 3, not 2).
+        let unnamed = try directory.file(
+            "q.yaml",
+            contents: try String(contentsOf: try pipeline("made: made", path: "later.csv"), encoding: .utf8)
+                .replacingOccurrences(of: "    format: csv\n", with: ""))
+        result = try runSluice(["check", unnamed.path])
+        #expect(result.status == 3 && result.stderr.contains("later.csv does not exist"), "\(result.stderr)")
+        #expect(try runSluice(["run", unnamed.path]).status == 3)
         // All put right.
         result = try runSluice(["check", try pipeline("made: { column: made, date: dd.MM.yyyy }").path])
         #expect(result.status == 0 && result.stdout.contains(": OK"), "\(result.stderr)")

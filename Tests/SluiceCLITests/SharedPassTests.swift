@@ -103,7 +103,7 @@ import Testing
         let json =
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
         let stages = (json?["stages"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
-        #expect(stages == ["customers", "products", "orders", "indexes", "validation", "commit"])
+        #expect(stages == ["target", "customers", "products", "orders", "indexes", "validation", "commit"])
     }
 
     /// A record whose parent never comes in the pass is rejected with its key, as per source.

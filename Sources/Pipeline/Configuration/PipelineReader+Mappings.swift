@@ -484,6 +484,17 @@ extension PipelineReader {
         if used.isDisjoint(with: Set("yYuUdDMLHhKkms")) {
             return "unknown date format \(pattern.debugDescription): it has no year, month, day or time field (\(help))"
         }
+        // Letters that parse, but not what the pattern surely means.
+        let mistaken = "date format \(pattern.debugDescription): "
+        if used.contains("m") && used.isDisjoint(with: Set("HhKk")) {
+            return mistaken + "`m` is the minute and the pattern has no hour; the month is `MM` (\(help))"
+        }
+        if used.contains("Y") && !used.contains("w") {
+            return mistaken + "`Y` is the week-based year (2024-12-30 is in its 2025); the calendar year is `yyyy`"
+        }
+        if used.contains("D") && !used.isDisjoint(with: Set("ML")) {
+            return mistaken + "`D` is the day of the year; the day of the month is `dd`"
+        }
         return nil
     }
 }

@@ -34,7 +34,8 @@ extension PipelineReader {
                     entity: subject)
             }
         } else if entry("format") == nil {
-            format = try? InputFormat.detect(path: path)
+            // A file not there yet (`check` says so; a run fails reading it, exit 3) goes by its name.
+            format = (try? InputFormat.detect(path: path)) ?? InputFormat.named(byExtensionOf: path)
             if format == nil {
                 fail(
                     node, "the source needs a `format` (csv, xml, sqldump or sqlite): its file does not tell",

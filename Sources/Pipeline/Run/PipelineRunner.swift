@@ -62,6 +62,11 @@ public final class PipelineRunner {
             let target = try TargetTransaction(
                 config: config, dryRun: options.dryRun, resume: options.resume, waitLock: options.waitLock)
             transaction = target
+            clock.end("target")
+            if let rejectsPath {
+                if !fresh { try OutputFile.check(rejectsPath, .rejects, config: config) }
+                try ReportFile.check(rejectsPath, role: "the rejects file")
+            }
             try importSources(into: target, rejects: rejects, showsProgress: options.showsProgress, clock: &clock)
             try RunStop.check()
             report = try FinalStage(config: config, transaction: target, rejects: rejects).run(clock: &clock)
@@ -101,7 +106,7 @@ public final class PipelineRunner {
         if let chosen, !chosen.hasSuffix("/"),
             !FileManager.default.fileExists(atPath: chosen, isDirectory: &isFolder) || !isFolder.boolValue
         {
-            return (chosen, false)
+            return (URL(fileURLWithPath: chosen).standardizedFileURL.path, false)
         }
         let target = config.store == .inMemory ? nil : config.targetPath.map { URL(fileURLWithPath: $0) }
         guard let folder = chosen.map({ URL(fileURLWithPath: $0) }) ?? target?.deletingLastPathComponent() else {

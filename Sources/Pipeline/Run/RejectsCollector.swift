@@ -1,4 +1,5 @@
 import Foundation
+import Readers
 
 /// The run's accounting: per-entity counts (read, inserted, updated, unchanged, rejected) and the
 /// rejected records, written to the rejects file as each batch finishes. Shared by a run's
@@ -30,9 +31,19 @@ final class RejectsCollector: @unchecked Sendable {
         try lock.withLock {
             for (entity, batch) in counts { report.entities[entity, default: .init()].add(batch) }
             report.rejected += rejected.count
-            first += rejected.prefix(3 - min(3, first.count))
-            for reject in rejected { try file.write(reject) }
+            // In input order: a batch's value failures are found before its lookup failures.
+            let ordered = rejected.sorted(by: Self.inputOrder)
+            first = Array((first + ordered.prefix(3)).sorted(by: Self.inputOrder).prefix(3))
+            for reject in ordered { try file.write(reject) }
         }
+    }
+
+    /// Whether `a` comes before `b` in the inputs: by file, record (or line), column.
+    static func inputOrder(_ a: RecordReject, _ b: RecordReject) -> Bool {
+        let (p, q) = (a.position, b.position)
+        if p.file != q.file { return p.file < q.file }
+        if (p.record ?? p.line) != (q.record ?? q.line) { return (p.record ?? p.line) < (q.record ?? q.line) }
+        return p.column < q.column
     }
 
     /// Closes the rejects file (every line written is on disk once it returns).

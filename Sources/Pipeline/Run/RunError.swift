@@ -122,7 +122,17 @@ public struct RunFileError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         var reason = ""
         if let errno { reason = ": " + String(cString: strerror(errno)) }
-        if let underlying { reason = ": " + ((underlying as? LocalizedError)?.errorDescription ?? "\(underlying)") }
+        if let underlying {
+            // Foundation's file errors carry the system's reason under them: say that, not the dump.
+            let error = underlying as NSError
+            if let posix = error.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {
+                reason = ": " + String(cString: strerror(Int32(posix.code)))
+            } else if error.domain == NSCocoaErrorDomain, error.code == NSFileNoSuchFileError {
+                reason = ": " + String(cString: strerror(ENOENT))
+            } else {
+                reason = ": " + ((underlying as? LocalizedError)?.errorDescription ?? "\(underlying)")
+            }
+        }
         return "cannot \(operation.rawValue) \(role) \(path)\(reason)"
     }
 }

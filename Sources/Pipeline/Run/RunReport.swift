@@ -31,7 +31,8 @@ public struct RunReport: Sendable, Codable {
     public var totals: Counts { entities.values.reduce(into: Counts()) { $0.add($1) } }
     public var rejected = 0
     public var seconds = 0.0
-    /// Where the time went, in order: one entry per source (named after it), then the final stage's
+    /// Where the time went, in order: `target` (the lock and the work copy), one entry per source
+    /// (named after it), then the final stage's
     /// `indexes` (built after the load), `validation` (the whole graph) and `commit`.
     public var stages: [Stage] = []
     public var peakRSSMegabytes = 0.0

@@ -30,7 +30,8 @@ public final class StoreLock {
                 close(fd)
                 throw Error.io(path: lockPath, errno: reason)
             }
-            guard Date() < deadline else {
+            // A signal stops the wait (the run then reports it stopped, not locked).
+            guard Date() < deadline, RunStop.requested == nil else {
                 close(fd)
                 throw Error.locked(path: lockPath)
             }

@@ -64,6 +64,7 @@ final class TargetTransaction {
             do {
                 lock = try StoreLock(forStoreAt: target.path, waiting: waitLock, shared: dryRun)
             } catch let error as StoreLock.Error {
+                if let signal = RunStop.requested { throw RunError.stopped(signal: signal) }
                 switch error {
                 case .locked(let path): throw RunError.locked(path: path)
                 case .io(let path, let errno):
@@ -74,13 +75,10 @@ final class TargetTransaction {
                 let folder = try Self.dryRunFolder()
                 dryRunFolder = folder
                 work = try Self.workCopy(
-                    of: target, at: folder.appendingPathComponent(target.lastPathComponent), opening: false,
-                    config: config, state: &copiedState)
+                    of: target, at: folder.appendingPathComponent(target.lastPathComponent), state: &copiedState)
             } else if config.commit == .atomic {
                 work = try Self.workCopy(
-                    of: target, at: URL(fileURLWithPath: target.path + ".sluice-tmp"),
-                    opening: config.sharesFile == false || (try? SQLiteStore.metadata(at: target)) != nil,
-                    config: config, state: &copiedState)
+                    of: target, at: URL(fileURLWithPath: target.path + ".sluice-tmp"), state: &copiedState)
             }
         }
         self.work = work
@@ -169,28 +167,13 @@ final class TargetTransaction {
 
     // MARK: The work copy
 
-    /// The file the run writes, `work`: a copy of the target (or nothing, for a new target).
-    /// - Parameter opening: open the target as a store first, so that a store left with a WAL is
-    ///   checkpointed into its file (never for a dry run, which only reads the target).
-    private static func workCopy(
-        of target: URL, at work: URL, opening: Bool, config: PipelineConfig, state: inout [String]?
-    ) throws -> URL {
+    /// The file the run writes, `work`: a copy of the target (or nothing, for a new target), its
+    /// WAL with it, owned and permitted as the target is. The target itself is only read: never
+    /// opened as a store here (that would switch it to WAL mode, or add a store's tables to
+    /// another program's database), so a run that fails leaves it byte for byte as it was.
+    private static func workCopy(of target: URL, at work: URL, state: inout [String]?) throws -> URL {
         removeStoreFiles(at: work)  // what a killed run left
         guard FileManager.default.fileExists(atPath: target.path) else { return work }
-        if opening {
-            // A cleanly closed store has no WAL left; open it once to make sure of that before copying.
-            let check = PersistentStoreCoordinator(managedObjectModel: config.model)
-            do {
-                let existing = try TargetStore.add(
-                    to: check, at: target, type: config.store.storeType,
-                    options: config.store == .sqlite ? config.storeOptions : [:])
-                check.removePersistentStore(existing)
-            } catch let error as StoreError {
-                throw RunError.store(error)
-            }
-        }
-        // Another program's database is never opened as a store here (that would add the
-        // store's tables to it): its file and WAL are copied as they are.
         state = fileState(of: target)
         for suffix in ["", "-wal"] where suffix.isEmpty || FileManager.default.fileExists(atPath: target.path + suffix)
         {
@@ -198,6 +181,12 @@ final class TargetTransaction {
                 throw RunError.file(
                     RunFileError(.copy, "the target to work on", path: target.path + suffix, underlying: error))
             }
+        }
+        var info = stat()
+        if stat(target.path, &info) == 0 {
+            // The group a reader relies on goes with the new file (the owner too, where allowed).
+            _ = chown(work.path, info.st_uid, info.st_gid)
+            _ = chmod(work.path, info.st_mode & 0o7777)
         }
         return work
     }

@@ -1,6 +1,10 @@
 import Foundation
 
 extension ImportPlan {
+    /// The first line of every pipeline `sluice import` writes (`--save-pipeline` replaces only such
+    /// a file).
+    static let pipelineHeader = "# Written by `sluice import`; run it again with `sluice run`."
+
     /// An import's pipeline written to disk and loaded: run `config`, then `removeFiles()` (which
     /// keeps them when the user asked to save the pipeline).
     public struct Prepared {
@@ -23,6 +27,9 @@ extension ImportPlan {
     ///   file cannot be written.
     public static func prepare(_ options: Options, savingPipelineTo savePipeline: String?) throws -> Prepared {
         let saved = savePipeline.map { URL(fileURLWithPath: $0) }
+        if let saved {
+            try OutputFile.check(saved.path, .pipeline, config: nil, reads: options.inputs, target: options.target)
+        }
         let directory = saved?.deletingLastPathComponent() ?? FileManager.default.temporaryDirectory
         let stem = saved?.deletingPathExtension().lastPathComponent ?? "sluice-import-\(getpid())"
         let modelFile = directory.appendingPathComponent(stem + ".model.yaml")

@@ -147,7 +147,7 @@ public struct ImportPlan {
         notImported = inference.notImported
 
         let plans = inference.plans()
-        var text = "# Written by `sluice import`; run it again with `sluice run`.\nversion: 1\n"
+        var text = Self.pipelineHeader + "\nversion: 1\n"
         text += "model: \(Self.quoted(modelPath))\n"
         // Another program's SQLite database: the store's tables go next to its own.
         var shared = false

@@ -22,13 +22,14 @@ public struct PipelineCheck: Sendable {
         let target =
             config.store == .inMemory ? "an in-memory store" : "\(config.store.storeType) \(config.targetPath ?? "?")"
         let contexts = "\(config.contexts) context\(config.contexts == 1 ? "" : "s")"
+        let entities = config.model.entities.count
         let verdict =
             problems.isEmpty && missingInputs.isEmpty
             ? "OK"
             : "\(problems.count + missingInputs.count) problem\(problems.count + missingInputs.count == 1 ? "" : "s")"
         var lines = [
             "\(path): \(verdict)",
-            "  model \(config.modelPath) (\(config.model.entities.count) entities)",
+            "  model \(config.modelPath) (\(entities) entit\(entities == 1 ? "y" : "ies"))",
             "  target \(target), commit \(config.commit.rawValue), batches of \(config.batchSize) in \(contexts), "
                 + "merge \(config.merge)",
         ]

@@ -13,15 +13,23 @@ public enum InputFormat: String, Sendable, CaseIterable {
         let n = try head.withUnsafeMutableBytes { try source.read(into: $0) }
         head = Array(head[..<n])
         if head.starts(with: Array("SQLite format 3\0".utf8)) { return .sqlite }
+        if let format = named(byExtensionOf: path) { return format }
+        let text = head.drop { $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
+        if text.first == UInt8(ascii: "<") { return .xml }
+        throw ReaderError(
+            .invalidOption, "cannot tell the format of \(path); give it with --format csv|xml|sqldump|sqlite")
+    }
+
+    /// The format a file name says (`.csv`, `.tsv`, `.txt`, `.xml`, `.sql`, `.db`, `.sqlite`,
+    /// `.sqlite3`, each maybe with `.gz`), without reading the file: for a file that is not there.
+    public static func named(byExtensionOf path: String) -> InputFormat? {
         var name = path.lowercased()
         if name.hasSuffix(".gz") { name.removeLast(3) }
         if name.hasSuffix(".csv") || name.hasSuffix(".tsv") || name.hasSuffix(".txt") { return .csv }
         if name.hasSuffix(".xml") { return .xml }
         if name.hasSuffix(".sql") { return .sqldump }
-        let text = head.drop { $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
-        if text.first == UInt8(ascii: "<") { return .xml }
-        throw ReaderError(
-            .invalidOption, "cannot tell the format of \(path); give it with --format csv|xml|sqldump|sqlite")
+        if name.hasSuffix(".db") || name.hasSuffix(".sqlite") || name.hasSuffix(".sqlite3") { return .sqlite }
+        return nil
     }
 }
 

@@ -37,7 +37,8 @@ struct FinalStage {
     }
 }
 
-/// Where a run's time went: stages ended one after another.
+/// Where a run's time went: stages ended one after another (`target`: the lock, waited for with
+/// `--wait-lock`, and the work copy).
 struct StageClock {
     private var start = Date()
     private(set) var stages: [RunReport.Stage] = []
