@@ -14,7 +14,6 @@ public enum RunStop {
     private static let received = Atomic<Int32>(0)
     private static let running = Atomic<Bool>(false)
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
-    nonisolated(unsafe) private static var outsideRun: (@Sendable (Int32) -> Void)?
 
     /// The signal that asked the run to stop; `nil` while none has.
     public static var requested: Int32? {
@@ -25,7 +24,6 @@ public enum RunStop {
     /// Catches the signals from now on (call once, from the main thread, before any run).
     /// - Parameter outsideRun: what a signal does while no run is going (it ends the process).
     public static func catchSignals(outsideRun: @escaping @Sendable (Int32) -> Void) {
-        self.outsideRun = outsideRun
         for number in [SIGINT, SIGTERM, SIGHUP] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
