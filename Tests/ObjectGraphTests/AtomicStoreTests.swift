@@ -281,6 +281,33 @@ final class RecordingStore: JSONLinesStore {
         #expect(ada.objectID == author.objectID)
     }
 
+    /// With `deferred_writes`, many saves write the file once, at `flush()` — an import's work copy
+    /// is not rewritten whole per batch — and what is flushed reads back like any store.
+    @Test func deferredWritesWriteTheFileOnceAtFlush() throws {
+        PersistentStoreCoordinator.registerStoreType(RecordingStore.self, named: "Recording")
+        let directory = try TemporaryDirectory()
+        let url = directory.url.appendingPathComponent("deferred.jsonl")
+        let model = try Self.model()
+        _ = callLog.take()
+        let graph = try TestGraph(model: model, storeType: "Recording", url: url, options: ["deferred_writes": "true"])
+        for batch in 0..<10 {
+            for number in 0..<5 { graph.insert("Author", ["name": .string("A\(batch)-\(number)")]) }
+            try graph.context.save()
+            graph.context.reset()
+        }
+        #expect(!callLog.take().contains { $0.hasPrefix("save(") })
+        let written = (try? Data(contentsOf: url)) ?? Data()
+        #expect(written.isEmpty)
+        #expect(try graph.context.count(for: FetchRequest(entityName: "Author")) == 50)
+        try #require(graph.store as? AtomicStore).flush()
+        #expect(callLog.take() == ["save(50)"])
+        try #require(graph.store as? AtomicStore).flush()
+        #expect(callLog.take().isEmpty, "nothing left to write")
+        graph.coordinator.removePersistentStore(graph.store)
+        let reopened = try TestGraph(model: model, storeType: "Recording", url: url)
+        #expect(try reopened.context.count(for: FetchRequest(entityName: "Author")) == 50)
+    }
+
     @Test func aZeroLengthFileIsANewStoreAndGoesIfNeverSaved() throws {
         PersistentStoreCoordinator.registerStoreType(JSONLinesStore.self, named: JSONLinesStore.typeName)
         let directory = try TemporaryDirectory()

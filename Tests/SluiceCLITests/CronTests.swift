@@ -340,4 +340,80 @@ import Glibc
         #expect(process.terminationStatus == 143 && Date().timeIntervalSince(sent) < 5)
         #expect(try Self.report(report)["status"] as? String == "interrupted")
     }
+
+    @Test func anEmptyVariableIsRefusedNotTakenForNothing() throws {
+        let directory = try TemporaryDirectory()
+        _ = try directory.file("m.yaml", contents: Self.model)
+        let pipeline = try directory.file(
+            "p.yaml",
+            contents: """
+                model: m.yaml
+                target: { store: sqlite, path: "${OUTDIR}/items.sqlite" }
+                sources:
+                  - { name: items, path: items.csv, entity: Item, key: id, fields: { id: id, name: name } }
+                """)
+        _ = try directory.file("items.csv", contents: "id,name\n1,bolt\n")
+        for command in ["check", "run"] {
+            let result = try runSluice([command, pipeline.path], environment: ["OUTDIR": ""])
+            #expect(result.status == 2, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("the environment variable OUTDIR is empty"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: "/items.sqlite"))
+    }
+
+    /// A target named through a symbolic link: the real store is locked, copied and replaced, and
+    /// the link stays a link (before, the link itself was copied and the store written in place).
+    @Test func aSymlinkedTargetKeepsTheAtomicCommit() throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(in: directory)
+        _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n1,bolt,3,A\n")
+        #expect(try runSluice(["run", pipeline.path]).status == 0)
+        let out = directory.url.appendingPathComponent("out")
+        let real = directory.url.appendingPathComponent("real.sqlite")
+        try FileManager.default.moveItem(at: out.appendingPathComponent("items.sqlite"), to: real)
+        try FileManager.default.createSymbolicLink(
+            atPath: out.appendingPathComponent("items.sqlite").path, withDestinationPath: "../real.sqlite")
+        let before = try Data(contentsOf: real)
+        // A failing run leaves the real store as it was.
+        _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n2,nut,x,A\n")
+        #expect(try runSluice(["run", pipeline.path]).status == 1)
+        #expect(try Data(contentsOf: real) == before)
+        // The lock is the real store's.
+        let lock = open(real.path + ".lock", O_RDWR | O_CREAT, 0o644)
+        #expect(flock(lock, LOCK_EX) == 0)
+        #expect(try runSluice(["run", pipeline.path]).status == 4)
+        close(lock)
+        // A run that succeeds replaces the real store; the link is still a link to it.
+        _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n2,nut,4,A\n")
+        let done = try runSluice(["run", pipeline.path])
+        #expect(done.status == 0, "\(done.stderr)")
+        let link = try FileManager.default.destinationOfSymbolicLink(
+            atPath: out.appendingPathComponent("items.sqlite").path)
+        #expect(link == "../real.sqlite")
+        #expect(try RunCommandTests.query(real.path, "SELECT count(*) FROM Item") == [[.integer(2)]])
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("items.sqlite.sluice-tmp").path))
+    }
+
+    /// A missing value is `null` in the rejects file, never the word `nil`.
+    @Test func aMissingValueIsJSONNullInRejects() throws {
+        let directory = try TemporaryDirectory()
+        _ = try directory.file("m.yaml", contents: Self.model)
+        let pipeline = try directory.file(
+            "p.yaml",
+            contents: """
+                model: m.yaml
+                target: { store: sqlite, path: out/items.sqlite }
+                errors: { max: 5 }
+                sources:
+                  - { name: items, path: items.xml, record: /items/item, entity: Item, key: id, \
+                fields: { id: "@id", name: name } }
+                """)
+        _ = try directory.file("items.xml", contents: #"<items><item id="1"/></items>"#)
+        let rejects = directory.url.appendingPathComponent("r.jsonl")
+        let result = try runSluice(["run", pipeline.path, "--quiet", "--rejects", rejects.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let line = try String(contentsOf: rejects, encoding: .utf8)
+        #expect(line.contains(#""property":"name""#) && line.contains(#""raw":null"#), "\(line)")
+        #expect(!line.contains("nil"), "\(line)")
+    }
 }

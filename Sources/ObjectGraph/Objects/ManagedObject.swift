@@ -264,7 +264,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         key: String?, value: AttributeValue? = nil, rule: ValidationRule, message: String
     ) -> ValidationFailure {
         ValidationFailure(
-            objectID: objectID, entityName: entity.name, key: key, value: value?.description, rule: rule,
+            objectID: objectID, entityName: entity.name, key: key,
+            value: value.flatMap { $0.isNull ? nil : $0.description }, rule: rule,
             message: message)
     }
 

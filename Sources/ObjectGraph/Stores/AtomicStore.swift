@@ -17,6 +17,10 @@ import OrderedCollections
 /// Fetches are answered from the nodes by the same predicate evaluator as the in-memory store; a save
 /// checks row versions (optimistic locking) and, if the subclass's `save()` fails, leaves the nodes
 /// as they were. Like every store, it is called only with the coordinator's lock held.
+///
+/// With the option `deferred_writes: true` saves change the nodes only and `flush()` writes the file
+/// once: for a file nobody reads until it is finished (an import's work copy), which a save per
+/// batch would rewrite whole each time — quadratic in the number of objects.
 open class AtomicStore: PersistentStore {
     public let url: URL?
     public let configurationName: String?
@@ -29,6 +33,10 @@ open class AtomicStore: PersistentStore {
     private let foundEmptyFile: Bool
     private var hasSaved = false
     private var nodes: OrderedDictionary<ManagedObjectID, AtomicStoreCacheNode> = [:]
+    /// `deferred_writes`: saves wait for `flush()`.
+    private let defersWrites: Bool
+    /// Saves applied to the nodes since the file was last written (`deferred_writes`).
+    private var unwritten = false
 
     public required init(
         coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]
@@ -43,6 +51,7 @@ open class AtomicStore: PersistentStore {
         }
         isNew = size == nil || size == 0
         foundEmptyFile = size == 0
+        defersWrites = options["deferred_writes"] == "true"
         metadata = StoreMetadata(storeType: String(describing: Swift.type(of: self)))
     }
 
@@ -176,31 +185,50 @@ open class AtomicStore: PersistentStore {
         for row in request.updatedRows { try checkVersion(row.objectID, row.version) }
         for deleted in request.deletedObjects { try checkVersion(deleted.objectID, deleted.version) }
 
+        if defersWrites {
+            // Nothing after this point fails (the file is written by `flush()`): no copy to go back to.
+            apply(request)
+            unwritten = true
+            return
+        }
         let before = nodes
         let touched = Set(request.updatedRows.map(\.objectID)).union(request.toManyChanges.map(\.objectID))
         let saved = touched.compactMap { id in nodes[id].map { (id, copy($0)) } }
         do {
-            for row in request.insertedRows { nodes[row.objectID] = newCacheNode(for: row) }
-            for row in request.updatedRows {
-                let node = nodes[row.objectID]!
-                updateCacheNode(node, from: row)
-                node.version += 1
-            }
-            for change in request.toManyChanges {
-                guard let node = nodes[change.objectID] else { continue }
-                var members = OrderedSet(node.toManyDestinations[change.relationship.index] ?? [])
-                members.apply(change)
-                node.toManyDestinations[change.relationship.index] = Array(members)
-            }
-            let removed = request.deletedObjects.compactMap { nodes[$0.objectID] }
-            if !removed.isEmpty { willRemoveCacheNodes(removed) }
-            for deleted in request.deletedObjects { nodes.removeValue(forKey: deleted.objectID) }
+            apply(request)
             try save()
         } catch {
             nodes = before
             for (id, copy) in saved { restore(nodes[id]!, from: copy) }
             throw error
         }
+    }
+
+    /// Writes the saves `deferred_writes` held back (nothing when there are none).
+    /// - Throws: what the subclass's `save()` throws; the nodes keep the changes, unwritten.
+    public func flush() throws {
+        guard unwritten else { return }
+        try save()
+        unwritten = false
+    }
+
+    /// The request's changes made to the nodes.
+    private func apply(_ request: SaveChangesRequest) {
+        for row in request.insertedRows { nodes[row.objectID] = newCacheNode(for: row) }
+        for row in request.updatedRows {
+            let node = nodes[row.objectID]!
+            updateCacheNode(node, from: row)
+            node.version += 1
+        }
+        for change in request.toManyChanges {
+            guard let node = nodes[change.objectID] else { continue }
+            var members = OrderedSet(node.toManyDestinations[change.relationship.index] ?? [])
+            members.apply(change)
+            node.toManyDestinations[change.relationship.index] = Array(members)
+        }
+        let removed = request.deletedObjects.compactMap { nodes[$0.objectID] }
+        if !removed.isEmpty { willRemoveCacheNodes(removed) }
+        for deleted in request.deletedObjects { nodes.removeValue(forKey: deleted.objectID) }
     }
 
     private func copy(

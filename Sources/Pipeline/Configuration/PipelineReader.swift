@@ -18,7 +18,8 @@ struct PipelineReader: YAMLFileReader {
 
     // MARK: Values
 
-    /// The scalar's text with `${VAR}` / `${VAR:-default}` replaced; an undefined variable is an issue.
+    /// The scalar's text with `${VAR}` / `${VAR:-default}` replaced; an unset or empty variable without
+    /// a default is an issue.
     mutating func text(_ node: Node, _ what: String, source: String? = nil, allowEmpty: Bool = false) -> String? {
         guard let raw = node.scalar?.string else {
             fail(node, "\(what) must be a single value", entity: source)
@@ -34,14 +35,16 @@ struct PipelineReader: YAMLFileReader {
             let body = rest[start.upperBound..<end]
             let parts = body.split(separator: ":-", maxSplits: 1, omittingEmptySubsequences: false)
             let name = String(parts[0])
-            if let value = environment[name], !(parts.count == 2 && value.isEmpty) {
+            // An empty variable counts as unset: `${OUT}/t.sqlite` must never become `/t.sqlite`.
+            if let value = environment[name], !value.isEmpty {
                 result += value
             } else if parts.count == 2 {
                 result += parts[1]
             } else {
+                let state = environment[name] == nil ? "is not set" : "is empty"
                 fail(
                     node,
-                    "\(what): the environment variable \(name) is not set (write ${\(name):-default} for a default)",
+                    "\(what): the environment variable \(name) \(state) (write ${\(name):-default} for a default)",
                     entity: source)
                 return nil
             }

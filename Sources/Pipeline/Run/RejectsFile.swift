@@ -29,10 +29,22 @@ struct RejectsFile {
         }
         struct Failure: Encodable {
             var property: String
+            /// The field's text; `null` when the record has none (never the word `nil`).
             var raw: String?
             var rule: String
             var message: String
             var position: Position
+
+            enum CodingKeys: String, CodingKey { case property, raw, rule, message, position }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(property, forKey: .property)
+                try container.encode(raw, forKey: .raw)
+                try container.encode(rule, forKey: .rule)
+                try container.encode(message, forKey: .message)
+                try container.encode(position, forKey: .position)
+            }
         }
         var source: String
         var entity: String

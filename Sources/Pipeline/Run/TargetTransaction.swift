@@ -50,7 +50,7 @@ final class TargetTransaction {
     /// - Throws: `RunError` (`.locked`, `.file`, `.store`, `.interrupted`).
     init(config: PipelineConfig, dryRun: Bool, resume: Bool, waitLock: Double = 0) throws {
         self.config = config
-        let target = config.store == .inMemory ? nil : config.targetPath.map { URL(fileURLWithPath: $0) }
+        let target = config.store == .inMemory ? nil : config.targetPath.map(Self.realFile)
         self.target = target
         coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
         var work = target
@@ -90,6 +90,17 @@ final class TargetTransaction {
         }
     }
 
+    /// The file `path` names, its symbolic links followed (a link to a file not there yet too), so
+    /// that the lock, the work copy and the rename act on the real store and the link stays a link.
+    static func realFile(_ path: String) -> URL {
+        var url = URL(fileURLWithPath: path).standardizedFileURL
+        for _ in 0..<40 {
+            guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) else { break }
+            url = URL(fileURLWithPath: destination, relativeTo: url.deletingLastPathComponent()).standardizedFileURL
+        }
+        return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent)
+    }
+
     /// A new folder of the dry run's own in the temporary folder.
     private static func dryRunFolder() throws -> URL {
         let template = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-dry-run-XXXXXX").path
@@ -108,6 +119,10 @@ final class TargetTransaction {
             // (no WAL) and never synced; the whole file is synced before the rename (`commit`).
             options["journal_mode"] = "MEMORY"
             options["synchronous"] = "OFF"
+        }
+        if let work, work != target, config.store == .xml || config.store == .binary {
+            // The same for a whole-file store: saves stay in memory, the file is written once (`commit`).
+            options["deferred_writes"] = "true"
         }
         let store: any PersistentStore
         do {
@@ -144,15 +159,16 @@ final class TargetTransaction {
     /// - Throws: `RunError` (`.store`, `.file`, `.targetChanged`); the target is then as it was.
     func commit() throws {
         guard let store else { return }
+        if dryRunFolder != nil { return abandon() }
         do {
             try checkpoint?.finish()
             try coordinator.saveMetadata()
+            try (store as? AtomicStore)?.flush()
         } catch let error as StoreError {
             throw RunError.store(error)
         }
         coordinator.removePersistentStore(store)
         self.store = nil
-        if dryRunFolder != nil { return abandon() }
         if let target, let work, work != target { try Self.move(work, over: target, copiedState: copiedState) }
     }
 
