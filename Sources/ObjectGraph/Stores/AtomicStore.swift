@@ -37,6 +37,8 @@ open class AtomicStore: PersistentStore {
     private let defersWrites: Bool
     /// Saves applied to the nodes since the file was last written (`deferred_writes`).
     private var unwritten = false
+    /// Hash indexes of uniqueness keys, built at the first lookup of each and kept by saves.
+    private var keyIndexes: StoredKeyIndexes
 
     public required init(
         coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]
@@ -52,6 +54,7 @@ open class AtomicStore: PersistentStore {
         isNew = size == nil || size == 0
         foundEmptyFile = size == 0
         defersWrites = options["deferred_writes"] == "true"
+        keyIndexes = StoredKeyIndexes(model: coordinator.managedObjectModel)
         metadata = StoreMetadata(storeType: String(describing: Swift.type(of: self)))
     }
 
@@ -118,7 +121,20 @@ open class AtomicStore: PersistentStore {
 
     /// Registers nodes `load` made.
     public func addCacheNodes(_ added: [AtomicStoreCacheNode]) {
-        for node in added { nodes[node.objectID] = node }
+        for node in added {
+            nodes[node.objectID] = node
+            keyIndexes.update(node, adding: true)
+        }
+    }
+
+    /// Answered from a hash index of the key (built on first use, then kept by every save): a save's
+    /// key lookups cost its keys, not the number of objects stored.
+    public func rows(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [StoreRow] {
+        keyIndexes.objectIDs(of: entity, matching: keys, on: properties) { nodes.values }.compactMap {
+            nodes[$0]?.storeRow
+        }
     }
 
     /// Every node, in the order they were added (loaded, then inserted).
@@ -200,6 +216,7 @@ open class AtomicStore: PersistentStore {
         } catch {
             nodes = before
             for (id, copy) in saved { restore(nodes[id]!, from: copy) }
+            keyIndexes = StoredKeyIndexes(model: model)  // built again at the next lookup
             throw error
         }
     }
@@ -214,11 +231,17 @@ open class AtomicStore: PersistentStore {
 
     /// The request's changes made to the nodes.
     private func apply(_ request: SaveChangesRequest) {
-        for row in request.insertedRows { nodes[row.objectID] = newCacheNode(for: row) }
+        for row in request.insertedRows {
+            let node = newCacheNode(for: row)
+            nodes[row.objectID] = node
+            keyIndexes.update(node, adding: true)
+        }
         for row in request.updatedRows {
             let node = nodes[row.objectID]!
+            keyIndexes.update(node, adding: false)
             updateCacheNode(node, from: row)
             node.version += 1
+            keyIndexes.update(node, adding: true)
         }
         for change in request.toManyChanges {
             guard let node = nodes[change.objectID] else { continue }
@@ -228,7 +251,9 @@ open class AtomicStore: PersistentStore {
         }
         let removed = request.deletedObjects.compactMap { nodes[$0.objectID] }
         if !removed.isEmpty { willRemoveCacheNodes(removed) }
-        for deleted in request.deletedObjects { nodes.removeValue(forKey: deleted.objectID) }
+        for deleted in request.deletedObjects {
+            if let node = nodes.removeValue(forKey: deleted.objectID) { keyIndexes.update(node, adding: false) }
+        }
     }
 
     private func copy(

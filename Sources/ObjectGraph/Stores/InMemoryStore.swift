@@ -15,22 +15,7 @@ public final class InMemoryStore: PersistentStore {
     private var rows: [ManagedObjectID: Row] = [:]
     private var nextPrimaryKey: Int64 = 1
     /// Hash indexes of uniqueness keys, built at the first lookup of each and kept by saves.
-    private var keyIndexes: [KeyIndex: [[AttributeValue]: Set<ManagedObjectID>]] = [:]
-
-    private struct KeyIndex: Hashable {
-        struct Property: Hashable {
-            let isRelationship: Bool
-            let index: Int
-        }
-        /// The entity's position in the model.
-        let entity: Int
-        let properties: [Property]
-
-        /// A row's key: attribute values, and to-one destinations as `ManagedObjectID.keyValue`.
-        func key(of row: Row) -> [AttributeValue] {
-            properties.map { $0.isRelationship ? (row.toOne[$0.index]?.keyValue ?? .null) : row.attributes[$0.index] }
-        }
-    }
+    private var keyIndexes: StoredKeyIndexes
 
     final class Row {
         let entity: EntityDescription
@@ -61,6 +46,7 @@ public final class InMemoryStore: PersistentStore {
         coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]
     ) throws {
         self.model = coordinator.managedObjectModel
+        keyIndexes = StoredKeyIndexes(model: coordinator.managedObjectModel)
         self.url = url
         self.configurationName = configurationName
         self.metadata = StoreMetadata(storeType: Self.storeType)
@@ -93,36 +79,8 @@ public final class InMemoryStore: PersistentStore {
     public func rows(
         of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
     ) throws -> [StoreRow] {
-        let id = KeyIndex(
-            entity: entity.index,
-            properties: properties.map { .init(isRelationship: $0 is RelationshipDescription, index: $0.index) })
-        if keyIndexes[id] == nil {
-            var index: [[AttributeValue]: Set<ManagedObjectID>] = [:]
-            for row in rows.values where row.entity.isKind(of: entity) {
-                index[id.key(of: row), default: []].insert(row.objectID)
-            }
-            keyIndexes[id] = index
-        }
-        let index = keyIndexes[id]!
-        var found: [StoreRow] = []
-        var start = keys.startIndex
-        while start < keys.endIndex {
-            let key = Array(keys[start..<start + properties.count])
-            for objectID in index[key] ?? [] { if let row = rows[objectID] { found.append(row.storeRow) } }
-            start += properties.count
-        }
-        return found
-    }
-
-    /// Keeps the key indexes in step with a row being added (`adding`) or removed.
-    private func index(_ row: Row, adding: Bool) {
-        for id in keyIndexes.keys where row.entity.isKind(of: model.entities[id.entity]) {
-            let key = id.key(of: row)
-            if adding {
-                keyIndexes[id]![key, default: []].insert(row.objectID)
-            } else {
-                keyIndexes[id]![key]?.remove(row.objectID)
-            }
+        keyIndexes.objectIDs(of: entity, matching: keys, on: properties) { rows.values }.compactMap {
+            rows[$0]?.storeRow
         }
     }
 
@@ -154,22 +112,22 @@ public final class InMemoryStore: PersistentStore {
             }
             let stored = Row(row, primaryKey: key)
             rows[row.objectID] = stored
-            if !keyIndexes.isEmpty { index(stored, adding: true) }
+            keyIndexes.update(stored, adding: true)
         }
         for update in request.updatedRows {
             let row = rows[update.objectID]!
-            if !keyIndexes.isEmpty { index(row, adding: false) }
+            keyIndexes.update(row, adding: false)
             row.attributes = update.attributeValues
             row.toOne = update.toOneDestinations
             row.version += 1
-            if !keyIndexes.isEmpty { index(row, adding: true) }
+            keyIndexes.update(row, adding: true)
         }
         for change in request.toManyChanges {
             guard let row = rows[change.objectID] else { continue }
             row.toMany[change.relationship.index, default: []].apply(change)
         }
         for deleted in request.deletedObjects {
-            if let row = rows.removeValue(forKey: deleted.objectID), !keyIndexes.isEmpty { index(row, adding: false) }
+            if let row = rows.removeValue(forKey: deleted.objectID) { keyIndexes.update(row, adding: false) }
         }
     }
 }
