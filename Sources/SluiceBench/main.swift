@@ -244,6 +244,24 @@ func runCase(_ name: String, _ count: Int) throws {
         report(name, records: count, seconds: seconds, bytes: fileSize(url))
     case "save_xml", "save_binary", "save_sqlite_once", "load_xml", "load_binary", "load_sqlite":
         try atomicStoreCase(name, count)
+    case "batches_xml":
+        // An import into an XML target: keyed orders saved a batch at a time (each save looks its keys
+        // up), the file written once at the end (`deferred_writes`, as a pipeline's work copy).
+        XMLStore.register()
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-bench-batches-\(count).xml")
+        try? FileManager.default.removeItem(at: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let keyedCoordinator = PersistentStoreCoordinator(managedObjectModel: try makeModel(keyed: true))
+        let store = try keyedCoordinator.addPersistentStore(
+            type: XMLStore.storeType, at: url, options: ["deferred_writes": "true"])
+        var bytes = 0.0
+        let seconds = try time {
+            try insertOrders(count, into: keyedCoordinator)
+            try (store as? AtomicStore)?.flush()
+            bytes = fileSize(url)
+            keyedCoordinator.removePersistentStore(store)
+        }
+        report(name, records: count, seconds: seconds, bytes: bytes)
     default:
         FileHandle.standardError.write(Data("unknown case \(name)\n".utf8))
         exit(2)
@@ -321,7 +339,7 @@ if arguments.count == 3, let count = Int(arguments[2]) {
         ("insert_sqlite_2ctx", 1_000_000), ("insert_sqlite_keyed", 1_000_000), ("upsert_sqlite", 1_000_000),
         ("upsert_sqlite_moved", 1_000_000),
         ("save_sqlite_once", 100_000), ("load_sqlite", 100_000), ("save_xml", 100_000), ("load_xml", 100_000),
-        ("save_binary", 100_000), ("load_binary", 100_000),
+        ("save_binary", 100_000), ("load_binary", 100_000), ("batches_xml", 50_000), ("batches_xml", 200_000),
         ("read_csv", 0), ("read_csv_gz", 0), ("zcat_csv_gz", 0), ("read_xml", 0), ("read_xml_gz", 0),
         ("zcat_xml_gz", 0), ("parse_xml_only", 0),
         ("read_sqldump", 0), ("read_sqldump_gz", 0), ("zcat_sqldump_gz", 0),
