@@ -416,4 +416,17 @@ import Glibc
         #expect(line.contains(#""property":"name""#) && line.contains(#""raw":null"#), "\(line)")
         #expect(!line.contains("nil"), "\(line)")
     }
+
+    /// `batch.contexts` is bounded: each context holds a batch in memory.
+    @Test func contextsAreBounded() throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(in: directory)
+        let text = try String(contentsOf: pipeline, encoding: .utf8)
+        _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n1,bolt,3,A\n")
+        _ = try directory.file("p.yaml", contents: text + "\nbatch: { contexts: 100000 }\n")
+        let result = try runSluice(["check", pipeline.path])
+        #expect(result.status == 2 && result.stderr.contains("batch.contexts must be a whole number from 1 to 64"))
+        _ = try directory.file("p.yaml", contents: text + "\nbatch: { contexts: 64 }\n")
+        #expect(try runSluice(["run", pipeline.path]).status == 0)
+    }
 }

@@ -52,6 +52,8 @@ public struct PipelineConfig: Sendable {
     }
     public var batchSize = 5_000
     public var contexts = 2
+    /// The most `batch.contexts` a pipeline may ask for (each holds a batch of objects in memory).
+    public static let maxContexts = 64
     public var merge: MergePolicy = .error
     public var maxErrors = 0
     public var rejectsPath: String?

@@ -64,9 +64,13 @@ struct PipelineReader: YAMLFileReader {
         return URL(fileURLWithPath: text, relativeTo: folder).standardizedFileURL.path
     }
 
-    mutating func number(_ node: Node, _ what: String, minimum: Int, source: String? = nil) -> Int? {
-        guard let text = text(node, what, source: source), let value = Int(text), value >= minimum else {
-            fail(node, "\(what) must be a whole number ≥ \(minimum)", entity: source)
+    mutating func number(
+        _ node: Node, _ what: String, minimum: Int, maximum: Int = .max, source: String? = nil
+    ) -> Int? {
+        guard let text = text(node, what, source: source), let value = Int(text), value >= minimum, value <= maximum
+        else {
+            let range = maximum == .max ? "≥ \(minimum)" : "from \(minimum) to \(maximum)"
+            fail(node, "\(what) must be a whole number \(range)", entity: source)
             return nil
         }
         return value
@@ -133,7 +137,10 @@ struct PipelineReader: YAMLFileReader {
                 for (key, _, value) in pairs(value, allowed: ["size", "contexts"], what: "batch") {
                     if key == "size" { config.batchSize = number(value, "batch.size", minimum: 1) ?? config.batchSize }
                     if key == "contexts" {
-                        config.contexts = number(value, "batch.contexts", minimum: 1) ?? config.contexts
+                        // Each context holds a batch in memory: more than the cores can use only costs memory.
+                        config.contexts =
+                            number(value, "batch.contexts", minimum: 1, maximum: PipelineConfig.maxContexts)
+                            ?? config.contexts
                     }
                 }
             case "merge":
