@@ -429,4 +429,34 @@ import Glibc
         _ = try directory.file("p.yaml", contents: text + "\nbatch: { contexts: 64 }\n")
         #expect(try runSluice(["run", pipeline.path]).status == 0)
     }
+
+    /// What a killed dry run leaves in the temporary folder goes with the next run.
+    @Test func aKilledDryRunsCopyIsRemovedByTheNextRun() throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(in: directory)
+        _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n1,bolt,3,A\n")
+        #expect(try runSluice(["run", pipeline.path]).status == 0)
+        let temporary = try TemporaryDirectory()
+        var rows = "id,name,qty,shelf\n"
+        for id in 1...200_000 { rows += "\(id),item \(id),\(id % 50),S\(id % 20)\n" }
+        _ = try directory.file("items.csv", contents: rows)
+        let process = Process()
+        process.executableURL = sluiceBinary
+        process.arguments = ["run", pipeline.path, "--dry-run", "--quiet"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary.url.path]) { $1 }
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let leftovers = { try FileManager.default.contentsOfDirectory(atPath: temporary.url.path) }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, try leftovers().isEmpty { usleep(20_000) }
+        usleep(300_000)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(try leftovers().contains { $0.hasPrefix("sluice-dry-run-\(process.processIdentifier)-") })
+        _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n1,bolt,3,A\n")
+        let next = try runSluice(["run", pipeline.path, "--dry-run"], environment: ["TMPDIR": temporary.url.path])
+        #expect(next.status == 0, "\(next.stderr)")
+        let left = try leftovers()
+        #expect(left.isEmpty, "\(left)")
+    }
 }

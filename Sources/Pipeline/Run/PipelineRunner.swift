@@ -54,6 +54,7 @@ public final class PipelineRunner {
         var clock = StageClock()
         RunStop.setRunning(true)
         defer { RunStop.setRunning(false) }
+        Leftovers.removeStale()
         let (rejectsPath, fresh) = Self.rejectsPath(of: config, dryRun: options.dryRun, at: start)
         let rejects = RejectsCollector(rejectsPath: rejectsPath, fresh: fresh)
         var transaction: TargetTransaction?

@@ -103,7 +103,9 @@ final class TargetTransaction {
 
     /// A new folder of the dry run's own in the temporary folder.
     private static func dryRunFolder() throws -> URL {
-        let template = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-dry-run-XXXXXX").path
+        let template = FileManager.default.temporaryDirectory.appendingPathComponent(
+            Leftovers.prefix("sluice-dry-run") + "XXXXXX"
+        ).path
         var bytes = Array(template.utf8CString)
         guard mkdtemp(&bytes) != nil else {
             throw RunError.file(.posix(.createFolder, "for the dry run", path: template))

@@ -31,7 +31,8 @@ extension ImportPlan {
             try OutputFile.check(saved.path, .pipeline, config: nil, reads: options.inputs, target: options.target)
         }
         let directory = saved?.deletingLastPathComponent() ?? FileManager.default.temporaryDirectory
-        let stem = saved?.deletingPathExtension().lastPathComponent ?? "sluice-import-\(getpid())"
+        if saved == nil { Leftovers.removeStale() }
+        let stem = saved?.deletingPathExtension().lastPathComponent ?? Leftovers.prefix("sluice-import") + "pipeline"
         let modelFile = directory.appendingPathComponent(stem + ".model.yaml")
         let plan = try ImportPlan(options, modelFile: modelFile.path)
         let pipelineFile = saved ?? directory.appendingPathComponent(stem + ".yaml")
