@@ -55,6 +55,16 @@ import Glibc
         try #require(JSONSerialization.jsonObject(with: Data(contentsOf: path)) as? [String: Any])
     }
 
+    /// Takes the lock of the store at `store` as another run would (its folder made first); close
+    /// the descriptor to release it.
+    static func holdLock(of store: String) throws -> Int32 {
+        try FileManager.default.createDirectory(
+            at: URL(fileURLWithPath: store).deletingLastPathComponent(), withIntermediateDirectories: true)
+        let lock = open(store + ".lock", O_RDWR | O_CREAT, 0o644)
+        try #require(flock(lock, LOCK_EX) == 0)
+        return lock
+    }
+
     static func rejectsFiles(_ folder: URL) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".rejects-") }.sorted()
     }
@@ -127,8 +137,7 @@ import Glibc
         #expect((report["error"] as? [String: Any])?["line"] as? Int == 3)
 
         // Locked: another process holds the target's lock.
-        let lock = open(directory.url.appendingPathComponent("out/items.sqlite.lock").path, O_RDWR | O_CREAT, 0o644)
-        #expect(flock(lock, LOCK_EX) == 0)
+        let lock = try Self.holdLock(of: directory.url.appendingPathComponent("out/items.sqlite").path)
         let locked = try runSluice(["run", pipeline.path, "--report", reportFile.path])
         #expect(locked.status == 4)
         report = try Self.report(reportFile)
@@ -266,10 +275,7 @@ import Glibc
         let directory = try TemporaryDirectory()
         let pipeline = try Self.pipeline(in: directory)
         _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n1,bolt,3,A\n")
-        try FileManager.default.createDirectory(
-            at: directory.url.appendingPathComponent("out"), withIntermediateDirectories: true)
-        let lock = open(directory.url.appendingPathComponent("out/items.sqlite.lock").path, O_RDWR | O_CREAT, 0o644)
-        #expect(flock(lock, LOCK_EX) == 0)
+        let lock = try Self.holdLock(of: directory.url.appendingPathComponent("out/items.sqlite").path)
         #expect(try runSluice(["run", pipeline.path]).status == 4)
         Thread {
             usleep(1_000_000)
@@ -326,11 +332,8 @@ import Glibc
         let directory = try TemporaryDirectory()
         let pipeline = try Self.pipeline(in: directory)
         _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n1,bolt,3,A\n")
-        try FileManager.default.createDirectory(
-            at: directory.url.appendingPathComponent("out"), withIntermediateDirectories: true)
-        let lock = open(directory.url.appendingPathComponent("out/items.sqlite.lock").path, O_RDWR | O_CREAT, 0o644)
+        let lock = try Self.holdLock(of: directory.url.appendingPathComponent("out/items.sqlite").path)
         defer { close(lock) }
-        #expect(flock(lock, LOCK_EX) == 0)
         let report = directory.url.appendingPathComponent("r.json")
         let process = try startSluice(["run", pipeline.path, "--wait-lock", "600", "--report", report.path])
         usleep(1_500_000)
@@ -379,8 +382,7 @@ import Glibc
         #expect(try runSluice(["run", pipeline.path]).status == 1)
         #expect(try Data(contentsOf: real) == before)
         // The lock is the real store's.
-        let lock = open(real.path + ".lock", O_RDWR | O_CREAT, 0o644)
-        #expect(flock(lock, LOCK_EX) == 0)
+        let lock = try Self.holdLock(of: real.path)
         #expect(try runSluice(["run", pipeline.path]).status == 4)
         close(lock)
         // A run that succeeds replaces the real store; the link is still a link to it.

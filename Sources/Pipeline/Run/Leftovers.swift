@@ -6,7 +6,8 @@ import Glibc
 
 /// What a killed run leaves in the temporary folder — a dry run's copy of the target
 /// (`sluice-dry-run-<pid>-…`), an import's inferred pipeline and model (`sluice-import-<pid>…`) —
-/// named after the process that made it, and removed by the next run once that process is gone.
+/// named after the process that made it, and removed when the next run starts
+/// (`PipelineRunner.run`) once that process is gone.
 /// (A killed run's `<target>.sluice-tmp` is removed by the next run into that target.)
 enum Leftovers {
     /// The prefix of a temporary file or folder of this process: `<kind>-<pid>-`.

@@ -58,6 +58,14 @@ public final class PipelineRunner {
         let (rejectsPath, fresh) = Self.rejectsPath(of: config, dryRun: options.dryRun, at: start)
         let rejects = RejectsCollector(rejectsPath: rejectsPath, fresh: fresh)
         var transaction: TargetTransaction?
+        /// The counts (all, or those so far), the stages, the time and memory, the rejects made.
+        func finish(_ counts: RunReport) {
+            report = counts
+            report.stages = clock.stages
+            report.seconds = Date().timeIntervalSince(start)
+            report.peakRSSMegabytes = Self.peakRSSMegabytes()
+            (rejectsFile, firstRejects) = (rejects.path, rejects.firstRejects)
+        }
         do {
             try RunStop.check()
             let target = try TargetTransaction(
@@ -70,29 +78,22 @@ public final class PipelineRunner {
             }
             try importSources(into: target, rejects: rejects, showsProgress: options.showsProgress, clock: &clock)
             try RunStop.check()
-            report = try FinalStage(config: config, transaction: target, rejects: rejects).run(clock: &clock)
+            let counts = try FinalStage(config: config, transaction: target, rejects: rejects).run(clock: &clock)
             try RunStop.check()
             try target.commit()
             clock.end("commit")
+            finish(counts)
+            return report
         } catch {
             let committed = transaction?.commitsBatches ?? false
             transaction?.abandon()
             try? rejects.close()
-            report = rejects.currentReport
-            report.stages = clock.stages
-            (rejectsFile, firstRejects) = (rejects.path, rejects.firstRejects)
-            report.seconds = Date().timeIntervalSince(start)
-            report.peakRSSMegabytes = Self.peakRSSMegabytes()
+            finish(rejects.currentReport)
             if case RunError.stopped(let signal, _) = error {
                 throw RunError.stopped(signal: signal, committed: committed)
             }
             throw Self.runError(error)
         }
-        (rejectsFile, firstRejects) = (rejects.path, rejects.firstRejects)
-        report.seconds = Date().timeIntervalSince(start)
-        report.stages = clock.stages
-        report.peakRSSMegabytes = Self.peakRSSMegabytes()
-        return report
     }
 
     /// Where a run's rejected records go: `errors.rejects` (`--rejects`) when it names a file; else a

@@ -31,7 +31,6 @@ extension ImportPlan {
             try OutputFile.check(saved.path, .pipeline, config: nil, reads: options.inputs, target: options.target)
         }
         let directory = saved?.deletingLastPathComponent() ?? FileManager.default.temporaryDirectory
-        if saved == nil { Leftovers.removeStale() }
         let stem = saved?.deletingPathExtension().lastPathComponent ?? Leftovers.prefix("sluice-import") + "pipeline"
         let modelFile = directory.appendingPathComponent(stem + ".model.yaml")
         let plan = try ImportPlan(options, modelFile: modelFile.path)
