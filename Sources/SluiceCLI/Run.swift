@@ -146,7 +146,7 @@ func execute(
             metadata: [
                 "read": .stringConvertible(counts.read), "inserted": .stringConvertible(counts.inserted),
                 "updated": .stringConvertible(counts.updated), "unchanged": .stringConvertible(counts.unchanged),
-                "rejected": .stringConvertible(report.rejected),
+                "rejected": .stringConvertible(report.rejected), "filtered": .stringConvertible(counts.filtered),
                 "seconds": .stringConvertible((report.seconds * 100).rounded() / 100),
             ])
         if report.rejected > 0 {

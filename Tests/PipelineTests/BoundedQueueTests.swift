@@ -21,12 +21,49 @@ import Testing
         producer.start()
         let results = Results()
         DispatchQueue.concurrentPerform(iterations: 3) { _ in
-            while let value = queue.pop() {
+            while let (value, turn) = queue.pop() {
                 taken.increment()
                 results.append(value)
+                try? turn.end()
             }
         }
         #expect(results.sorted == Array(0..<2_000))
+    }
+
+    /// Consumers working in parallel at uneven speeds do their turns in the order they popped.
+    @Test func turnsFollowTheOrderOfPopping() {
+        let queue = BoundedQueue<Int>(capacity: 4)
+        Thread {
+            for value in 0..<300 { queue.push(value) }
+            queue.close()
+        }.start()
+        let results = Results()
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            while let (value, turn) = queue.pop() {
+                if value % 3 == 0 { Thread.sleep(forTimeInterval: 0.001) }  // a slow element
+                #expect(throws: Never.self) { try turn.begin() }
+                results.append(value)
+                #expect(throws: Never.self) { try turn.end() }
+            }
+        }
+        #expect(results.inOrder == Array(0..<300))
+    }
+
+    /// A consumer waiting for its turn is woken by a cancel, with an error.
+    @Test func cancelEndsAWaitForATurn() {
+        let queue = BoundedQueue<Int>(capacity: 2)
+        queue.push(1)
+        queue.push(2)
+        let first = queue.pop()!, second = queue.pop()!
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            #expect(throws: CancellationError.self) { try second.turn.begin() }
+            done.signal()
+        }.start()
+        Thread.sleep(forTimeInterval: 0.05)
+        queue.cancel()
+        done.wait()
+        #expect(first.element == 1 && second.element == 2)
     }
 
     @Test func closeLetsConsumersFinishAndDropsLaterPushes() {
@@ -34,7 +71,7 @@ import Testing
         #expect(queue.push("a"))
         queue.close()
         #expect(!queue.push("b"))
-        #expect(queue.pop() == "a")
+        #expect(queue.pop()?.element == "a")
         #expect(queue.pop() == nil)
     }
 
@@ -63,6 +100,7 @@ import Testing
         private let lock = NSLock()
         private var values: [Int] = []
         var sorted: [Int] { lock.withLock { values.sorted() } }
+        var inOrder: [Int] { lock.withLock { values } }
         func append(_ value: Int) { lock.withLock { values.append(value) } }
     }
 }

@@ -1,14 +1,43 @@
 import Foundation
 import Readers
 
-/// The rejects file: one JSON object per rejected record, written as the run goes. It is made
-/// with the first rejected record; a run's own time-stamped file (`fresh`) takes the next free name
-/// (`-2`, `-3`, …) rather than replace another run's.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The rejects file: one JSON object per rejected record, in input order. The lines are written
+/// as the run goes to a file beside it (`<name>.sluice-tmp-<pid>`), made with the first rejected
+/// record; closing puts them in input order where they are not (records rejected after waiting for
+/// a parent come last), syncs the file and moves it into place — whole, never torn. A run's own
+/// time-stamped file (`fresh`) takes the next free name (`-2`, `-3`, …) rather than replace another
+/// run's; a file `errors.rejects` names is replaced.
+///
+/// A write that fails (a full disk) is an error naming the file; the lines written before it stay,
+/// whole, and are moved into place when the run closes the file.
 struct RejectsFile {
-    private var handle: FileHandle?
-    /// The file; once made, the name it was made under.
+    /// The file; once made, the name it goes to.
     private(set) var path: String?
     private let fresh: Bool
+    /// The file the lines are written to, and its descriptor (-1 before the first line).
+    private var temporary: String?
+    private var descriptor: Int32 = -1
+    /// Bytes of whole lines written.
+    private var written = 0
+    private var failed = false
+    /// Where each line is and where its record was read, to put them in input order.
+    private var lines: [Entry] = []
+    private var inOrder = true
+    /// The input files of the records, by number.
+    private var files: [String] = []
+    private var fileNumbers: [String: Int32] = [:]
+
+    private struct Entry {
+        var file: Int32
+        var column: Int32
+        var length: Int32
+        var record: Int
+        var offset: Int
+    }
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -53,23 +82,9 @@ struct RejectsFile {
     }
 
     mutating func write(_ reject: RecordReject) throws {
-        guard var path else { return }
-        if handle == nil {
-            if fresh {
-                let stem = path.hasSuffix(".jsonl") ? String(path.dropLast(6)) : path
-                var number = 1
-                while FileManager.default.fileExists(atPath: path) {
-                    number += 1
-                    path = "\(stem)-\(number).jsonl"
-                }
-                self.path = path
-            }
-            _ = FileManager.default.createFile(atPath: path, contents: nil)
-            guard let opened = FileHandle(forWritingAtPath: path) else {
-                throw RunError.file(.posix(.open, "the rejects file", path: path))
-            }
-            handle = opened
-        }
+        guard let path else { return }
+        if descriptor < 0 { try open(path) }
+        guard !failed else { return }
         func position(_ p: SourcePosition) -> Line.Position {
             .init(file: p.file, line: p.line, column: p.column, record: p.record)
         }
@@ -80,13 +95,156 @@ struct RejectsFile {
                     property: $0.property, raw: $0.raw, rule: $0.rule, message: $0.message,
                     position: position($0.position))
             })
-        do { try handle!.write(contentsOf: encoder.encode(line) + Data("\n".utf8)) } catch {
-            throw RunError.file(RunFileError(.write, "the rejects file", path: path, underlying: error))
+        var data: Data
+        do { data = try encoder.encode(line) } catch {
+            throw RunError.file(RunFileError(.write, "the rejects file", path: self.path!, underlying: error))
+        }
+        data.append(UInt8(ascii: "\n"))
+        guard Self.writeAll(data, to: descriptor) else {
+            // No torn last line: the file keeps the whole lines before this one.
+            let reason = errno
+            failed = true
+            _ = ftruncate(descriptor, off_t(written))
+            throw RunError.file(RunFileError(.write, "the rejects file", path: self.path!, errno: reason))
+        }
+        let p = reject.position
+        let file: Int32
+        if let known = fileNumbers[p.file] {
+            file = known
+        } else {
+            file = Int32(files.count)
+            files.append(p.file)
+            fileNumbers[p.file] = file
+        }
+        let entry = Entry(
+            file: file, column: Int32(clamping: p.column), length: Int32(clamping: data.count),
+            record: p.record ?? p.line, offset: written)
+        if let last = lines.last, Self.precedes(entry, last, files) { inOrder = false }
+        lines.append(entry)
+        written += data.count
+    }
+
+    /// Makes the file the lines are written to (removing what killed runs left beside `path`).
+    private mutating func open(_ chosen: String) throws {
+        var path = chosen
+        if fresh {
+            let stem = path.hasSuffix(".jsonl") ? String(path.dropLast(6)) : path
+            var number = 1
+            while FileManager.default.fileExists(atPath: path) {
+                number += 1
+                path = "\(stem)-\(number).jsonl"
+            }
+            self.path = path
+        }
+        let url = URL(fileURLWithPath: path)
+        Leftovers.removeStale(in: url.deletingLastPathComponent(), named: { $0.hasSuffix(".jsonl") })
+        let temporary = Leftovers.name(beside: path)
+        descriptor = Glibc.open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw RunError.file(.posix(.open, "the rejects file", path: path)) }
+        self.temporary = temporary
+    }
+
+    /// Whether `a` comes before `b` in the inputs: by file, record (or line), column.
+    private static func precedes(_ a: Entry, _ b: Entry, _ files: [String]) -> Bool {
+        if a.file != b.file { return files[Int(a.file)] < files[Int(b.file)] }
+        if a.record != b.record { return a.record < b.record }
+        return a.column < b.column
+    }
+
+    private static func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let count = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += count
+            }
+            return true
         }
     }
 
+    /// Puts the lines in input order, syncs the file and moves it into place.
+    /// - Throws: `RunError.file` naming the rejects file (never the file beside it, which is removed).
     mutating func close() throws {
-        try handle?.close()
-        handle = nil
+        guard descriptor >= 0, let path else { return }
+        defer {
+            Glibc.close(descriptor)
+            descriptor = -1
+            if let temporary { unlink(temporary) }
+            temporary = nil
+        }
+        func failure(_ operation: RunFileError.Operation) -> RunError {
+            .file(RunFileError(operation, "the rejects file", path: path, errno: errno))
+        }
+        // Unsorted (a full disk), the lines are still moved into place before the error is told.
+        let sorting: RunError? = !inOrder && !failed ? sort() : nil
+        guard fsync(descriptor) == 0, let file = temporary else { throw failure(.sync) }
+        if fresh {
+            // A name another run took meanwhile is left to it.
+            var candidate = path, number = 1
+            let stem = path.hasSuffix(".jsonl") ? String(path.dropLast(6)) : path
+            while link(file, candidate) != 0 {
+                guard errno == EEXIST else { throw failure(.rename) }
+                number += 1
+                candidate = "\(stem)-\(number).jsonl"
+            }
+            self.path = candidate
+        } else {
+            guard rename(file, path) == 0 else { throw failure(.rename) }
+            temporary = nil
+        }
+        let folder = Glibc.open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
+        if folder >= 0 {
+            fsync(folder)
+            Glibc.close(folder)
+        }
+        if let sorting { throw sorting }
+    }
+
+    /// Rewrites the lines in input order (records of one place keep the order they were written in).
+    /// - Returns: the error when it could not (the lines stay as they were written).
+    private mutating func sort() -> RunError? {
+        guard let path, let temporary else { return nil }
+        let files = files
+        let order = lines.indices.sorted { a, b in
+            Self.precedes(lines[a], lines[b], files) || (!Self.precedes(lines[b], lines[a], files) && a < b)
+        }
+        let sorted = temporary + ".sorted"
+        let output = Glibc.open(sorted, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard output >= 0 else { return .file(.posix(.write, "the rejects file", path: path)) }
+        var buffer = Data(), ok = true
+        buffer.reserveCapacity(1 << 16)
+        var line = [UInt8](repeating: 0, count: 1 << 12)
+        for index in order where ok {
+            let entry = lines[index]
+            if line.count < Int(entry.length) { line = [UInt8](repeating: 0, count: Int(entry.length)) }
+            let read = line.withUnsafeMutableBytes {
+                pread(descriptor, $0.baseAddress!, Int(entry.length), off_t(entry.offset))
+            }
+            guard read == Int(entry.length) else {
+                ok = false
+                break
+            }
+            buffer.append(contentsOf: line[0..<Int(entry.length)])
+            if buffer.count >= 1 << 16 {
+                ok = Self.writeAll(buffer, to: output)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        if ok { ok = Self.writeAll(buffer, to: output) }
+        guard ok else {
+            let reason = errno
+            Glibc.close(output)
+            unlink(sorted)
+            return .file(RunFileError(.write, "the rejects file", path: path, errno: reason))
+        }
+        Glibc.close(descriptor)
+        unlink(temporary)
+        descriptor = output
+        self.temporary = sorted
+        return nil
     }
 }

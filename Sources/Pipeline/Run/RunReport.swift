@@ -17,6 +17,9 @@ public struct RunReport: Sendable, Codable {
         /// Objects of those records equal to the stored rows they met: nothing written.
         public var unchanged = 0
         public var rejected = 0
+        /// Records a source's `where` left out (read = inserted + updated + unchanged + rejected +
+        /// filtered).
+        public var filtered = 0
 
         mutating func add(_ other: Counts) {
             read += other.read
@@ -24,6 +27,7 @@ public struct RunReport: Sendable, Codable {
             updated += other.updated
             unchanged += other.unchanged
             rejected += other.rejected
+            filtered += other.filtered
         }
     }
     public var entities: [String: Counts] = [:]

@@ -37,9 +37,7 @@ extension ImportPlan {
         let pipelineFile = saved ?? directory.appendingPathComponent(stem + ".yaml")
         var written: [URL] = []
         func write(_ text: String, to url: URL, _ role: String) throws {
-            do { try text.write(to: url, atomically: true, encoding: .utf8) } catch {
-                throw RunFileError(.write, role, path: url.path, underlying: error)
-            }
+            try ReportFile.write(Data(text.utf8), to: url.path, role: role)
             written.append(url)
         }
         do {

@@ -15,7 +15,8 @@ final class BatchImporter: @unchecked Sendable {
 
     init(
         source: PipelineConfig.Source, sourceIndex: Int, config: PipelineConfig, context: ManagedObjectContext,
-        rejects: RejectsCollector, keys: KnownKeysRegistry, pending: PendingRecords, checkpoint: BatchCheckpoint?
+        rejects: RejectsCollector, keys: KnownKeysRegistry, pending: PendingRecords, checkpoint: BatchCheckpoint?,
+        bulk: BulkInsertChoice = BulkInsertChoice()
     ) {
         let kinds = RecordKinds(source: source, config: config, keys: keys) { entity, relationships in
             WriteStage.canInsertInBulk(entity, setting: relationships, context: context, checkpoint: checkpoint)
@@ -23,23 +24,42 @@ final class BatchImporter: @unchecked Sendable {
         scope = StageScope(source: source, sourceIndex: sourceIndex, config: config, kinds: kinds, context: context)
         map = MapStage(scope: scope)
         link = LinkStage(scope: scope)
-        write = WriteStage(scope: scope, checkpoint: checkpoint)
+        write = WriteStage(scope: scope, checkpoint: checkpoint, bulk: bulk)
         self.rejects = rejects
         self.pending = pending
     }
 
+    /// Imports a batch the read stage handed over: maps it, then links and writes it in its `turn`
+    /// (after every batch handed over before it), with the rows the reader could not read.
+    func importBatch(_ read: ReadStage.Batch, turn: BoundedQueue<ReadStage.Batch>.Turn) throws {
+        try importBatch(
+            read.records, number: read.number, repeats: read.repeats, unreadable: read.unreadable, turn: turn)
+    }
+
     /// Imports a batch: records read now (batch `number` of the source), or records that waited for
     /// a parent (`number` nil, each top-level record's `origins` given). On the `final` try a
-    /// must-exist lookup that finds nothing rejects its record; before, the record waits.
+    /// must-exist lookup that finds nothing rejects its record; before, the record waits. What
+    /// follows the mapping waits for the batch's `turn`, when it has one.
     /// - Throws: `RunError`; `PipelineFileError` (a mapping that names a field the input lacks);
-    ///   `StoreError`.
+    ///   `StoreError`; `CancellationError` (another batch failed while this one waited).
     func importBatch(
         _ records: [Record], number: Int?, origins: [PendingRecords.Origin]? = nil, final: Bool = false,
-        repeats: [Int: KeyRepeats.Repeat] = [:]
+        repeats: [Int: KeyRepeats.Repeat] = [:], unreadable: [RecordReject] = [],
+        turn: BoundedQueue<ReadStage.Batch>.Turn? = nil
     ) throws {
         var batch = try map.map(records, number: number, origins: origins, repeats: repeats)
-        guard !batch.items.isEmpty else { return try rejects.add(write.outcome(of: batch).counts, rejected: []) }
-        if write.triesBatchInserts, scope.kinds.anyBulk {
+        try turn?.begin()
+        /// Counts the batch and writes its rejects, with the unreadable rows, in input order.
+        func account(_ outcome: (counts: [String: RunReport.Counts], rejected: [RecordReject])) throws {
+            var counts = outcome.counts
+            if !unreadable.isEmpty {
+                counts[scope.source.mapping.entity, default: .init()].add(
+                    RunReport.Counts(read: unreadable.count, rejected: unreadable.count))
+            }
+            try rejects.add(counts, rejected: outcome.rejected + unreadable)
+        }
+        guard !batch.items.isEmpty else { return try account(write.outcome(of: batch)) }
+        if write.bulk.worthTrying, scope.kinds.anyBulk {
             try write.insert(link.planBatchInserts(batch), into: &batch)
         }
         let waiting = try link.linkInContext(&batch, final: final)
@@ -53,7 +73,7 @@ final class BatchImporter: @unchecked Sendable {
         let outcome = write.outcome(of: batch)
         scope.context.reset()
         link.reset()
-        try rejects.add(outcome.counts, rejected: outcome.rejected)
+        try account(outcome)
     }
 
     /// The last try of the run for the records that still wait when trying again links no more of

@@ -37,6 +37,8 @@ struct ImportBatch {
     var readByKind: [Int] = []
     /// Rows per kind left out as their SQL said (`INSERT OR IGNORE` repeating a key): unchanged.
     var ignoredByKind: [Int: Int] = [:]
+    /// Records per kind left out by their source's `where`.
+    var filteredByKind: [Int: Int] = [:]
 
     /// Whether the item and its group still go on (not rejected, not waiting).
     func isLive(_ index: Int) -> Bool { items[index].reject == nil && !items[index].waits }

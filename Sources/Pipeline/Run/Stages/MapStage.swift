@@ -50,7 +50,10 @@ struct MapStage {
                 continue
             }
             do {
-                guard let mapped = try mapper.map(record) else { continue }  // skipped by `where`
+                guard let mapped = try mapper.map(record) else {
+                    if origins == nil { batch.filteredByKind[kind, default: 0] += 1 }  // left out by `where`
+                    continue
+                }
                 item.mapped = mapped
             } catch {
                 item.reject = error

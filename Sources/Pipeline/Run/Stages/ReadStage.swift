@@ -10,9 +10,19 @@ import Readers
 /// every batch before it is done (so its lookups find what the sources before it wrote).
 struct ReadStage {
     /// A batch of records of one source of the pass (0: the first, then the ones read alongside),
-    /// its number in that source (from 0), and the records repeating a key of an earlier record of
-    /// the source (by index in `records`: where the key appeared first).
-    typealias Batch = (part: Int, number: Int, records: [Record], repeats: [Int: KeyRepeats.Repeat])
+    /// its number in that source (from 0), the records repeating a key of an earlier record of the
+    /// source (by index in `records`: where the key appeared first), and the rejections of the CSV
+    /// records read among them that the reader could not read as records (a short or long row, a
+    /// misplaced quote, invalid text: the reader goes on with the next one). The contexts write
+    /// batches in the order they are handed over, so whatever wins or is rejected never depends on
+    /// which context was faster.
+    struct Batch: Sendable {
+        var part: Int
+        var number: Int
+        var records: [Record]
+        var repeats: [Int: KeyRepeats.Repeat]
+        var unreadable: [RecordReject]
+    }
 
     /// The pass's sources, with their places in the pipeline.
     let parts: [(source: PipelineConfig.Source, index: Int)]
@@ -21,10 +31,6 @@ struct ReadStage {
     /// the first `skippedBatches`, and `alsoDone`.
     var skippedBatches = 0
     var alsoDone: Set<Int> = []
-    /// Where a CSV record the reader cannot read as a record (a short or long row, a misplaced
-    /// quote, invalid text) goes: a rejected record of the source's entity, the reader going on
-    /// with the next one. `nil`: such errors end the run.
-    var rejectUnreadable: (@Sendable (RecordReject) throws -> Void)?
 
     private var source: PipelineConfig.Source { parts[0].source }
 
@@ -48,7 +54,8 @@ struct ReadStage {
         }
         var part = 0, numbers = Array(repeating: 0, count: parts.count)
         numbers[0] = skippedBatches
-        var batch: [Record] = [], topLevel = 0, repeats: [Int: KeyRepeats.Repeat] = [:], updatesEarlier = false
+        var batch: [Record] = [], topLevel = 0, repeats: [Int: KeyRepeats.Repeat] = [:]
+        var unreadable: [RecordReject] = []
         // Found here, in input order, so that which of two records with one key is first never
         // depends on timing.
         let keyRepeats = parts.map { KeyRepeats($0.source) }
@@ -58,19 +65,20 @@ struct ReadStage {
         batch.reserveCapacity(batchSize)
         /// Hands the batch over and starts the next; `false` when the import was cancelled.
         func hand() -> Bool {
+            let records = !batch.isEmpty
             defer {
-                numbers[part] += 1
+                // A batch of unreadable records only is not numbered: the numbers count records.
+                if records { numbers[part] += 1 }
                 batch = []
                 batch.reserveCapacity(batchSize)
                 topLevel = 0
                 repeats = [:]
-                updatesEarlier = false
+                unreadable = []
             }
             progress.read(records: batch.count)
-            // `last-wins`: a batch updating what an earlier batch wrote goes after it, in input order.
-            if updatesEarlier { queue.waitUntilFinished() }
-            return part != 0 || !alsoDone.contains(numbers[part])
-                ? queue.push((part, numbers[part], batch, repeats)) : true
+            guard !records || part != 0 || !alsoDone.contains(numbers[part]) else { return true }
+            return queue.push(
+                Batch(part: part, number: numbers[part], records: batch, repeats: repeats, unreadable: unreadable))
         }
         // Records of one kind share their reader context: the last one's part answers most records.
         var lastKind: (context: Record.Context, part: Int?)?
@@ -79,9 +87,9 @@ struct ReadStage {
             do {
                 next = try reader.next()
             } catch let error as ReaderError where error.isRecoverable && source.format == .csv && skipping == 0 {
-                guard let rejectUnreadable, let position = error.position else { throw inputError(error) }
+                guard let position = error.position else { throw inputError(error) }
                 let source = parts[part].source
-                try rejectUnreadable(
+                unreadable.append(
                     RecordReject(
                         source: source.name, entity: source.mapping.entity, position: position,
                         failures: [
@@ -89,6 +97,13 @@ struct ReadStage {
                                 property: "", raw: nil, rule: "\(error.kind)", message: error.message,
                                 position: position)
                         ]))
+                // Many unreadable rows in a row are handed over a batch at a time, on their own.
+                if unreadable.count >= batchSize {
+                    let rows = Batch(
+                        part: part, number: numbers[part], records: [], repeats: [:], unreadable: unreadable)
+                    unreadable = []
+                    guard queue.push(rows) else { return }
+                }
                 continue
             } catch {
                 throw inputError(error)
@@ -107,7 +122,7 @@ struct ReadStage {
                     lastKind = (record.context, partOfKind[kindKey(record.kind ?? "")])
                 }
                 if let next = lastKind?.part, next != part {
-                    if !batch.isEmpty { guard hand() else { return } }
+                    if !batch.isEmpty || !unreadable.isEmpty { guard hand() else { return } }
                     queue.waitUntilFinished()
                     let now = Date()
                     seconds[part] += now.timeIntervalSince(mark)
@@ -117,15 +132,15 @@ struct ReadStage {
                 }
                 if topLevel >= batchSize { guard hand() else { return } }
                 topLevel += 1
-                switch keyRepeats[part]?.repeated(record) {
-                case .update?: updatesEarlier = true
-                case .repeated(let repeated)?: repeats[batch.count] = repeated
-                case nil: break
+                // An update of an earlier record (`last-wins`) needs nothing here: batches are
+                // written in input order.
+                if case .repeated(let repeated)? = keyRepeats[part]?.repeated(record) {
+                    repeats[batch.count] = repeated
                 }
             }
             batch.append(record)
         }
-        if !batch.isEmpty { _ = hand() }
+        if !batch.isEmpty || !unreadable.isEmpty { _ = hand() }
     }
 
     /// A record kind as the pass compares it: SQL table names as SQLite does (in any ASCII case).

@@ -5,8 +5,10 @@ import Readers
 /// One pass over a file: one source of a run — or several consecutive sources reading one file
 /// (`sharesPass`). Its read stage runs on a thread of its own and hands batches through a bounded
 /// queue; each of the run's contexts takes batches from it and imports them on its own queue
-/// (`BatchImporter`: map, link, write). Every batch of a source is done before the next source's
-/// records are handed over, and every context is done before the pass ends.
+/// (`BatchImporter`): the contexts map batches in parallel, then link and write them one at a time
+/// in input order, so the store and the rejects are the same whatever the contexts' timing. Every
+/// batch of a source is done before the next source's records are handed over, and every context
+/// is done before the pass ends.
 struct SourcePass {
     /// The pass's sources by their place in the pipeline.
     let members: Range<Int>
@@ -68,10 +70,6 @@ struct SourcePass {
         var reader = ReadStage(parts: members.map { (config.sources[$0], $0) }, batchSize: config.batchSize)
         reader.skippedBatches = skippedBatches
         reader.alsoDone = alsoDone
-        let rejects = rejects
-        reader.rejectUnreadable = { reject in
-            try rejects.add([reject.entity: RunReport.Counts(read: 1, rejected: 1)], rejected: [reject])
-        }
         return reader
     }
 
@@ -97,23 +95,24 @@ struct SourcePass {
         thread.name = "sluice-read-\(config.sources[members.lowerBound].name)"
         let start = Date()
         thread.start()
+        let bulk = members.map { _ in BulkInsertChoice() }
         let importers = contexts.map { context in
             members.map {
                 BatchImporter(
                     source: config.sources[$0], sourceIndex: $0, config: config, context: context, rejects: rejects,
-                    keys: keys, pending: pending, checkpoint: checkpoint)
+                    keys: keys, pending: pending, checkpoint: checkpoint, bulk: bulk[$0 - members.lowerBound])
             }
         }
         DispatchQueue.concurrentPerform(iterations: importers.count) { index in
             let context = contexts[index]
-            while let batch = queue.pop() {
+            while let (batch, turn) = queue.pop() {
                 do {
                     try context.performAndWait {
-                        try importers[index][batch.part].importBatch(
-                            batch.records, number: batch.number, repeats: batch.repeats)
+                        try importers[index][batch.part].importBatch(batch, turn: turn)
                         // Enough records wait for parents: try them again, parents may have come since.
                         if let due = pending.takeIfDue() { try retry(due, in: context, final: false) }
                     }
+                    try turn.end()
                     progress.add(records: batch.records.count)
                     // A signal stops the run between batches.
                     try RunStop.check()

@@ -10,16 +10,16 @@ import Readers
 final class WriteStage {
     let scope: StageScope
     private let checkpoint: BatchCheckpoint?
-    /// Batch inserts are worth trying: they are possible and the last batches' objects were mostly
-    /// new (an input whose keys the store already holds goes through the context).
-    private(set) var triesBatchInserts = true
+    /// Whether batch inserts are worth trying for the source (shared by its contexts).
+    let bulk: BulkInsertChoice
     /// The context's last did-save (which objects it inserted, and updated with changes).
     private let lastSave = LastSave()
     private var observation: DidSaveObservation?
 
-    init(scope: StageScope, checkpoint: BatchCheckpoint?) {
+    init(scope: StageScope, checkpoint: BatchCheckpoint?, bulk: BulkInsertChoice) {
         self.scope = scope
         self.checkpoint = checkpoint
+        self.bulk = bulk
         observation = scope.context.observeDidSave { [lastSave] save in lastSave.set(save) }
     }
 
@@ -101,7 +101,7 @@ final class WriteStage {
             refused += ids.lazy.filter { $0 == nil }.count
         }
         // Mostly stored keys (a re-import): the context's merge is the way for the rest of the source.
-        if attempted >= 64 && refused * 4 > attempted { triesBatchInserts = false }
+        if attempted >= 64 && refused * 4 > attempted { bulk.worthTrying = false }
     }
 
     /// Saves the batch's objects; records whose objects fail validation or break a key under
@@ -201,6 +201,7 @@ final class WriteStage {
         var rejected: [RecordReject] = []
         var byKind = [RunReport.Counts](repeating: .init(), count: kinds.all.count)
         for (kind, ignored) in batch.ignoredByKind { byKind[kind].unchanged += ignored }
+        for (kind, filtered) in batch.filteredByKind { byKind[kind].filtered += filtered }
         for index in batch.items.indices where !batch.items[index].waits {
             let kind = batch.items[index].kind
             if let reject = batch.items[index].reject {
@@ -230,6 +231,15 @@ final class WriteStage {
         }
         return (counts, rejected)
     }
+}
+
+/// Whether a source's batch inserts are worth trying: they are possible and the last batches'
+/// objects were mostly new (an input whose keys the store already holds goes through the context).
+/// Shared by the source's contexts, read and set in their batches' turns (one at a time, in input
+/// order), so the choice never depends on which context took which batch.
+final class BulkInsertChoice: @unchecked Sendable {
+    // @unchecked: touched only in a batch's turn, which orders every access.
+    var worthTrying = true
 }
 
 /// A context's last did-save, handed from the save's callback to the batch that saved.
