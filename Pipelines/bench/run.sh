@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Measures Sluice against the kit's contenders in one run and verifies every Sluice load:
 #   bash Pipelines/bench/run.sh [SCALE] [baselines.py options...]      (SCALE: small, medium, …)
+# SLUICE=<binary> measures that binary instead of building this checkout's release binary.
 # By default only the contenders the targets compare with run beside Sluice (the kit's references
 # f_c_wal and f_c_wal_lateidx always run); pass --only REGEX to choose others.
 set -euo pipefail
 export PROJECT="$(cd "$(dirname "$0")/../.." && pwd)"
 export BENCH="${BENCH:-$PROJECT/../shared/bench}"
 scale="${1:-small}"; shift || true
-(cd "$PROJECT" && swift build -c release --product sluice >/dev/null)
-export SLUICE="$PROJECT/.build/release/sluice"
+if [ -z "${SLUICE:-}" ]; then
+  (cd "$PROJECT" && swift build -c release --product sluice >/dev/null)
+  export SLUICE="$PROJECT/.build/release/sluice"
+fi
+export SLUICE
 root="${BENCH_ROOT:-$(python3 -c 'import tempfile; print(tempfile.gettempdir())')/sluice-bench}"
 export SLUICE_BENCH_KEEP="$root/sluice-kept"
 rm -rf "$SLUICE_BENCH_KEEP"

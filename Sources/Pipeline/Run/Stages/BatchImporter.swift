@@ -48,6 +48,12 @@ final class BatchImporter: @unchecked Sendable {
         turn: BoundedQueue<ReadStage.Batch>.Turn? = nil
     ) throws {
         var batch = try map.map(records, number: number, origins: origins, repeats: repeats)
+        // Planned before the turn too: the plan only chooses which objects batch inserts may write
+        // (the store refuses a key written since, and the context links what found no parent yet),
+        // so the outcome is the same whichever batches are written by then.
+        let plan =
+            !batch.items.isEmpty && write.bulk.worthTrying && scope.kinds.anyBulk
+            ? try link.planBatchInserts(batch) : nil
         try turn?.begin()
         /// Counts the batch and writes its rejects, with the unreadable rows, in input order.
         func account(_ outcome: (counts: [String: RunReport.Counts], rejected: [RecordReject])) throws {
@@ -59,9 +65,7 @@ final class BatchImporter: @unchecked Sendable {
             try rejects.add(counts, rejected: outcome.rejected + unreadable)
         }
         guard !batch.items.isEmpty else { return try account(write.outcome(of: batch)) }
-        if write.bulk.worthTrying, scope.kinds.anyBulk {
-            try write.insert(link.planBatchInserts(batch), into: &batch)
-        }
+        if let plan { try write.insert(plan, into: &batch) }
         let waiting = try link.linkInContext(&batch, final: final)
         let waitingOrigins = waiting.map(\.origin)
         let resolved = origins.map { tried in

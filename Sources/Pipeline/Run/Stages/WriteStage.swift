@@ -235,11 +235,16 @@ final class WriteStage {
 
 /// Whether a source's batch inserts are worth trying: they are possible and the last batches'
 /// objects were mostly new (an input whose keys the store already holds goes through the context).
-/// Shared by the source's contexts, read and set in their batches' turns (one at a time, in input
-/// order), so the choice never depends on which context took which batch.
+/// Shared by the source's contexts. Either way the outcome is the same: batch inserts write new
+/// objects only and leave the rest to the context.
 final class BulkInsertChoice: @unchecked Sendable {
-    // @unchecked: touched only in a batch's turn, which orders every access.
-    var worthTrying = true
+    // @unchecked: `worth` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var worth = true
+    var worthTrying: Bool {
+        get { lock.withLock { worth } }
+        set { lock.withLock { worth = newValue } }
+    }
 }
 
 /// A context's last did-save, handed from the save's callback to the batch that saved.
