@@ -96,6 +96,8 @@ public final class SQLiteStatement {
     public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
     public func isText(_ index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_TEXT }
     public func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+    /// The bytes of a text or blob value (0 for NULL; a number's text length).
+    public func byteCount(_ index: Int32) -> Int { Int(sqlite3_column_bytes(handle, index)) }
     public func double(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
     /// The column as text (embedded NUL bytes kept), or `nil` for NULL.
     public func string(_ index: Int32) -> String? {

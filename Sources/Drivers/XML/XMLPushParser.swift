@@ -122,6 +122,14 @@ public final class XMLPushParser {
         }
     }
 
+    /// Stops parsing (from an event handler): the chunk being parsed ends at once, and feeding more
+    /// fails.
+    public func stop() {
+        guard let context else { return }
+        if failure == nil { failure = XMLParseError(message: "parsing was stopped", line: line, column: column) }
+        xmlStopParser(context)
+    }
+
     /// The line and column the parser has reached (for positions of the current event).
     public var line: Int { context.map { Int(xmlSAX2GetLineNumber($0)) } ?? 0 }
     public var column: Int { context.map { Int(xmlSAX2GetColumnNumber($0)) } ?? 0 }

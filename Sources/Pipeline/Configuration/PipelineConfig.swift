@@ -65,6 +65,8 @@ public struct PipelineConfig: Sendable {
         public var format: InputFormat
         public var path: String
         public var csv = CSVDialect()
+        /// The largest record the reader keeps (the pipeline's `limits`; for CSV also `csv.maxRecordBytes`).
+        public var limits = ReaderLimits.standard
         /// XML: the record path (`/orders/order`); SQL dumps and SQLite files: the table.
         public var record: String?
         /// XML: the namespace prefixes the paths use, bound to their URIs (`p: urn:example:orders`).

@@ -113,7 +113,7 @@ struct PipelineReader: YAMLFileReader {
     // MARK: The file
 
     mutating func read(_ root: Node) throws -> PipelineConfig? {
-        let allowed: Set<String> = ["version", "model", "target", "batch", "merge", "errors", "sources"]
+        let allowed: Set<String> = ["version", "model", "target", "batch", "merge", "errors", "limits", "sources"]
         let entries = pairs(root, allowed: allowed, what: "the pipeline file")
         guard let modelEntry = entries.first(where: { $0.key == "model" }) else {
             fail(root, "the pipeline file needs `model:` (the model file, relative to this file)")
@@ -127,7 +127,7 @@ struct PipelineReader: YAMLFileReader {
             return nil
         }
         var config = PipelineConfig(file: file, modelPath: modelPath, model: model)
-        var sawSources = false
+        var sawSources = false, limits = ReaderLimits.standard
         for (key, _, value) in entries {
             switch key {
             case "version":
@@ -164,6 +164,15 @@ struct PipelineReader: YAMLFileReader {
                     if key == "max" { config.maxErrors = number(value, "errors.max", minimum: 0) ?? 0 }
                     if key == "rejects" { config.rejectsPath = path(value, "errors.rejects") }
                 }
+            case "limits":
+                for (_, _, value) in pairs(value, allowed: ["record"], what: "limits") {
+                    guard let text = text(value, "limits.record") else { continue }
+                    if let bytes = ReaderLimits.parseSize(text) {
+                        limits.recordBytes = bytes
+                    } else {
+                        fail(value, "limits.record must be a size: a number of bytes, or with KB, MB or GB (64 MB)")
+                    }
+                }
             case "sources":
                 sawSources = true
                 guard let list = value.sequence, !list.isEmpty else {
@@ -185,6 +194,10 @@ struct PipelineReader: YAMLFileReader {
             }
         }
         if !sawSources { fail(root, "the pipeline file needs `sources:` (a list)") }
+        for index in config.sources.indices {
+            config.sources[index].limits = limits
+            config.sources[index].csv.maxRecordBytes = limits.recordBytes
+        }
         // Only a policy under which the record's values win lets the last record of a key win.
         for source in config.sources where source.duplicates == .lastWins {
             if config.merge != .objectTrumps && config.merge != .overwrite {

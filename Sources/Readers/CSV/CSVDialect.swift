@@ -29,7 +29,7 @@ public struct CSVDialect: Sendable, Hashable {
     /// Accept quotes inside unquoted fields (`5" screen`) as ordinary characters instead of an error.
     public var lenientQuotes = false
     /// A record larger than this is an error (it bounds memory when a quote is never closed).
-    public var maxRecordBytes = 16 << 20
+    public var maxRecordBytes = ReaderLimits.defaultRecordBytes
 
     public init() {}
 

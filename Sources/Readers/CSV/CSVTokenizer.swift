@@ -72,9 +72,8 @@ struct CSVTokenizer {
         let count = pos - start
         guard count > 0 else { return }
         if builder.length + count > dialect.maxRecordBytes {
-            throw ReaderError(
-                .recordTooLarge, "the record is larger than \(dialect.maxRecordBytes) bytes (is a quote never closed?)",
-                at: position(line: recordLine, column: 1))
+            throw ReaderLimits(recordBytes: dialect.maxRecordBytes).tooLarge(
+                "the record", at: position(line: recordLine, column: 1), hint: "; is a quote never closed?")
         }
         builder.append(buffer + start, count)
     }

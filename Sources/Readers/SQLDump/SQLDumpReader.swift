@@ -83,13 +83,14 @@ public final class SQLDumpReader: RecordReader {
     }
 
     /// - Parameter tables: only yield rows of these tables (all when `nil`); schemas are kept for all.
-    public convenience init(path: String, tables: Set<String>? = nil) throws {
-        try self.init(source: try Input.open(path), tables: tables)
+    public convenience init(path: String, tables: Set<String>? = nil, limits: ReaderLimits = .standard) throws {
+        try self.init(source: try Input.open(path), tables: tables, limits: limits)
     }
 
-    public init(source: ByteSource, tables: Set<String>? = nil) throws {
+    public init(source: ByteSource, tables: Set<String>? = nil, limits: ReaderLimits = .standard) throws {
         only = tables.map { Set($0.map(TableSchema.sqlName)) }
-        splitter = StatementSplitter(source: try Input.decodingText(source, encoding: .utf8))
+        splitter = StatementSplitter(
+            source: try Input.decodingText(source, encoding: .utf8), maxBytes: limits.recordBytes)
     }
 
     deinit { splitter.deallocate() }

@@ -7,6 +7,8 @@ struct StatementSplitter {
     let name: String
     let capacity = 1 << 20
     let buffer: UnsafeMutablePointer<UInt8>
+    /// The largest statement kept (`ReaderLimits.recordBytes`).
+    let maxBytes: Int
     var pos = 0, end = 0
     var atEOF = false
     var line = 1
@@ -24,8 +26,9 @@ struct StatementSplitter {
     /// Bytes that end a run of ordinary statement text.
     let special: UnsafeMutablePointer<Bool>
 
-    init(source: ByteSource) {
+    init(source: ByteSource, maxBytes: Int = ReaderLimits.defaultRecordBytes) {
         self.source = source
+        self.maxBytes = maxBytes
         name = source.name
         buffer = .allocate(capacity: capacity)
         special = .allocate(capacity: 256)
@@ -102,6 +105,7 @@ struct StatementSplitter {
         }
         var trigger: Bool?
         while true {
+            try checkSize()
             guard try fill() else {
                 if statement.allSatisfy({ $0 == 32 || $0 == 10 || $0 == 9 || $0 == 13 }) { return !statement.isEmpty }
                 isCut = true  // a last statement without `;`: SQLite would not run it either
@@ -178,6 +182,14 @@ struct StatementSplitter {
         return nil
     }
 
+    /// - Throws: `recordTooLarge` once the statement outgrew `maxBytes` (checked a buffer at a time).
+    private func checkSize() throws {
+        guard statement.count > maxBytes else { return }
+        throw ReaderLimits(recordBytes: maxBytes).tooLarge(
+            "the statement", at: SourcePosition(file: name, line: statementLine, column: 1),
+            hint: "; is a quote never closed?")
+    }
+
     private mutating func append(_ c: UInt8) {
         statement.append(c)
         pos += 1
@@ -199,6 +211,7 @@ struct StatementSplitter {
     private mutating func copyQuoted(until close: UInt8) throws {
         append(buffer[pos])
         while try fill() {
+            try checkSize()
             var i = pos
             while i < end, buffer[i] != close, buffer[i] != 10 { i += 1 }
             statement.append(contentsOf: UnsafeBufferPointer(start: buffer + pos, count: i - pos))

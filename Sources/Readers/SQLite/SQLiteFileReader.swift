@@ -25,12 +25,14 @@ public final class SQLiteFileReader: RecordReader {
     private var context: Record.Context?
     private var rowNumber = 0
     private var recordNumber = 0
+    private let limits: ReaderLimits
 
     /// - Parameter tables: the tables to read (all ordinary tables when `nil`), in that order.
     /// - Throws: `ReaderError.Kind.sqlite` when the file is not a readable SQLite database or a named
     ///   table does not exist.
-    public init(path: String, tables names: [String]? = nil) throws {
+    public init(path: String, tables names: [String]? = nil, limits: ReaderLimits = .standard) throws {
         self.path = path
+        self.limits = limits
         do {
             guard FileManager.default.fileExists(atPath: path) else {
                 throw ReaderError(.io, "cannot open \(path): no such file")
@@ -157,8 +159,15 @@ public final class SQLiteFileReader: RecordReader {
                 if try statement.step() {
                     rowNumber += 1
                     recordNumber += 1
-                    var fields: [[UInt8]?] = [], blobs = Set<Int>()
+                    var fields: [[UInt8]?] = [], blobs = Set<Int>(), bytes = 0
                     for column in 0..<Int32(table.columns.count) {
+                        bytes += statement.byteCount(column)
+                        guard bytes <= limits.recordBytes else {
+                            throw limits.tooLarge(
+                                "the row",
+                                at: SourcePosition(
+                                    file: path, line: rowNumber, column: Int(column) + 1, record: recordNumber))
+                        }
                         switch statement.value(column) {
                         case .null: fields.append(nil)
                         case .integer(let v): fields.append(Array(String(v).utf8))

@@ -19,35 +19,61 @@ extension XMLReader {
         }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while !finder.isDone, try parser.feedNextChunk(from: source, buffer: &chunk) {}
-        return finder.order.compactMap { path in
-            let count = finder.counts[path] ?? 0
-            return finder.repeated.contains(path) ? (path, count) : nil
-        }.sorted { ($0.path.split(separator: "/").count, $0.path) < ($1.path.split(separator: "/").count, $1.path) }
+        return finder.repeatedPaths.sorted {
+            ($0.path.split(separator: "/").count, $0.path) < ($1.path.split(separator: "/").count, $1.path)
+        }
     }
 
+    /// Counts elements by path. Paths are numbered in a trie (a path's number by its parent's and
+    /// its name), so an element costs the same at any depth; only the paths that repeat are spelt out.
     private final class RepeatFinder: XMLEventHandler {
+        struct Step: Hashable {
+            var parent: Int
+            var name: String
+        }
         let limit: Int
-        var stack: [String] = []
-        /// Per open element: the names of its children so far.
+        /// Path 0 is the document; each other path's parent and name.
+        var steps: [Step] = [Step(parent: -1, name: "")]
+        var numbers: [Step: Int] = [:]
+        var counts: [Int] = [0]
+        /// The open elements' paths, and per open element the names of its children so far.
+        var stack: [Int] = [0]
         var seen: [Set<String>] = [[]]
-        var counts: [String: Int] = [:]
-        var order: [String] = []
-        var repeated: Set<String> = []
+        var repeated: Set<Int> = []
         var elements = 0
         var isDone = false
 
         init(limit: Int) { self.limit = limit }
 
+        /// The paths that repeat, spelt out (`/products/product`), with how many were seen.
+        var repeatedPaths: [(path: String, count: Int)] {
+            repeated.map { number in
+                var names: [String] = [], step = number
+                while step > 0 {
+                    names.append(steps[step].name)
+                    step = steps[step].parent
+                }
+                return ("/" + names.reversed().joined(separator: "/"), counts[number])
+            }
+        }
+
         override func startElement(
             localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
             attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int
         ) {
-            let name = String(cString: localName)
-            stack.append(name)
-            let path = "/" + stack.joined(separator: "/")
-            if counts[path] == nil { order.append(path) }
-            counts[path, default: 0] += 1
-            if !seen[seen.count - 1].insert(name).inserted { repeated.insert(path) }
+            let step = Step(parent: stack[stack.count - 1], name: String(cString: localName))
+            let number: Int
+            if let known = numbers[step] {
+                number = known
+            } else {
+                number = steps.count
+                steps.append(step)
+                counts.append(0)
+                numbers[step] = number
+            }
+            counts[number] += 1
+            if !seen[seen.count - 1].insert(step.name).inserted { repeated.insert(number) }
+            stack.append(number)
             seen.append([])
             elements += 1
             if elements >= limit { isDone = true }

@@ -71,11 +71,16 @@ extension XMLReader {
             self.limit = limit
         }
 
+        /// How many of the open elements, outermost first, match the record path's steps (at most
+        /// all of them): kept as elements open and close, so an event costs the same at any depth.
+        private var matching = 0
+
+        /// The open elements inside a record, from the record's (empty: the record element itself);
+        /// `nil` outside records and deeper than `depth` (nothing is looked for there).
         private var relative: [String]? {
-            guard stack.count >= recordPath.count, Array(stack.prefix(recordPath.count)) == recordPath else {
-                return nil
-            }
-            return Array(stack.dropFirst(recordPath.count))
+            guard matching == recordPath.count, stack.count >= matching, stack.count - matching <= Self.depth + 1
+            else { return nil }
+            return Array(stack[matching...])
         }
 
         private func note(_ field: String) { if !fields.contains(field) { fields.append(field) } }
@@ -84,7 +89,9 @@ extension XMLReader {
             localName: UnsafePointer<UInt8>, namespaceURI: UnsafePointer<UInt8>?,
             attributes: UnsafePointer<UnsafePointer<UInt8>?>?, attributeCount: Int
         ) {
-            stack.append(String(cString: localName))
+            let name = String(cString: localName)
+            if matching == stack.count, matching < recordPath.count, recordPath[matching] == name { matching += 1 }
+            stack.append(name)
             hasText.append(false)
             guard let relative, relative.count <= Self.depth else { return }
             if relative.isEmpty {
@@ -110,6 +117,7 @@ extension XMLReader {
             }
             if let relative, relative.count < Self.depth, !seenChildren.isEmpty { seenChildren.removeLast() }
             if relative?.isEmpty == true, records >= limit { isDone = true }
+            if matching == stack.count { matching -= 1 }
             stack.removeLast()
             hasText.removeLast()
         }

@@ -31,6 +31,9 @@ public final class XMLReader: XMLEventHandler, RecordReader {
     @exclusivity(unchecked) private var ready: [Record?] = []
     @exclusivity(unchecked) private var readyIndex = 0
     @exclusivity(unchecked) private var recordNumber = 0
+    let limits: ReaderLimits
+    /// A record that outgrew the limit: the parser was stopped, `next()` throws this.
+    @exclusivity(unchecked) private var tooLarge: ReaderError?
 
     /// The trie nodes reached by the open elements, innermost element last; `levels` has where each
     /// open element's entries start (the document's entry is level 0).
@@ -44,8 +47,10 @@ public final class XMLReader: XMLEventHandler, RecordReader {
 
     /// - Parameter namespaces: prefixes the paths use, bound to namespace URIs.
     /// - Throws: `ReaderError` when the file cannot be opened or a path uses an unbound prefix.
-    public convenience init(path: String, spec: XMLRecordSpec, namespaces: [String: String] = [:]) throws {
-        try self.init(source: try Input.open(path), specs: [spec], namespaces: namespaces)
+    public convenience init(
+        path: String, spec: XMLRecordSpec, namespaces: [String: String] = [:], limits: ReaderLimits = .standard
+    ) throws {
+        try self.init(source: try Input.open(path), specs: [spec], namespaces: namespaces, limits: limits)
     }
 
     /// Reads several kinds of top-level records in one pass (`/dataset/customers/customer`,
@@ -54,8 +59,11 @@ public final class XMLReader: XMLEventHandler, RecordReader {
         try self.init(source: try Input.open(path), specs: specs, namespaces: namespaces)
     }
 
-    public init(source: ByteSource, specs: [XMLRecordSpec], namespaces: [String: String] = [:]) throws {
+    public init(
+        source: ByteSource, specs: [XMLRecordSpec], namespaces: [String: String] = [:], limits: ReaderLimits = .standard
+    ) throws {
         self.source = source
+        self.limits = limits
         do {
             parser = try XMLPushParser(fileName: source.name)
         } catch {
@@ -79,7 +87,7 @@ public final class XMLReader: XMLEventHandler, RecordReader {
             } catch {
                 finished = true
                 ready.removeAll()
-                throw error
+                throw tooLarge ?? error
             }
         }
         defer { readyIndex += 1 }
@@ -122,7 +130,21 @@ public final class XMLReader: XMLEventHandler, RecordReader {
     }
 
     override public func characters(_ text: UnsafeBufferPointer<UInt8>) {
-        for index in 0..<capturers.count { frames[capturers[index]].builder.append(text.baseAddress!, text.count) }
+        for index in 0..<capturers.count {
+            let frame = capturers[index]
+            guard frames[frame].builder.length + text.count <= limits.recordBytes else {
+                if tooLarge == nil {
+                    tooLarge = limits.tooLarge(
+                        "the record",
+                        at: SourcePosition(
+                            file: source.name, line: frames[frame].line, column: frames[frame].column,
+                            record: frames[frame].parent < 0 ? recordNumber + 1 : nil))
+                    parser.stop()
+                }
+                return
+            }
+            frames[frame].builder.append(text.baseAddress!, text.count)
+        }
     }
 
     /// The element reached `node` of `frame`'s trie: fill the node's fields, start its records.

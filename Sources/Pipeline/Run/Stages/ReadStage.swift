@@ -197,14 +197,16 @@ struct ReadStage {
             case .xml:
                 return try XMLReader(
                     source: counted(), specs: parts.map { $0.source.mapping.xmlSpec(path: $0.source.record ?? "/") },
-                    namespaces: parts.reduce(into: [:]) { $0.merge($1.source.namespaces) { first, _ in first } })
+                    namespaces: parts.reduce(into: [:]) { $0.merge($1.source.namespaces) { first, _ in first } },
+                    limits: source.limits)
             case .sqldump:
                 return try SQLDumpReader(
                     source: counted(),
-                    tables: parts.count == 1 ? source.table.map { [$0] } : Set(parts.compactMap(\.source.table)))
+                    tables: parts.count == 1 ? source.table.map { [$0] } : Set(parts.compactMap(\.source.table)),
+                    limits: source.limits)
             case .sqlite:
                 progress.begin(source: source.name, counter: nil, path: source.path)
-                return try SQLiteFileReader(path: source.path, tables: source.table.map { [$0] })
+                return try SQLiteFileReader(path: source.path, tables: source.table.map { [$0] }, limits: source.limits)
             }
         } catch {
             throw inputError(error)
