@@ -54,8 +54,8 @@ tsan: ## Run the tests under the thread sanitizer (the CLI tests run the debug b
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= FuzzCSV FuzzXML FuzzSQLDump FuzzSQLiteFile
-fuzz: ## Fuzz each reader with libFuzzer for FUZZ_SECONDS (default 600); corpora grow in .build-fuzz/corpus
+FUZZ_TARGETS ?= FuzzCSV FuzzXML FuzzSQLDump FuzzSQLiteFile FuzzModelFile FuzzPipelineFile
+fuzz: ## Fuzz the readers, model and pipeline files (libFuzzer, FUZZ_SECONDS each, default 600; CI: 60)
 	cd Fuzz && $(SWIFT) build -c release --scratch-path ../.build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 	for t in $(FUZZ_TARGETS); do \
 		mkdir -p .build-fuzz/corpus/$$t && cp -n Fuzz/Corpus/$$t/* .build-fuzz/corpus/$$t/ && \

@@ -1,5 +1,5 @@
 // swift-tools-version: 6.0
-// libFuzzer targets for the readers, kept out of the main package: they only link with
+// libFuzzer targets for the readers, model files and pipeline files, kept out of the main package: they only link with
 // `-sanitize=fuzzer` (see `make fuzz` and ../shared/docs/TOOLCHAIN.md).
 import PackageDescription
 
@@ -16,5 +16,13 @@ let package = Package(
             name: "FuzzSQLDump", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
         .executableTarget(
             name: "FuzzSQLiteFile", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
+        .executableTarget(
+            name: "FuzzModelFile", dependencies: ["FuzzSupport", .product(name: "ModelFiles", package: "Sluice")]),
+        .executableTarget(
+            name: "FuzzPipelineFile",
+            dependencies: [
+                "FuzzSupport", .product(name: "Pipeline", package: "Sluice"),
+                .product(name: "ModelFiles", package: "Sluice"),
+            ]),
     ]
 )
