@@ -97,4 +97,39 @@ import Testing
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(try R.query(store, "SELECT count(*) FROM \"as\"") == [[.integer(3)]])
     }
+
+    /// A CSV of 10,000 columns: `import` and `infer` refuse it at once in one short line (it used to
+    /// infer for 38 s and print a CREATE TABLE of 10,000 columns); a pipeline mapping two reads it.
+    @Test func tenThousandColumnsAreRefusedInOneLineAndAPipelineReadsSome() throws {
+        let directory = try TemporaryDirectory()
+        let columns = 10_000
+        var text = (0..<columns).map { "c\($0)" }.joined(separator: ",") + "\n"
+        for row in 1...3 { text += (0..<columns).map { "\(row * $0)" }.joined(separator: ",") + "\n" }
+        let file = try directory.file("wide.csv", contents: text)
+        let store = directory.url.appendingPathComponent("wide.sqlite").path
+        for arguments in [["import", file.path, "--to", store], ["infer", file.path]] {
+            let result = try runSluice(arguments)
+            #expect(result.status == 2, "\(arguments[0]): \(result.stderr.prefix(300))")
+            #expect(
+                result.stderr.contains("has 10000 columns, more than a table holds (2000")
+                    && result.stderr.count < 300, "\(arguments[0]): \(result.stderr.prefix(300))")
+        }
+        let model = try directory.file(
+            "m.yaml", contents: "version: 1\nentities:\n  Wide:\n    attributes: { a: integer64!, b: integer64 }\n")
+        let pipeline = try directory.file(
+            "p.yaml",
+            contents: """
+                version: 1
+                model: \(model.path)
+                target: { store: sqlite, path: \(store) }
+                sources:
+                  - { name: wide, path: \(file.path), entity: Wide, fields: { a: c1, b: c9999 } }
+                """)
+        let run = try runSluice(["run", pipeline.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            try R.query(store, "SELECT a, b FROM Wide ORDER BY a") == (1...3).map {
+                [.integer(Int64($0)), .integer(Int64($0 * 9999))]
+            })
+    }
 }

@@ -39,7 +39,8 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         var text = "SQLite error \(code.rawValue) (\(code)): \(message)"
-        if let sql { text += " — while running: \(sql)" }
+        // A statement of a few lines is shown whole; a longer one (a table of 2,000 columns) by its start.
+        if let sql { text += " — while running: " + (sql.count > 300 ? sql.prefix(300) + " …" : sql) }
         return text
     }
 }

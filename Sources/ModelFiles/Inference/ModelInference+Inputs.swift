@@ -19,6 +19,10 @@ extension ModelInference {
     ///   - entity: the entity's name (by default from the file name, or the XML record element).
     ///   - dialect: CSV: the dialect (sniffed from the file when `nil`).
     ///   - spec: XML: the record's fields (discovered from the file when `nil`).
+    /// The most columns an inferred entity may have: SQLite's default `SQLITE_MAX_COLUMN`, the
+    /// most a table (and an INSERT) may have.
+    public static let maxColumns = 2000
+
     public mutating func add(
         inputAt path: String, format: InputFormat? = nil, recordPath: String? = nil, entity name: String? = nil,
         dialect: CSVDialect? = nil, spec given: XMLRecordSpec? = nil, namespaces: [String: String] = [:]
@@ -27,6 +31,12 @@ extension ModelInference {
         switch try format ?? InputFormat.detect(path: path) {
         case .csv:
             let reader = try CSVReader(path: path, dialect: dialect ?? CSVSniffer.sniff(path: path))
+            if let columns = reader.schema?.names.count, columns > Self.maxColumns {
+                throw ReaderError(
+                    .invalidOption,
+                    "\(path) has \(columns) columns, more than a table holds (\(Self.maxColumns), SQLite's limit): "
+                        + "map the columns wanted with a pipeline file (sluice run), which reads only those")
+            }
             let before = entities.count
             // Standard input has no file name: its table is named after the entity when one is given.
             let table = path == "-" && name != nil ? Self.plural(snakeCaseName(entity)) : Self.tableName(path)
