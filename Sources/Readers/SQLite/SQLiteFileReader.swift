@@ -27,6 +27,35 @@ public final class SQLiteFileReader: RecordReader {
     private var recordNumber = 0
     private let limits: ReaderLimits
 
+    /// Opens the database read-only. A WAL-mode database in a folder SQLite cannot write (a read-only
+    /// mount) cannot be opened so — SQLite makes its `-shm` file beside it — and is opened as
+    /// immutable when it has no `-wal` file with content (there is no log to read, and nobody writes
+    /// on such a mount); with one, it is refused saying why rather than read without the log.
+    /// - Throws: `SQLiteError`; `ReaderError.Kind.sqlite` for the WAL case.
+    static func openReadOnly(_ path: String) throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, mode: .readOnly)
+        do {
+            _ = try connection.makeStatement("SELECT count(*) FROM sqlite_master").step()
+            return connection
+        } catch let error as SQLiteError where error.code.primary == .cannotOpen || error.code.primary == .readOnly {
+            let log = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? nil
+            guard (log ?? 0) == 0 else {
+                throw ReaderError(
+                    .sqlite,
+                    "cannot read \(path): a WAL-mode database whose log (\(path)-wal) SQLite cannot read "
+                        + "where it is, since it needs to write \(path)-shm beside it (a read-only folder or "
+                        + "mount?); copy the database with its -wal file to a writable folder, or checkpoint it",
+                    underlying: error)
+            }
+            var allowed = CharacterSet.urlPathAllowed
+            allowed.remove(charactersIn: "?#%")
+            let escaped = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
+            let immutable = try SQLiteConnection(path: "file:\(escaped)?immutable=1", mode: .readOnly)
+            _ = try immutable.makeStatement("SELECT count(*) FROM sqlite_master").step()
+            return immutable
+        }
+    }
+
     /// - Parameter tables: the tables to read (all ordinary tables when `nil`), in that order.
     /// - Throws: `ReaderError.Kind.sqlite` when the file is not a readable SQLite database or a named
     ///   table does not exist.
@@ -37,7 +66,7 @@ public final class SQLiteFileReader: RecordReader {
             guard FileManager.default.fileExists(atPath: path) else {
                 throw ReaderError(.io, "cannot open \(path): no such file")
             }
-            connection = try SQLiteConnection(path: path, mode: .readOnly)
+            connection = try Self.openReadOnly(path)
             let list = try connection.makeStatement(
                 "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view', 'trigger') "
                     + "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid")
