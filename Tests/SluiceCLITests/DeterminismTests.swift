@@ -7,7 +7,8 @@ import Testing
 /// whatever the number of contexts: batches are mapped in parallel but linked and written in input
 /// order. The inputs have the shapes that made results depend on timing: keys repeated across
 /// batches, a source filtered by `where` (no repeat check: the merge decides), rows pointing at rows
-/// that come later (they wait) or never (rejected), values breaking rules, unreadable rows.
+/// that come later (they wait) or never (rejected), values breaking rules, unreadable rows. And what
+/// the rejects file says of a record: every failure, not only the first.
 @Suite struct DeterminismTests {
     typealias R = RunCommandTests
 
@@ -98,5 +99,61 @@ import Testing
             #expect(places.count == employees?[4] && places == places.sorted(), "run \(run)")
         }
         #expect(outcomes.count == 1, "\(outcomes.count) different outcomes in 12 runs: \(outcomes.values.sorted())")
+    }
+
+    /// A rejected record lists every failure: each rule its values break (an invalid email does not
+    /// hide a negative balance), and the lookups that find nothing even when a field failed first.
+    @Test func aRejectedRecordListsEveryFailure() throws {
+        let directory = try TemporaryDirectory()
+        let model = try directory.file(
+            "m.yaml",
+            contents: """
+                version: 1
+                entities:
+                  Customer:
+                    attributes:
+                      id: integer64!
+                      email: { type: string, regex: "[^@ ]+@[^@ ]+" }
+                      balance: { type: decimal, min: "0" }
+                      age: { type: integer16, max: 150 }
+                    relationships: { orders: { destination: Order, toMany: true, inverse: customer } }
+                    unique: [[id]]
+                  Order:
+                    attributes: { number: integer64!, qty: integer32! }
+                    relationships: { customer: { destination: Customer, inverse: orders, optional: false } }
+                    unique: [[number]]
+                """)
+        let customers = try directory.file("c.csv", contents: "id,email,balance,age\n1,bad,-5,200\n2,ok@x.y,3,20\n")
+        let orders = try directory.file("o.csv", contents: "number,qty,cust\n10,x,99\n11,4,2\n12,5,77\n")
+        let rejects = directory.url.appendingPathComponent("r.jsonl").path
+        let pipeline = try directory.file(
+            "p.yaml",
+            contents: """
+                version: 1
+                model: \(model.path)
+                target: { store: sqlite, path: \(directory.url.appendingPathComponent("o.sqlite").path) }
+                errors: { max: 10, rejects: \(rejects) }
+                sources:
+                  - { name: customers, path: \(customers.path), entity: Customer, key: [id],
+                      fields: { id: id, email: email, balance: balance, age: age } }
+                  - { name: orders, path: \(orders.path), entity: Order, key: [number], fields: { number: number, qty: qty },
+                      relationships: { customer: { entity: Customer, key: { id: cust }, missing: reject } } }
+                """)
+        let result = try runSluice(["run", pipeline.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try String(contentsOfFile: rejects, encoding: .utf8).split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        let failures = lines.map { line in
+            (line["failures"] as! [[String: Any]]).map { "\($0["property"]!) \($0["rule"]!)" }
+        }
+        #expect(
+            failures == [
+                ["email pattern", "balance minValue", "age maxValue"], ["qty integer", "customer lookup"],
+                ["customer lookup"],
+            ], "\(failures)")
+        let second = (lines[1]["failures"] as! [[String: Any]])[1]
+        #expect((second["message"] as! String).hasPrefix("no Customer with id = 99"))
+        #expect((second["position"] as! [String: Any])["column"] as? Int == 6)
     }
 }

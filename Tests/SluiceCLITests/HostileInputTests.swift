@@ -128,8 +128,9 @@ import Testing
         let run = try runSluice(["run", pipeline.path])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(
-            try R.query(store, "SELECT a, b FROM Wide ORDER BY a") == (1...3).map {
-                [.integer(Int64($0)), .integer(Int64($0 * 9999))]
-            })
+            try R.query(store, "SELECT a, b FROM Wide ORDER BY a")
+                == (1...3).map {
+                    [.integer(Int64($0)), .integer(Int64($0 * 9999))]
+                })
     }
 }

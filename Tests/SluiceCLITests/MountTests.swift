@@ -71,9 +71,10 @@ enum Mounts {
         let store = directory.url.appendingPathComponent("plain.sqlite").path
         let read = try runSluice(["import", mountPoint + "/plain.db", "--to", store])
         #expect(read.status == 0, "\(read.stderr)")
-        #expect(try R.query(store, "SELECT id, name FROM items ORDER BY id") == [
-            [.integer(1), .text("one")], [.integer(2), .text("two")],
-        ])
+        #expect(
+            try R.query(store, "SELECT id, name FROM items ORDER BY id") == [
+                [.integer(1), .text("one")], [.integer(2), .text("two")],
+            ])
         let refused = try runSluice([
             "import", mountPoint + "/logged.db", "--to", directory.url.appendingPathComponent("l.sqlite").path,
         ])

@@ -142,6 +142,30 @@ public final class RecordMapper {
         return mapped
     }
 
+    /// For a record `map` rejected: each lookup's key where every part converts (`nil` where one
+    /// does not, or all are null), and where its first field is — so the rejection can list the
+    /// lookups that find nothing too.
+    public func lookupKeys(ofRejected record: Record) -> [(key: [AttributeValue]?, position: SourcePosition)] {
+        lookups.map { parts in
+            var key: [AttributeValue]? = []
+            for (field, converter) in parts {
+                let result =
+                    field == Self.rowField
+                    ? converter.convert(record.ordinal.map(String.init)) : converter.convert(record, field: field)
+                guard case .success(let value) = result else {
+                    key = nil
+                    break
+                }
+                key?.append(value)
+            }
+            let field = parts.first?.field ?? -1
+            return (
+                key?.allSatisfy(\.isNull) == false ? key : nil,
+                field >= 0 && field < record.count ? record.position(ofField: field) : record.position
+            )
+        }
+    }
+
     /// The key of lookup `lookup` (its index in the mapping); `nil` when its parts are all null (the
     /// relationship stays empty).
     public func key(_ lookup: Int, of mapped: MappedRecord) -> [AttributeValue]? {

@@ -73,6 +73,7 @@ final class BatchImporter: @unchecked Sendable {
             return tried.filter { !still.contains($0) }
         }
         try write.save(&batch, waiting: waitingOrigins, resolved: resolved ?? [])
+        try link.listMissingDestinationsOfRejected(&batch)
         if origins != nil { pending.putBack(waiting) } else { pending.add(waiting) }
         let outcome = write.outcome(of: batch)
         scope.context.reset()
@@ -127,8 +128,10 @@ final class BatchImporter: @unchecked Sendable {
             }
         } reject: { failures in
             var progressed = false
-            for failure in failures {
-                guard let (part, index) = owner(of: failure.objectID, in: batches) else { continue }
+            // Owners first: every failure of a record is listed, not only the one that rejects it.
+            let owned = failures.map { ($0, owner(of: $0.objectID, in: batches)) }
+            for (failure, owner) in owned {
+                guard let (part, index) = owner else { continue }
                 importers[part].scope.reject(&batches[part], index, for: failure)
                 progressed = true
             }

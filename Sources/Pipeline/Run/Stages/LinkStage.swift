@@ -318,6 +318,42 @@ struct LinkStage {
         return waiting
     }
 
+    /// Records rejected before their lookups ran (a field that does not convert, a repeated key)
+    /// also list the must-exist lookups that find nothing among the objects read or stored so far —
+    /// every failure of a record, not only the first. Called once the batch is saved.
+    func listMissingDestinationsOfRejected(_ batch: inout ImportBatch) throws {
+        let kinds = scope.kinds, coordinator = scope.context.persistentStoreCoordinator
+        var keys: [Int: [(key: [AttributeValue]?, position: SourcePosition)]] = [:]
+        for (index, item) in batch.items.enumerated()
+        where item.reject != nil && item.object == nil && item.bulkID == nil && !item.waits
+            && kinds[item.kind].links == nil
+            && kinds[item.kind].resolvers.contains(where: { !$0.lookup.createsMissing })
+        {
+            keys[index] = kinds[item.kind].mapper.lookupKeys(ofRejected: item.record)
+        }
+        guard !keys.isEmpty else { return }
+        for kindIndex in kinds.all.indices {
+            let members = keys.keys.filter { batch.items[$0].kind == kindIndex }.sorted()
+            for (lookupIndex, resolver) in kinds[kindIndex].resolvers.enumerated()
+            where !members.isEmpty && !resolver.lookup.createsMissing {
+                let wanted = members.map { keys[$0]![lookupIndex] }
+                let found = try resolver.resolveIDs(wanted.map(\.key), in: coordinator)
+                for (position, index) in members.enumerated() {
+                    guard let key = wanted[position].key, found[position] == nil else { continue }
+                    let described = zip(resolver.lookup.key, key).map { "\($0.attribute) = \($1)" }
+                        .joined(separator: ", ")
+                    batch.items[index].reject!.failures.append(
+                        RejectFailure(
+                            property: resolver.lookup.relationship, raw: nil, rule: "lookup",
+                            message:
+                                "no \(resolver.entity.name) with \(described) (none read or stored before the record "
+                                + "was rejected)",
+                            position: wanted[position].position))
+                }
+            }
+        }
+    }
+
     /// Forgets what the lookups of the batch found in the context (which is being reset).
     func reset() {
         for kind in scope.kinds.all { for resolver in kind.resolvers { resolver.reset() } }

@@ -122,12 +122,16 @@ final class WriteStage {
             }
         } reject: { failures in
             var progressed = false
-            for var failure in failures {
-                guard let index = batch.owner(of: failure.objectID) else { continue }
+            // Owners first: every failure of a record is listed, not only the one that rejects it.
+            let owned = failures.map { failure in
+                (failure, batch.owner(of: failure.objectID), failure.holder.flatMap { batch.owner(of: $0) })
+            }
+            for (var failure, owner, holderOwner) in owned {
+                guard let index = owner else { continue }
                 if let holder = failure.holder {
                     // Who holds the key: a record of this batch (where), or a stored object.
                     let held =
-                        batch.owner(of: holder).map { "the record at \(batch.items[$0].record.position)" }
+                        holderOwner.map { "the record at \(batch.items[$0].record.position)" }
                         ?? "the stored \(holder.entityName) \(holder.reference.keyValue)"
                     let entity = holder.entityName
                     failure.message =
