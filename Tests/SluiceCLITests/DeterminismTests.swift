@@ -136,7 +136,8 @@ import Testing
                 sources:
                   - { name: customers, path: \(customers.path), entity: Customer, key: [id],
                       fields: { id: id, email: email, balance: balance, age: age } }
-                  - { name: orders, path: \(orders.path), entity: Order, key: [number], fields: { number: number, qty: qty },
+                  - { name: orders, path: \(orders.path), entity: Order, key: [number],
+                      fields: { number: number, qty: qty },
                       relationships: { customer: { entity: Customer, key: { id: cust }, missing: reject } } }
                 """)
         let result = try runSluice(["run", pipeline.path])
