@@ -1,5 +1,6 @@
-import Readers
 import Testing
+
+@testable import Readers
 
 /// Readers put many records in one buffer and move a record that outgrows the room left: records
 /// held at once (as a batch holds them) must keep their own bytes, whatever their sizes.
@@ -85,7 +86,9 @@ import Testing
         }
     }
 
-    @Test func aCompactedRecordEqualsTheRecord() throws {
+    /// Records packed (`PackedRecords`) and read back equal the records: fields, nulls, blobs, places,
+    /// numbers, parents and table rows — across chunk boundaries too (3 MB of records).
+    @Test func aPackedRecordReadsBackEqual() throws {
         let reader = try CSVReader(
             source: MemoryByteSource(Array("a,b,c\n1,,\"x\ny\"\n2,héllo,\n".utf8), name: "t.csv"),
             dialect: {
@@ -96,14 +99,37 @@ import Testing
         var records: [Record] = []
         while let record = try reader.next() { records.append(record) }
         #expect(records.count == 2)
-        for record in records {
-            let copy = record.compacted()
+        var child = Record(
+            byteFields: [Array("ab".utf8), nil, [0xde, 0xad]], blobs: [2],
+            context: Record.Context(file: "d.sql", kind: "t"), line: 7, column: 3, number: 9)
+        child.parentRecord = 4
+        child.ordinal = 2
+        records.append(child)
+        let large = Record(
+            fields: [String(repeating: "z", count: 70_000), "-5"], context: records[0].context, line: 1_000_000,
+            number: Int(Int32.max) + 5)
+        var packed = PackedRecords()
+        var offsets: [Int] = []
+        for round in 0..<40 {
+            for record in records + [large] {
+                offsets.append(packed.end)
+                packed.append(integer: -round)
+                packed.append(record)
+            }
+        }
+        #expect(packed.byteCount > 2 << 20)
+        for (index, start) in offsets.enumerated() {
+            var offset = start
+            #expect(packed.integer(at: &offset) == -(index / 4))
+            let copy = packed.record(at: &offset)
+            let record = (records + [large])[index % 4]
             #expect(copy.strings == record.strings)
-            #expect(copy.count == record.count)
+            #expect(copy.count == record.count && copy.number == record.number && copy.ordinal == record.ordinal)
+            #expect(copy.parentRecord == record.parentRecord && copy.context === record.context)
             #expect((0..<record.count).map(copy.isNull) == (0..<record.count).map(record.isNull))
+            #expect((0..<record.count).map(copy.isBlob) == (0..<record.count).map(record.isBlob))
             #expect(
                 (0..<record.count).map(copy.position(ofField:)) == (0..<record.count).map(record.position(ofField:)))
-            #expect(copy.number == record.number)
         }
         #expect(records[0].strings == ["1", nil, "x\ny"])
     }

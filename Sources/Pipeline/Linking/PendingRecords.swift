@@ -43,59 +43,153 @@ final class PendingRecords: @unchecked Sendable {
         var records: [Record]
     }
 
+    /// Waiting groups of one source, packed (`PackedRecords`: a million small records fit in tens of
+    /// megabytes) and read back a slice at a time.
+    struct Waiting: Sendable {
+        private var packed = PackedRecords()
+        /// Where each group starts in `packed`: its origin's batch and record, its record count, then
+        /// its records.
+        private var starts: [Int] = []
+        let source: Int
+        private(set) var recordCount = 0
+
+        init(source: Int) { self.source = source }
+
+        var count: Int { starts.count }
+        var isEmpty: Bool { starts.isEmpty }
+
+        mutating func append(_ group: Group) {
+            starts.append(packed.end)
+            packed.append(integer: group.origin.batch)
+            packed.append(integer: group.origin.record)
+            packed.append(integer: group.records.count)
+            for record in group.records { packed.append(record) }
+            recordCount += group.records.count
+        }
+
+        mutating func append(contentsOf other: Waiting) {
+            if isEmpty {
+                self = other
+                return
+            }
+            for index in 0..<other.count { append(other.group(index)) }
+        }
+
+        func group(_ index: Int) -> Group {
+            var offset = starts[index]
+            let origin = origin(at: &offset)
+            let count = packed.integer(at: &offset)
+            return Group(origin: origin, records: (0..<count).map { _ in packed.record(at: &offset) })
+        }
+
+        /// The groups of `range`, with their records.
+        func groups(_ range: Range<Int>) -> [Group] { range.map(group) }
+
+        /// The groups not taken yet (`takeNext`).
+        private var taken = 0
+        var remaining: Int { count - taken }
+
+        /// The next `count` groups not taken yet, with their records; the memory of what was taken
+        /// is freed as it goes (a try of a million waiting records never holds them twice).
+        mutating func takeNext(_ count: Int) -> [Group] {
+            let range = taken..<min(taken + count, starts.count)
+            taken = range.upperBound
+            defer { packed.release(before: taken < starts.count ? starts[taken] : packed.end) }
+            return groups(range)
+        }
+
+        /// Every group's origin (without reading its records).
+        var origins: [Origin] {
+            starts.map { start in
+                var offset = start
+                return origin(at: &offset)
+            }
+        }
+
+        private func origin(at offset: inout Int) -> Origin {
+            let batch = packed.integer(at: &offset)
+            return Origin(source: source, batch: batch, record: packed.integer(at: &offset))
+        }
+    }
+
     private let lock = NSLock()
-    private var groups: [Group] = []
+    private var waiting: [Int: Waiting] = [:]
     private var recordCount = 0
     private var retryAt: Int
+    /// Records put back since the last take (a try puts back a batch at a time).
+    private var putBackSinceTake = 0
+    /// Whether a batch inserted objects since the last take: without new objects a try finds no
+    /// more parents than the last (the end of each source tries again anyway).
+    private var insertedSinceTake = true
 
     /// - Parameter retryAt: how many records must wait before a worker tries them again mid-source.
     init(retryAt: Int) {
         self.retryAt = max(1, retryAt)
     }
 
-    var count: Int { lock.withLock { groups.count } }
+    var count: Int { lock.withLock { waiting.values.reduce(0) { $0 + $1.count } } }
 
-    func add(_ waiting: [Group]) {
-        guard !waiting.isEmpty else { return }
-        // Kept past their batch: each record gets storage of its own, not the reader's shared buffer.
-        let kept = waiting.map { Group(origin: $0.origin, records: $0.records.map { $0.compacted() }) }
+    func add(_ groups: [Group]) {
+        guard !groups.isEmpty else { return }
         lock.withLock {
-            groups += kept
-            recordCount += kept.reduce(0) { $0 + $1.records.count }
+            for group in groups {
+                waiting[group.origin.source, default: Waiting(source: group.origin.source)].append(group)
+                recordCount += group.records.count
+            }
         }
     }
+
+    /// Puts back groups taken (`takeAll`) and not tried.
+    func add(_ groups: [Int: Waiting]) {
+        lock.withLock {
+            for (source, more) in groups {
+                waiting[source, default: Waiting(source: source)].append(contentsOf: more)
+                recordCount += more.recordCount
+            }
+        }
+    }
+
+    /// A batch saved new objects: waiting records may find their parents now.
+    func noteInserted() { lock.withLock { insertedSinceTake = true } }
+
+    /// Whether records wait and objects were saved since they were last tried (else a try would
+    /// find no parent the last did not).
+    var worthTrying: Bool { lock.withLock { recordCount > 0 && insertedSinceTake } }
 
     /// Every waiting group, by source; none wait afterwards.
-    func takeAll() -> [Int: [Group]] {
+    func takeAll() -> [Int: Waiting] { lock.withLock { take() } }
+
+    /// Every waiting group when enough records wait to be worth trying again — as many as a batch,
+    /// or twice as many as the last try left — and objects were saved since, or nothing.
+    func takeIfDue() -> [Int: Waiting]? {
         lock.withLock {
-            defer {
-                groups = []
-                recordCount = 0
-            }
-            return Dictionary(grouping: groups, by: \.origin.source)
+            guard recordCount >= retryAt, insertedSinceTake else { return nil }
+            return take()
         }
     }
 
-    /// Every waiting group when enough records wait to be worth trying again (and the next try is
-    /// set at twice what is left), or nothing.
-    func takeIfDue() -> [Int: [Group]]? {
-        lock.withLock {
-            guard recordCount >= retryAt else { return nil }
-            defer {
-                groups = []
-                recordCount = 0
-            }
-            return Dictionary(grouping: groups, by: \.origin.source)
+    private func take() -> [Int: Waiting] {
+        defer {
+            waiting = [:]
+            recordCount = 0
+            putBackSinceTake = 0
+            insertedSinceTake = false
         }
+        return waiting
     }
 
-    /// Records put back after a try: the next try waits for twice as many.
-    func putBack(_ waiting: [Group]) {
+    /// Records put back after a try, a batch at a time: the next try waits for twice as many as the
+    /// whole try left.
+    func putBack(_ groups: [Group]) {
         lock.withLock {
-            groups += waiting
-            let back = waiting.reduce(0) { $0 + $1.records.count }
+            var back = 0
+            for group in groups {
+                waiting[group.origin.source, default: Waiting(source: group.origin.source)].append(group)
+                back += group.records.count
+            }
             recordCount += back
-            retryAt = max(retryAt, 2 * back)
+            putBackSinceTake += back
+            retryAt = max(retryAt, 2 * putBackSinceTake)
         }
     }
 }

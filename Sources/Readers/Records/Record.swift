@@ -154,22 +154,6 @@ public struct Record: Sendable {
         }
     }
 
-    /// The record with storage of its own: what to keep after its batch, so that it does not hold
-    /// the other records of the buffer it was read into.
-    public func compacted() -> Record {
-        var copy = self
-        let buffer = RecordBuffer(byteCapacity: max(Int(storage.byteCount), 1), slotCapacity: max(count, 1))
-        withAllBytes {
-            if $0.count > 0 {
-                buffer.bytes.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: $0.count)
-            }
-        }
-        buffer.slots.initialize(from: storage.buffer.slots + Int(storage.slotStart), count: count)
-        copy.storage = Storage(
-            buffer: buffer, byteStart: 0, byteCount: storage.byteCount, slotStart: 0, count: storage.count)
-        return copy
-    }
-
     /// The number of bytes in field `index`.
     @inlinable public func byteCount(_ index: Int) -> Int {
         let slot = slot(index)

@@ -76,6 +76,7 @@ final class BatchImporter: @unchecked Sendable {
         try link.listMissingDestinationsOfRejected(&batch)
         if origins != nil { pending.putBack(waiting) } else { pending.add(waiting) }
         let outcome = write.outcome(of: batch)
+        if outcome.counts.values.contains(where: { $0.inserted > 0 }) { pending.noteInserted() }
         scope.context.reset()
         link.reset()
         try account(outcome)
@@ -90,9 +91,10 @@ final class BatchImporter: @unchecked Sendable {
     /// rejected too, until the save goes through.
     /// - Throws: `RunError.batchNotSaved` when a failure names no waiting record; `StoreError`.
     static func settleTogether(
-        _ groups: [Int: [PendingRecords.Group]], config: PipelineConfig, context: ManagedObjectContext,
+        _ packed: [Int: PendingRecords.Waiting], config: PipelineConfig, context: ManagedObjectContext,
         rejects: RejectsCollector, keys: KnownKeysRegistry, pending: PendingRecords, checkpoint: BatchCheckpoint?
     ) throws {
+        let groups = packed.mapValues { $0.groups(0..<$0.count) }
         let sources = groups.keys.sorted()
         let importers = sources.map { sourceIndex in
             BatchImporter(
@@ -165,20 +167,21 @@ final class BatchImporter: @unchecked Sendable {
     /// Imports waiting groups again (`PendingRecords`), a batch at a time, in `context` (call on its
     /// queue); what still finds no parent waits on — or, on the `final` try, is rejected with its key.
     static func retry(
-        _ groups: [Int: [PendingRecords.Group]], config: PipelineConfig, context: ManagedObjectContext,
+        _ groups: inout [Int: PendingRecords.Waiting], config: PipelineConfig, context: ManagedObjectContext,
         rejects: RejectsCollector, keys: KnownKeysRegistry, pending: PendingRecords, checkpoint: BatchCheckpoint?,
         final: Bool
     ) throws {
-        for (sourceIndex, waiting) in groups.sorted(by: { $0.key < $1.key }) {
+        while let sourceIndex = groups.keys.min() {
+            // Taken out of the dictionary, so that what was read back is freed as the try goes.
+            var waiting = groups.removeValue(forKey: sourceIndex)!
             let importer = BatchImporter(
                 source: config.sources[sourceIndex], sourceIndex: sourceIndex, config: config, context: context,
                 rejects: rejects, keys: keys, pending: pending, checkpoint: checkpoint)
-            var start = 0
-            while start < waiting.count {
-                let slice = waiting[start..<min(start + config.batchSize, waiting.count)]
+            while waiting.remaining > 0 {
+                // Read back a batch at a time: the rest stays packed.
+                let slice = waiting.takeNext(config.batchSize)
                 try importer.importBatch(
                     slice.flatMap(\.records), number: nil, origins: slice.map(\.origin), final: final)
-                start += slice.count
             }
         }
     }

@@ -110,7 +110,7 @@ struct SourcePass {
                     try context.performAndWait {
                         try importers[index][batch.part].importBatch(batch, turn: turn)
                         // Enough records wait for parents: try them again, parents may have come since.
-                        if let due = pending.takeIfDue() { try retry(due, in: context, final: false) }
+                        if var due = pending.takeIfDue() { try retry(&due, in: context, final: false) }
                     }
                     try turn.end()
                     progress.add(records: batch.records.count)
@@ -132,9 +132,9 @@ struct SourcePass {
     }
 
     /// Imports waiting groups again in `context` (call on its queue): see `BatchImporter.retry`.
-    func retry(_ groups: [Int: [PendingRecords.Group]], in context: ManagedObjectContext, final: Bool) throws {
+    func retry(_ groups: inout [Int: PendingRecords.Waiting], in context: ManagedObjectContext, final: Bool) throws {
         try BatchImporter.retry(
-            groups, config: config, context: context, rejects: rejects, keys: keys, pending: pending,
+            &groups, config: config, context: context, rejects: rejects, keys: keys, pending: pending,
             checkpoint: checkpoint, final: final)
     }
 
@@ -146,27 +146,26 @@ struct SourcePass {
     /// parent is rejected with its key. Runs on `context`'s queue.
     func settleWaitingRecords(in context: ManagedObjectContext, last: Bool) throws {
         try context.performAndWait {
-            var waiting = pending.takeAll()
-            while !waiting.isEmpty {
-                let before = waiting.values.reduce(0) { $0 + $1.count }
-                try retry(waiting, in: context, final: false)
-                waiting = pending.takeAll()
-                guard waiting.values.reduce(0, { $0 + $1.count }) < before else { break }
+            // Again while a try links something; only when objects were saved since the last.
+            while pending.worthTrying {
+                let before = pending.count
+                var waiting = pending.takeAll()
+                try retry(&waiting, in: context, final: false)
+                guard pending.count < before else { break }
             }
+            // What still waits waits for later passes, or now, after the last, is settled.
+            guard last else { return }
+            var waiting = pending.takeAll()
             guard !waiting.isEmpty else { return }
-            if last {
-                // Together when they fit in memory at once (what waits on one another resolves);
-                // beyond that, batch by batch, where a cycle's records are rejected.
-                let count = waiting.values.reduce(0) { $0 + $1.reduce(0) { $0 + $1.records.count } }
-                if count <= Self.settledTogether {
-                    try BatchImporter.settleTogether(
-                        waiting, config: config, context: context, rejects: rejects, keys: keys, pending: pending,
-                        checkpoint: checkpoint)
-                } else {
-                    try retry(waiting, in: context, final: true)
-                }
+            // Together when they fit in memory at once (what waits on one another resolves);
+            // beyond that, batch by batch, where a cycle's records are rejected.
+            let count = waiting.values.reduce(0) { $0 + $1.recordCount }
+            if count <= Self.settledTogether {
+                try BatchImporter.settleTogether(
+                    waiting, config: config, context: context, rejects: rejects, keys: keys, pending: pending,
+                    checkpoint: checkpoint)
             } else {
-                pending.add(waiting.values.flatMap { $0 })
+                try retry(&waiting, in: context, final: true)
             }
         }
     }
