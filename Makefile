@@ -46,6 +46,7 @@ install: ## Build (release) and install bin/sluice, its man page and bash/zsh/fi
 BENCH ?= ../shared/bench
 bench: ## Run the benchmarks (release build; the kit's data generator at $(BENCH)); one BENCH line per case
 	$(SWIFT) build -c release --product sluice-bench
+	$(SWIFT) build -c release --product sluice
 	python3 $(BENCH)/gen.py medium > /dev/null
 	.build/release/sluice-bench
 

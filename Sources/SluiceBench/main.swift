@@ -30,6 +30,8 @@ import Synchronization
 //                      context and saved once into a new store of that type (the file is kept)
 //   load_sqlite, load_xml, load_binary        that file added to a new coordinator (XML and binary
 //                      read the whole file) and its orders counted
+//   hostile_*, waiting_children_1m, xml_depth_1m_infer, contexts_*, xml_target_200k: the built
+//                      `sluice` on hostile and unlucky inputs (HostileCases.swift)
 
 func peakRSSMegabytes() -> Double {
     var usage = rusage()
@@ -330,7 +332,7 @@ let arguments = CommandLine.arguments
 if arguments.count == 3, let count = Int(arguments[2]) {
     try runCase(arguments[1], count)
 } else if arguments.count == 2 {
-    try runReaderCase(arguments[1])
+    if try !runHostileCase(arguments[1]) { try runReaderCase(arguments[1]) }
 } else {
     // Each case in a fresh process: its peak RSS is its own.
     let plan: [(String, Int)] = [
@@ -343,6 +345,9 @@ if arguments.count == 3, let count = Int(arguments[2]) {
         ("read_csv", 0), ("read_csv_gz", 0), ("zcat_csv_gz", 0), ("read_xml", 0), ("read_xml_gz", 0),
         ("zcat_xml_gz", 0), ("parse_xml_only", 0),
         ("read_sqldump", 0), ("read_sqldump_gz", 0), ("zcat_sqldump_gz", 0),
+        ("hostile_text_100mb", 0), ("hostile_gzip_bomb", 0), ("hostile_gzip_bomb_infer", 0),
+        ("waiting_children_1m", 0), ("xml_depth_1m_infer", 0), ("contexts_max", 0), ("contexts_100000", 0),
+        ("xml_target_200k", 0),
     ]
     for (name, count) in plan {
         let process = Process()

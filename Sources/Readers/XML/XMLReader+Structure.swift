@@ -7,18 +7,24 @@ extension XMLReader {
     /// their children), and child elements that repeat inside a record as child records.
     /// Elements are matched by local name (namespace prefixes are ignored here).
     /// - Throws: `ReaderError` for unreadable or malformed input, or when no element matches.
-    public static func discoverSpec(path: String, recordPath: String, sampleRecords: Int = 1000) throws -> XMLRecordSpec
-    {
+    public static func discoverSpec(
+        path: String, recordPath: String, sampleRecords: Int = 1000, limits: ReaderLimits = .standard
+    ) throws -> XMLRecordSpec {
         let source = try Input.open(path)
         // Elements are compared by local name: a step's namespace prefix (`p:order`) is left out here.
         let steps = recordPath.split(separator: "/").map { String($0.split(separator: ":").last ?? $0) }
-        let discovery = Discovery(recordPath: steps, limit: sampleRecords)
+        let discovery = Discovery(recordPath: steps, limit: sampleRecords, maxRecordBytes: limits.recordBytes)
         let parser: XMLPushParser
         do { parser = try XMLPushParser(handler: discovery, fileName: source.name) } catch {
             throw ReaderError(.malformedXML, "\(error)", underlying: error)
         }
+        discovery.parser = parser
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while !discovery.isDone, try parser.feedNextChunk(from: source, buffer: &chunk) {}
+        if let line = discovery.tooLargeAt {
+            throw limits.tooLarge(
+                "the record", at: SourcePosition(file: source.name, line: line, column: 1, record: discovery.records))
+        }
         guard discovery.records > 0 else {
             throw ReaderError(.invalidOption, "no element of \(path) matches the record path \(recordPath)")
         }
@@ -66,9 +72,18 @@ extension XMLReader {
         static let depth = 3
         var isDone = false
 
-        init(recordPath: [String], limit: Int) {
+        /// The text a record may hold (`ReaderLimits`), what the current one holds so far, and the
+        /// line of the record that held more (the discovery then stops).
+        let maxRecordBytes: Int
+        var recordBytes = 0
+        var recordLine = 0
+        var tooLargeAt: Int?
+        weak var parser: XMLPushParser?
+
+        init(recordPath: [String], limit: Int, maxRecordBytes: Int) {
             self.recordPath = recordPath
             self.limit = limit
+            self.maxRecordBytes = maxRecordBytes
         }
 
         /// How many of the open elements, outermost first, match the record path's steps (at most
@@ -96,6 +111,8 @@ extension XMLReader {
             guard let relative, relative.count <= Self.depth else { return }
             if relative.isEmpty {
                 records += 1
+                recordBytes = 0
+                recordLine = parser?.line ?? 0
                 seenChildren = []
             } else if relative.count < Self.depth, !seenChildren.isEmpty {
                 // A name twice under one parent: a repeated element (a child entity, not a field).
@@ -123,6 +140,13 @@ extension XMLReader {
         }
 
         override func characters(_ text: UnsafeBufferPointer<UInt8>) {
+            if matching == recordPath.count, stack.count >= matching {
+                recordBytes += text.count
+                if recordBytes > maxRecordBytes, tooLargeAt == nil {
+                    tooLargeAt = recordLine
+                    isDone = true
+                }
+            }
             if !hasText.isEmpty, text.contains(where: { $0 != 32 && $0 != 10 && $0 != 9 && $0 != 13 }) {
                 hasText[hasText.count - 1] = true
             }
