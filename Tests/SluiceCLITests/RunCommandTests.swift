@@ -190,15 +190,22 @@ import Glibc
 
 @Suite struct AtomicRunTests {
     /// A run killed with SIGKILL at several moments leaves the target exactly as before (1 customer)
-    /// or exactly as after (1 + 20,000); a later run cleans up and completes.
-    @Test func aKilledRunLeavesTheTargetAsBeforeOrAsAfter() throws {
+    /// or exactly as after (1 + 20,000); a later run cleans up and completes. Through a symbolic
+    /// link too: the real store is what is copied, replaced and locked, and the link stays a link.
+    @Test(arguments: [false, true]) func aKilledRunLeavesTheTargetAsBeforeOrAsAfter(throughALink: Bool) throws {
         let directory = try TemporaryDirectory()
         var csv = "customer_id,name,email,signup\n1,Ada,ada@example.com,2024-01-15\n"
         let seed = try runSluice(["run", try RunCommandTests.customersPipeline(in: directory, csv: csv).path])
         #expect(seed.status == 0, "\(seed.stderr)")
+        let target = directory.url.appendingPathComponent("out/c.sqlite").path
+        let real = directory.url.appendingPathComponent("real.sqlite").path
+        if throughALink {
+            try FileManager.default.moveItem(atPath: target, toPath: real)
+            try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: "../real.sqlite")
+        }
         for n in 2...20_001 { csv += "\(n),Customer \(n),c\(n)@example.com,2024-02-01\n" }
         let pipeline = try RunCommandTests.customersPipeline(in: directory, csv: csv)
-        let store = directory.url.appendingPathComponent("out/c.sqlite").path
+        let store = throughALink ? real : target
         var outcomes: Set<Int64> = []
         for delay in [0.05, 0.2, 0.4, 0.8, 1.2] {
             let process = try startSluice(["run", pipeline.path, "--quiet"])
@@ -211,6 +218,9 @@ import Glibc
                 continue
             }
             #expect(n == 1 || n == 20_001, "after a kill at \(delay) s the target holds \(n) customers")
+            if throughALink {
+                #expect(try FileManager.default.destinationOfSymbolicLink(atPath: target) == "../real.sqlite")
+            }
             outcomes.insert(n)
             if n == 20_001 { break }
         }
@@ -219,5 +229,9 @@ import Glibc
         #expect(finish.status == 0, "\(finish.stderr)")
         #expect(try RunCommandTests.query(store, "SELECT count(*) FROM customers") == [[.integer(20_001)]])
         #expect(!FileManager.default.fileExists(atPath: store + ".sluice-tmp"))
+        #expect(!FileManager.default.fileExists(atPath: target + ".sluice-tmp"))
+        if throughALink {
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: target) == "../real.sqlite")
+        }
     }
 }
