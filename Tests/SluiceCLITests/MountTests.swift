@@ -127,4 +127,28 @@ enum Mounts {
             #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "a torn line: \(line)")
         }
     }
+
+    /// A target on a file system that fills up during the run: exit 3, the message names the target
+    /// (never the run's copy of it, which is removed), the target is unchanged, nothing is left.
+    @Test func aFullDiskUnderTheTargetNamesTheTargetNotItsCopy() throws {
+        let directory = try TemporaryDirectory()
+        let mountPoint = directory.url.appendingPathComponent("small").path
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        try Mounts.mount(mountPoint, size: "256k")
+        defer { Mounts.unmount(mountPoint) }
+        let store = mountPoint + "/items.sqlite"
+        let first = try directory.file("first.csv", contents: "id,name\n1,one\n")
+        #expect(try runSluice(["import", first.path, "--to", store]).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        var csv = "id,name\n"
+        for row in 2...20_000 { csv += "\(row),\(String(repeating: "x", count: 200))\n" }
+        let more = try directory.file("first.csv", contents: csv)
+        let result = try runSluice(["import", more.path, "--to", store])
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stderr.contains(store) && !result.stderr.contains(".sluice-tmp"), "\(result.stderr)")
+        #expect(result.stderr.contains("the target is unchanged"), "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        let names = try FileManager.default.contentsOfDirectory(atPath: mountPoint).sorted()
+        #expect(names == ["items.sqlite", "items.sqlite.lock"], "\(names)")
+    }
 }

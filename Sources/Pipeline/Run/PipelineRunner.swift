@@ -92,7 +92,15 @@ public final class PipelineRunner {
             if case RunError.stopped(let signal, _) = error {
                 throw RunError.stopped(signal: signal, committed: committed)
             }
-            throw Self.runError(error)
+            let failure = Self.runError(error)
+            // Never a message pointing at the work copy, which is gone.
+            if let transaction {
+                if case RunError.store(let store) = failure { throw RunError.store(transaction.naming(store)) }
+                if case RunError.batchNotSaved(let source, let store as StoreError) = failure {
+                    throw RunError.batchNotSaved(source: source, underlying: transaction.naming(store))
+                }
+            }
+            throw failure
         }
     }
 

@@ -37,6 +37,20 @@ final class TargetTransaction {
     /// A dry run's folder in the temporary folder, holding its copy of the target.
     private var dryRunFolder: URL?
 
+    /// `error` as the user should read it: a store error about the work copy (removed when the run
+    /// fails) names the target instead, saying the target was not changed.
+    func naming(_ error: StoreError) -> StoreError {
+        guard let work, let target, work != target, error.url?.standardizedFileURL == work.standardizedFileURL
+            || error.message.contains(work.path)
+        else { return error }
+        var named = error
+        named.url = target
+        named.message =
+            error.message.replacingOccurrences(of: work.path, with: target.path)
+            + (dryRunFolder == nil ? " (in the run's copy of the target, removed; the target is unchanged)" : "")
+        return named
+    }
+
     /// Whether saves commit batch by batch (with a checkpoint) rather than at the end.
     var commitsBatches: Bool { config.commit == .batches && target != nil && dryRunFolder == nil }
 
@@ -223,7 +237,7 @@ final class TargetTransaction {
     private static func move(_ work: URL, over target: URL, copiedState: [String]?) throws {
         if let copiedState, fileState(of: target) != copiedState { throw RunError.targetChanged(path: target.path) }
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: work.path + suffix) }
-        try sync(work, "the finished store")
+        try sync(work, "the finished store", naming: target)
         guard rename(work.path, target.path) == 0 else {
             throw RunError.file(.posix(.rename, "the finished store", path: target.path))
         }
@@ -248,12 +262,14 @@ final class TargetTransaction {
         return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
     }()
 
-    /// Flushes a file (or a folder, for a rename in it) to the disk.
-    private static func sync(_ url: URL, _ role: String) throws {
+    /// Flushes a file (or a folder, for a rename in it) to the disk; errors name `named` (the target,
+    /// for its work copy, which a failed run removes).
+    private static func sync(_ url: URL, _ role: String, naming named: URL? = nil) throws {
         let descriptor = open(url.path, O_RDONLY)
-        guard descriptor >= 0 else { throw RunError.file(.posix(.open, role, path: url.path)) }
+        let path = (named ?? url).path
+        guard descriptor >= 0 else { throw RunError.file(.posix(.open, role, path: path)) }
         defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw RunError.file(.posix(.sync, role, path: url.path)) }
+        guard fsync(descriptor) == 0 else { throw RunError.file(.posix(.sync, role, path: path)) }
     }
 
     static func removeStoreFiles(at url: URL) {
