@@ -30,7 +30,7 @@ final class BatchCheckpoint: @unchecked Sendable {
     private var sourceIndex = 0
     private var prefix = 0
     private var done = Set<Int>()
-    private var pending = Set<PendingRecords.Origin>()
+    private var pending = WaitingOrigins()
 
     init(coordinator: PersistentStoreCoordinator, store: any PersistentStore, pipeline: String) {
         self.coordinator = coordinator
@@ -66,25 +66,74 @@ final class BatchCheckpoint: @unchecked Sendable {
         return position
     }
 
-    /// Waiting records by batch, each batch's places as runs: `0.3:0-499;0.4:2,7-9` (source 0,
-    /// batch 3, places 0 to 499; batch 4, places 2 and 7 to 9). Whole batches often wait together.
-    static func encode(pending: Set<PendingRecords.Origin>) -> String {
-        var byBatch: [PendingRecords.Origin: [Int]] = [:]
-        for origin in pending {
-            byBatch[PendingRecords.Origin(source: origin.source, batch: origin.batch, record: 0), default: []].append(
-                origin.record)
+    /// The records of done batches waiting for a parent: a bit per record of each batch, and each
+    /// batch's part of the checkpoint text kept until the batch changes — a save costs what it
+    /// changes, not what waits (a million waiting records made every save re-encode them all).
+    /// Written as runs per batch: `0.3:0-499;0.4:2,7-9` (source 0, batch 3, places 0 to 499; batch 4,
+    /// places 2 and 7 to 9). Whole batches often wait together.
+    struct WaitingOrigins {
+        struct Batch: Hashable, Comparable {
+            var source: Int
+            var batch: Int
+            static func < (a: Batch, b: Batch) -> Bool { (a.source, a.batch) < (b.source, b.batch) }
         }
-        return byBatch.keys.sorted().map { batch in
-            var runs: [String] = [], records = byBatch[batch]!.sorted(), start = 0
-            while start < records.count {
-                var end = start
-                while end + 1 < records.count, records[end + 1] == records[end] + 1 { end += 1 }
-                runs.append(end == start ? "\(records[start])" : "\(records[start])-\(records[end])")
-                start = end + 1
+        private var bits: [Batch: [UInt64]] = [:]
+        private var texts: [Batch: String] = [:]
+
+        init(_ origins: some Sequence<PendingRecords.Origin> = []) { update(adding: origins, removing: []) }
+
+        /// `origins` now wait, `resolved` no longer.
+        mutating func update(
+            adding origins: some Sequence<PendingRecords.Origin>,
+            removing resolved: some Sequence<PendingRecords.Origin>
+        ) {
+            var changed = Set<Batch>()
+            for origin in resolved {
+                let batch = Batch(source: origin.source, batch: origin.batch)
+                guard var words = bits[batch], origin.record / 64 < words.count else { continue }
+                words[origin.record / 64] &= ~(1 << UInt64(origin.record % 64))
+                bits[batch] = words
+                changed.insert(batch)
             }
-            return "\(batch.source).\(batch.batch):" + runs.joined(separator: ",")
-        }.joined(separator: ";")
+            for origin in origins {
+                let batch = Batch(source: origin.source, batch: origin.batch)
+                var words = bits[batch] ?? []
+                if words.count <= origin.record / 64 {
+                    words += repeatElement(0, count: origin.record / 64 + 1 - words.count)
+                }
+                words[origin.record / 64] |= 1 << UInt64(origin.record % 64)
+                bits[batch] = words
+                changed.insert(batch)
+            }
+            for batch in changed {
+                var records: [Int] = []
+                for (word, value) in (bits[batch] ?? []).enumerated() where value != 0 {
+                    for bit in 0..<64 where value & (1 << UInt64(bit)) != 0 { records.append(word * 64 + bit) }
+                }
+                guard !records.isEmpty else {
+                    bits[batch] = nil
+                    texts[batch] = nil
+                    continue
+                }
+                var runs: [String] = [], start = 0
+                while start < records.count {
+                    var end = start
+                    while end + 1 < records.count, records[end + 1] == records[end] + 1 { end += 1 }
+                    runs.append(end == start ? "\(records[start])" : "\(records[start])-\(records[end])")
+                    start = end + 1
+                }
+                texts[batch] = "\(batch.source).\(batch.batch):" + runs.joined(separator: ",")
+            }
+        }
+
+        var isEmpty: Bool { texts.isEmpty }
+
+        /// The checkpoint's text for them.
+        var text: String { texts.sorted { $0.key < $1.key }.map(\.value).joined(separator: ";") }
     }
+
+    /// The checkpoint text of `pending`.
+    static func encode(pending: Set<PendingRecords.Origin>) -> String { WaitingOrigins(pending).text }
 
     static func decode<S: StringProtocol>(pending text: S) -> Set<PendingRecords.Origin> {
         var origins = Set<PendingRecords.Origin>()
@@ -110,7 +159,7 @@ final class BatchCheckpoint: @unchecked Sendable {
             self.sourceIndex = sourceIndex
             prefix = skipped
             done = alsoDone
-            if let pending { self.pending = pending }
+            if let pending { self.pending = WaitingOrigins(pending) }
             while done.contains(prefix) {
                 done.remove(prefix)
                 prefix += 1
@@ -134,8 +183,9 @@ final class BatchCheckpoint: @unchecked Sendable {
                 }
                 var text = "\(pipeline) \(sourceIndex) \(prefix)"
                 if !claimed.isEmpty { text += " later=" + claimed.sorted().map(String.init).joined(separator: ",") }
-                let waits = pending.subtracting(resolved).union(waiting)
-                if !waits.isEmpty { text += " pending=" + Self.encode(pending: waits) }
+                var waits = pending
+                waits.update(adding: waiting, removing: resolved)
+                if !waits.isEmpty { text += " pending=" + waits.text }
                 return (text, coordinator.metadata(for: store))
             }
             var metadata = before
@@ -153,8 +203,7 @@ final class BatchCheckpoint: @unchecked Sendable {
                     done.remove(prefix)
                     prefix += 1
                 }
-                pending.subtract(resolved)
-                pending.formUnion(waiting)
+                pending.update(adding: waiting, removing: resolved)
             }
         }
     }

@@ -40,8 +40,9 @@ final class TargetTransaction {
     /// `error` as the user should read it: a store error about the work copy (removed when the run
     /// fails) names the target instead, saying the target was not changed.
     func naming(_ error: StoreError) -> StoreError {
-        guard let work, let target, work != target, error.url?.standardizedFileURL == work.standardizedFileURL
-            || error.message.contains(work.path)
+        guard let work, let target, work != target,
+            error.url?.standardizedFileURL == work.standardizedFileURL
+                || error.message.contains(work.path)
         else { return error }
         var named = error
         named.url = target
