@@ -461,4 +461,32 @@ import Glibc
         let left = try leftovers()
         #expect(left.isEmpty, "\(left)")
     }
+
+    /// A run killed while it wrote rejects leaves their file beside its name (`….sluice-tmp-<pid>`);
+    /// the next run writing rejects into that folder removes it, and makes its own whole.
+    @Test func aKilledRunsRejectsInTheMakingAreRemovedByTheNextRun() throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(in: directory, max: 1_000_000)
+        var rows = "id,name,qty,shelf\n"
+        for id in 1...300_000 { rows += "\(id),item \(id),not a number,S\(id % 20)\n" }
+        _ = try directory.file("items.csv", contents: rows)
+        let out = directory.url.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let process = try startSluice(["run", pipeline.path, "--quiet"])
+        let inTheMaking = {
+            try FileManager.default.contentsOfDirectory(atPath: out.path).filter { $0.contains(".sluice-tmp-") }
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, try inTheMaking().isEmpty { usleep(10_000) }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let left = try inTheMaking()
+        #expect(left.contains { $0.hasSuffix(".jsonl.sluice-tmp-\(process.processIdentifier)") }, "\(left)")
+        _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n1,bolt,x,A\n")
+        let next = try runSluice(["run", pipeline.path])
+        #expect(next.status == 0, "\(next.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: out.path)
+        #expect(!names.contains { $0.contains(".sluice-tmp") }, "\(names)")
+        #expect(names.filter { $0.hasSuffix(".jsonl") }.count == 1, "\(names)")
+    }
 }
