@@ -463,8 +463,9 @@ import Glibc
     }
 
     /// A run killed while it wrote rejects leaves their file beside its name (`….sluice-tmp-<pid>`);
-    /// the next run writing rejects into that folder removes it, and makes its own whole.
-    @Test func aKilledRunsRejectsInTheMakingAreRemovedByTheNextRun() throws {
+    /// the next run into that folder keeps its whole lines as `….interrupted-<pid>.jsonl` (with
+    /// `commit: batches` they are the rejects of committed batches), and makes its own file whole.
+    @Test func aKilledRunsRejectsInTheMakingAreKeptByTheNextRun() throws {
         let directory = try TemporaryDirectory()
         let pipeline = try Self.pipeline(in: directory, max: 1_000_000)
         var rows = "id,name,qty,shelf\n"
@@ -487,6 +488,12 @@ import Glibc
         #expect(next.status == 0, "\(next.stderr)")
         let names = try FileManager.default.contentsOfDirectory(atPath: out.path)
         #expect(!names.contains { $0.contains(".sluice-tmp") }, "\(names)")
-        #expect(names.filter { $0.hasSuffix(".jsonl") }.count == 1, "\(names)")
+        let kept = names.filter { $0.hasSuffix(".interrupted-\(process.processIdentifier).jsonl") }
+        #expect(kept.count == 1 && names.filter { $0.hasSuffix(".jsonl") }.count == 2, "\(names)")
+        let lines = try String(contentsOfFile: out.appendingPathComponent(kept.first ?? "").path, encoding: .utf8)
+        #expect(lines.isEmpty || lines.hasSuffix("\n"))
+        for line in lines.split(separator: "\n") {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "a torn line: \(line)")
+        }
     }
 }

@@ -68,14 +68,29 @@ import Testing
         }
     }
 
+    /// A statement whose comment runs on for 3 MB of line breaks counts against the limit too (each
+    /// line's start is kept for positions).
+    @Test func aCommentOfLineBreaksInAStatementCountsAgainstTheLimit() throws {
+        let directory = try TemporaryDirectory()
+        let breaks = String(repeating: "\n", count: 3 << 20)
+        let dump = try directory.file(
+            "rows.sql",
+            contents:
+                "CREATE TABLE rows(id INTEGER PRIMARY KEY, t TEXT);\nINSERT INTO rows VALUES(1, /*\(breaks)*/ 'x');\n")
+        let pipeline = try Self.pipeline(directory, dump, format: "sqldump", extra: "table: rows,")
+        let result = try runSluice(["run", pipeline.path])
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stderr.contains("\(dump.path):2:1: the statement is larger than the record size limit, 1 MiB"))
+    }
+
     @Test func aLimitThatIsNoSizeIsAPipelineError() throws {
         let directory = try TemporaryDirectory()
         let file = try directory.file("rows.csv", contents: "id,t\n1,b\n")
-        for limit in ["lots", "0", "-5 MB", "12 parsecs"] {
+        for limit in ["lots", "0", "-5 MB", "12 parsecs", "2 GB"] {
             let pipeline = try Self.pipeline(directory, file, format: "csv", extra: "", limit: "\"\(limit)\"")
             let result = try runSluice(["run", pipeline.path])
             #expect(
-                result.status == 2 && result.stderr.contains("limits.record must be a size"),
+                result.status == 2 && result.stderr.contains("limits.record must be a size up to 1 GB"),
                 "\(limit): \(result.stderr)")
         }
     }

@@ -170,7 +170,9 @@ struct PipelineReader: YAMLFileReader {
                     if let bytes = ReaderLimits.parseSize(text) {
                         limits.recordBytes = bytes
                     } else {
-                        fail(value, "limits.record must be a size: a number of bytes, or with KB, MB or GB (64 MB)")
+                        fail(
+                            value,
+                            "limits.record must be a size up to 1 GB: a number of bytes, or with KB, MB or GB (64 MB)")
                     }
                 }
             case "sources":

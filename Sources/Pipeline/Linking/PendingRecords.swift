@@ -67,14 +67,6 @@ final class PendingRecords: @unchecked Sendable {
             recordCount += group.records.count
         }
 
-        mutating func append(contentsOf other: Waiting) {
-            if isEmpty {
-                self = other
-                return
-            }
-            for index in 0..<other.count { append(other.group(index)) }
-        }
-
         func group(_ index: Int) -> Group {
             var offset = starts[index]
             let origin = origin(at: &offset)
@@ -135,16 +127,6 @@ final class PendingRecords: @unchecked Sendable {
             for group in groups {
                 waiting[group.origin.source, default: Waiting(source: group.origin.source)].append(group)
                 recordCount += group.records.count
-            }
-        }
-    }
-
-    /// Puts back groups taken (`takeAll`) and not tried.
-    func add(_ groups: [Int: Waiting]) {
-        lock.withLock {
-            for (source, more) in groups {
-                waiting[source, default: Waiting(source: source)].append(contentsOf: more)
-                recordCount += more.recordCount
             }
         }
     }

@@ -7,8 +7,8 @@ import Glibc
 /// What a killed run leaves in the temporary folder — a dry run's copy of the target
 /// (`sluice-dry-run-<pid>-…`), an import's inferred pipeline and model (`sluice-import-<pid>…`) —
 /// named after the process that made it, and removed when the next run starts
-/// (`PipelineRunner.run`) once that process is gone; and a rejects file's lines not yet moved into
-/// place (`<rejects>.sluice-tmp-<pid>`), removed by the next run writing rejects into that folder.
+/// (`PipelineRunner.run`) once that process is gone. A rejects file's lines not yet moved into place
+/// (`<rejects>.sluice-tmp-<pid>`) are kept, by the next run writing rejects into that folder.
 /// (A killed run's `<target>.sluice-tmp` is removed by the next run into that target.)
 enum Leftovers {
     /// The prefix of a temporary file or folder of this process: `<kind>-<pid>-`.
@@ -28,22 +28,38 @@ enum Leftovers {
     /// `<path>.sluice-tmp-<pid>`.
     static func name(beside path: String) -> String { "\(path).sluice-tmp-\(getpid())" }
 
-    /// Removes the files of `folder` named `name(beside:)` a path that `named` accepts, whose
-    /// process is no longer running.
-    static func removeStale(in folder: URL, named: (String) -> Bool) {
+    /// Keeps what killed runs wrote of their rejects in `folder` (`<name>.sluice-tmp-<pid>`, and
+    /// `….sorted` when the kill came while they were put in order): once that process is gone, the
+    /// lines — whole ones only — are moved to `<name without .jsonl>.interrupted-<pid>.jsonl`, so the
+    /// rejects of batches a killed `commit: batches` run committed are not lost.
+    static func keepStaleRejects(in folder: URL) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
         for name in names {
-            guard let range = name.range(of: ".sluice-tmp-", options: .backwards),
-                named(String(name[..<range.lowerBound]))
-            else { continue }
-            removeIfGone(folder.appendingPathComponent(name), pid: name[range.upperBound...])
+            guard let range = name.range(of: ".sluice-tmp-", options: .backwards) else { continue }
+            let rest = name[range.upperBound...]
+            guard let pid = Int32(rest.prefix { $0.isNumber }), pid > 0, pid != getpid(), isGone(pid) else { continue }
+            let url = folder.appendingPathComponent(name)
+            if rest.hasSuffix(".sorted"), names.contains(String(name.dropLast(7))) {
+                try? FileManager.default.removeItem(at: url)  // the unsorted lines are whole
+                continue
+            }
+            let base = String(name[..<range.lowerBound])
+            let stem = base.hasSuffix(".jsonl") ? String(base.dropLast(6)) : base
+            if let data = FileManager.default.contents(atPath: url.path) {
+                let whole = data.lastIndex(of: 10).map { $0 + 1 } ?? 0
+                if whole < data.count { truncate(url.path, off_t(whole)) }
+            }
+            try? FileManager.default.moveItem(
+                at: url, to: folder.appendingPathComponent("\(stem).interrupted-\(pid).jsonl"))
         }
     }
+
+    /// Whether no process `pid` runs (a process of another user answers EPERM: it runs).
+    private static func isGone(_ pid: Int32) -> Bool { kill(pid, 0) != 0 && errno == ESRCH }
 
     /// Removes `url` when the process whose number `pid` starts with is gone.
     private static func removeIfGone(_ url: URL, pid text: Substring) {
         guard let pid = Int32(text.prefix { $0.isNumber }), pid > 0, pid != getpid() else { return }
-        // Gone: no such process (a process of another user answers EPERM, and is left alone).
-        if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(at: url) }
+        if isGone(pid) { try? FileManager.default.removeItem(at: url) }
     }
 }

@@ -56,6 +56,9 @@ public final class PipelineRunner {
         defer { RunStop.setRunning(false) }
         Leftovers.removeStale()
         let (rejectsPath, fresh) = Self.rejectsPath(of: config, dryRun: options.dryRun, at: start)
+        if let rejectsPath {
+            Leftovers.keepStaleRejects(in: URL(fileURLWithPath: rejectsPath).deletingLastPathComponent())
+        }
         let rejects = RejectsCollector(rejectsPath: rejectsPath, fresh: fresh)
         var transaction: TargetTransaction?
         /// The counts (all, or those so far), the stages, the time and memory, the rejects made.

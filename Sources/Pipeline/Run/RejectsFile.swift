@@ -124,7 +124,7 @@ struct RejectsFile {
         written += data.count
     }
 
-    /// Makes the file the lines are written to (removing what killed runs left beside `path`).
+    /// Makes the file the lines are written to.
     private mutating func open(_ chosen: String) throws {
         var path = chosen
         if fresh {
@@ -136,17 +136,16 @@ struct RejectsFile {
             }
             self.path = path
         }
-        let url = URL(fileURLWithPath: path)
-        Leftovers.removeStale(in: url.deletingLastPathComponent(), named: { $0.hasSuffix(".jsonl") })
         let temporary = Leftovers.name(beside: path)
         descriptor = Glibc.open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw RunError.file(.posix(.open, "the rejects file", path: path)) }
         self.temporary = temporary
     }
 
-    /// Whether `a` comes before `b` in the inputs: by file, record (or line), column.
+    /// Whether `a` comes before `b` in the inputs: by file (in the order the run read them: the
+    /// order their first rejects came in), record (or line), column.
     private static func precedes(_ a: Entry, _ b: Entry, _ files: [String]) -> Bool {
-        if a.file != b.file { return files[Int(a.file)] < files[Int(b.file)] }
+        if a.file != b.file { return a.file < b.file }
         if a.record != b.record { return a.record < b.record }
         return a.column < b.column
     }
@@ -167,33 +166,49 @@ struct RejectsFile {
     }
 
     /// Puts the lines in input order, syncs the file and moves it into place.
-    /// - Throws: `RunError.file` naming the rejects file (never the file beside it, which is removed).
+    /// - Throws: `RunError.file` naming the rejects file; when it cannot be moved into place, the
+    ///   file beside it is kept and named instead.
     mutating func close() throws {
         guard descriptor >= 0, let path else { return }
+        var keep = false
         defer {
             Glibc.close(descriptor)
             descriptor = -1
-            if let temporary { unlink(temporary) }
+            if let temporary, !keep { unlink(temporary) }
             temporary = nil
-        }
-        func failure(_ operation: RunFileError.Operation) -> RunError {
-            .file(RunFileError(operation, "the rejects file", path: path, errno: errno))
         }
         // Unsorted (a full disk), the lines are still moved into place before the error is told.
         let sorting: RunError? = !inOrder && !failed ? sort() : nil
-        guard fsync(descriptor) == 0, let file = temporary else { throw failure(.sync) }
+        guard let file = temporary else { return }
+        func kept(_ operation: RunFileError.Operation) -> RunError {
+            keep = true
+            return .file(
+                RunFileError(operation, "the rejects file (its lines are kept in \(file))", path: path, errno: errno))
+        }
+        guard fsync(descriptor) == 0 else { throw kept(.sync) }
         if fresh {
-            // A name another run took meanwhile is left to it.
+            // A name another run took meanwhile is left to it. Where the file system has no hard
+            // links (vfat, exFAT), the name is claimed by creating it, then replaced.
             var candidate = path, number = 1
             let stem = path.hasSuffix(".jsonl") ? String(path.dropLast(6)) : path
-            while link(file, candidate) != 0 {
-                guard errno == EEXIST else { throw failure(.rename) }
+            while true {
+                if link(file, candidate) == 0 { break }
+                if errno != EEXIST {
+                    let claim = Glibc.open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+                    if claim >= 0 {
+                        Glibc.close(claim)
+                        guard rename(file, candidate) == 0 else { throw kept(.rename) }
+                        temporary = nil
+                        break
+                    }
+                    guard errno == EEXIST else { throw kept(.rename) }
+                }
                 number += 1
                 candidate = "\(stem)-\(number).jsonl"
             }
             self.path = candidate
         } else {
-            guard rename(file, path) == 0 else { throw failure(.rename) }
+            guard rename(file, path) == 0 else { throw kept(.rename) }
             temporary = nil
         }
         let folder = Glibc.open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
@@ -214,7 +229,8 @@ struct RejectsFile {
         }
         let sorted = temporary + ".sorted"
         let output = Glibc.open(sorted, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard output >= 0 else { return .file(.posix(.write, "the rejects file", path: path)) }
+        let role = "the rejects file (complete, but not put in input order)"
+        guard output >= 0 else { return .file(.posix(.write, role, path: path)) }
         var buffer = Data(), ok = true
         buffer.reserveCapacity(1 << 16)
         var line = [UInt8](repeating: 0, count: 1 << 12)
@@ -239,7 +255,7 @@ struct RejectsFile {
             let reason = errno
             Glibc.close(output)
             unlink(sorted)
-            return .file(RunFileError(.write, "the rejects file", path: path, errno: reason))
+            return .file(RunFileError(.write, role, path: path, errno: reason))
         }
         Glibc.close(descriptor)
         unlink(temporary)

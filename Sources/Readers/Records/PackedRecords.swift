@@ -64,8 +64,7 @@ public struct PackedRecords: Sendable {
             shift += 7
         }
         offset = chunk << 32 | place
-        let raw = Int64(bitPattern: value)
-        return Int((raw >> 1) ^ -(raw & 1))
+        return Int(Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1))
     }
 
     private mutating func append(optional value: Int?) { appendInChunk(value.map { $0 + 1 } ?? 0) }

@@ -11,6 +11,8 @@ public struct ReaderLimits: Sendable, Equatable {
     public init(recordBytes: Int = ReaderLimits.defaultRecordBytes) { self.recordBytes = recordBytes }
 
     public static let defaultRecordBytes = 64 << 20
+    /// The largest limit that can be set: 1 GiB (SQLite holds no larger value either).
+    public static let maximumRecordBytes = 1 << 30
     public static let standard = ReaderLimits()
 
     /// The error for a record that outgrew the limit, at `position`.
@@ -31,8 +33,8 @@ public struct ReaderLimits: Sendable, Equatable {
         return "\(bytes) bytes"
     }
 
-    /// Reads `64 MB`, `64MiB`, `512k`, `1G` or a number of bytes; `nil` for anything else or nothing
-    /// above zero. Units are powers of 1,024 (`MB` as `MiB`).
+    /// Reads `64 MB`, `64MiB`, `512k`, `1G` or a number of bytes; `nil` for anything else, nothing
+    /// above zero or more than `maximumRecordBytes`. Units are powers of 1,024 (`MB` as `MiB`).
     public static func parseSize(_ text: String) -> Int? {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         let digits = trimmed.prefix { $0.isNumber }
@@ -41,7 +43,9 @@ public struct ReaderLimits: Sendable, Equatable {
         let shifts: [String: Int] = [
             "": 0, "b": 0, "k": 10, "kb": 10, "kib": 10, "m": 20, "mb": 20, "mib": 20, "g": 30, "gb": 30, "gib": 30,
         ]
-        guard let shift = shifts[unit], number <= Int.max >> shift else { return nil }
+        guard let shift = shifts[unit], number <= Int.max >> shift, number << shift <= maximumRecordBytes else {
+            return nil
+        }
         return number << shift
     }
 }

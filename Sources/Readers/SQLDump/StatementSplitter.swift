@@ -182,9 +182,10 @@ struct StatementSplitter {
         return nil
     }
 
-    /// - Throws: `recordTooLarge` once the statement outgrew `maxBytes` (checked a buffer at a time).
+    /// - Throws: `recordTooLarge` once the statement — its text and its lines' starts — outgrew
+    /// `maxBytes` (checked a buffer or a line at a time).
     private func checkSize() throws {
-        guard statement.count > maxBytes else { return }
+        guard statement.count + lineStarts.count * MemoryLayout<Int>.stride > maxBytes else { return }
         throw ReaderLimits(recordBytes: maxBytes).tooLarge(
             "the statement", at: SourcePosition(file: name, line: statementLine, column: 1),
             hint: "; is a quote never closed?")
@@ -254,6 +255,7 @@ struct StatementSplitter {
                 if keep {
                     statement.append(10)
                     lineStarts.append(statement.count)
+                    try checkSize()
                 }
             }
             if previous == UInt8(ascii: "*"), c == UInt8(ascii: "/") {
