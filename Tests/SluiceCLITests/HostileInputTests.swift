@@ -148,4 +148,21 @@ import Testing
                     [.integer(Int64($0)), .integer(Int64($0 * 9999))]
                 })
     }
+
+    /// XML-only options given for inputs none of which is XML are refused, not silently ignored; with
+    /// an XML input among others they apply to it.
+    @Test func xmlOptionsWithoutAnXMLInputAreRefused() throws {
+        let directory = try TemporaryDirectory()
+        let csv = try directory.file("f.csv", contents: "id,placed\n1,2024-01-01\n")
+        let store = directory.url.appendingPathComponent("f.sqlite").path
+        for option in [["--field", "a=b"], ["--record", "/a/b"]] {
+            let result = try runSluice(["import", csv.path, "--to", store] + option)
+            #expect(result.status == 2, "\(option): \(result.stderr)")
+            #expect(result.stderr.contains("\(option[0]) applies to XML inputs, and \(csv.path) is not XML"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: store))
+        let xml = try directory.file("o.xml", contents: "<orders><order id=\"1\"/><order id=\"2\"/></orders>\n")
+        let mixed = try runSluice(["import", csv.path, xml.path, "--record", "/orders/order", "--to", store])
+        #expect(mixed.status == 0, "\(mixed.stderr)")
+    }
 }

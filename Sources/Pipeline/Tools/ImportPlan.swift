@@ -67,6 +67,16 @@ public struct ImportPlan {
         if options.csv == nil { options.csv = try options.csvFlags.dialect(for: options.inputs, format: givenFormat) }
         var inference = ModelInference()
         var sources: [(path: String, format: InputFormat, firstEntity: Int, spec: XMLRecordSpec?)] = []
+        // XML-only options with no XML input are refused rather than ignored (standard input is
+        // not looked at twice).
+        if !options.fields.isEmpty || options.record != nil, !options.inputs.contains("-"),
+            try options.inputs.allSatisfy({ try (givenFormat ?? InputFormat.detect(path: $0)) != .xml })
+        {
+            throw ReaderError(
+                .invalidOption,
+                "\(options.fields.isEmpty ? "--record" : "--field") applies to XML inputs, and "
+                    + "\(options.inputs.joined(separator: ", ")) \(options.inputs.count == 1 ? "is" : "are") not XML")
+        }
         for path in options.inputs {
             let format = try givenFormat ?? InputFormat.detect(path: path)
             if options.entity != nil, options.inputs.count > 1, format == .csv || format == .xml {
