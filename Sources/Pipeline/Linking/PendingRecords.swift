@@ -90,14 +90,6 @@ final class PendingRecords: @unchecked Sendable {
             return groups(range)
         }
 
-        /// Every group's origin (without reading its records).
-        var origins: [Origin] {
-            starts.map { start in
-                var offset = start
-                return origin(at: &offset)
-            }
-        }
-
         private func origin(at offset: inout Int) -> Origin {
             let batch = packed.integer(at: &offset)
             return Origin(source: source, batch: batch, record: packed.integer(at: &offset))

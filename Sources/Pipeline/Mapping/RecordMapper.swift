@@ -107,6 +107,16 @@ public final class RecordMapper {
         return (record.string(field), record.position(ofField: field))
     }
 
+    /// Field `field` of `record` (or its place among its table's rows, `rowField`) as `converter`'s
+    /// attribute's value.
+    @inline(__always)
+    private static func convert(
+        _ record: Record, field: Int, _ converter: ValueConverter
+    ) -> Result<AttributeValue, ConversionFailure> {
+        field == rowField
+            ? converter.convert(record.ordinal.map(String.init)) : converter.convert(record, field: field)
+    }
+
     /// The record's values and lookup keys; `nil` when the `where` filter skips it.
     /// - Throws: `RecordReject` with every field that failed.
     public func map(_ record: Record) throws(RecordReject) -> MappedRecord? {
@@ -114,10 +124,7 @@ public final class RecordMapper {
         mapped.values.reserveCapacity(valueCount)
         var failures: [RejectFailure] = []
         func convert(_ field: Int, _ converter: ValueConverter) {
-            let result =
-                field == Self.rowField
-                ? converter.convert(record.ordinal.map(String.init)) : converter.convert(record, field: field)
-            switch result {
+            switch Self.convert(record, field: field, converter) {
             case .success(let value): mapped.values.append(value)
             case .failure(let failure):
                 let inRecord = field >= 0 && field < record.count
@@ -149,10 +156,7 @@ public final class RecordMapper {
         lookups.map { parts in
             var key: [AttributeValue]? = []
             for (field, converter) in parts {
-                let result =
-                    field == Self.rowField
-                    ? converter.convert(record.ordinal.map(String.init)) : converter.convert(record, field: field)
-                guard case .success(let value) = result else {
+                guard case .success(let value) = Self.convert(record, field: field, converter) else {
                     key = nil
                     break
                 }

@@ -100,7 +100,7 @@ struct RejectsFile {
             throw RunError.file(RunFileError(.write, "the rejects file", path: self.path!, underlying: error))
         }
         data.append(UInt8(ascii: "\n"))
-        guard Self.writeAll(data, to: descriptor) else {
+        guard ReportFile.writeAll(data, to: descriptor) else {
             // No torn last line: the file keeps the whole lines before this one.
             let reason = errno
             failed = true
@@ -128,11 +128,10 @@ struct RejectsFile {
     private mutating func open(_ chosen: String) throws {
         var path = chosen
         if fresh {
-            let stem = path.hasSuffix(".jsonl") ? String(path.dropLast(6)) : path
             var number = 1
             while FileManager.default.fileExists(atPath: path) {
                 number += 1
-                path = "\(stem)-\(number).jsonl"
+                path = Self.numbered(chosen, number)
             }
             self.path = path
         }
@@ -142,27 +141,17 @@ struct RejectsFile {
         self.temporary = temporary
     }
 
+    /// A run's own name taken by another file: `-2`, `-3`, … before `.jsonl`.
+    private static func numbered(_ path: String, _ number: Int) -> String {
+        "\(path.hasSuffix(".jsonl") ? String(path.dropLast(6)) : path)-\(number).jsonl"
+    }
+
     /// Whether `a` comes before `b` in the inputs: by file (in the order the run read them: the
     /// order their first rejects came in), record (or line), column.
     private static func precedes(_ a: Entry, _ b: Entry, _ files: [String]) -> Bool {
         if a.file != b.file { return a.file < b.file }
         if a.record != b.record { return a.record < b.record }
         return a.column < b.column
-    }
-
-    private static func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
-        data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let count = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += count
-            }
-            return true
-        }
     }
 
     /// Puts the lines in input order, syncs the file and moves it into place.
@@ -190,7 +179,6 @@ struct RejectsFile {
             // A name another run took meanwhile is left to it. Where the file system has no hard
             // links (vfat, exFAT), the name is claimed by creating it, then replaced.
             var candidate = path, number = 1
-            let stem = path.hasSuffix(".jsonl") ? String(path.dropLast(6)) : path
             while true {
                 if link(file, candidate) == 0 { break }
                 if errno != EEXIST {
@@ -204,7 +192,7 @@ struct RejectsFile {
                     guard errno == EEXIST else { throw kept(.rename) }
                 }
                 number += 1
-                candidate = "\(stem)-\(number).jsonl"
+                candidate = Self.numbered(path, number)
             }
             self.path = candidate
         } else {
@@ -246,11 +234,11 @@ struct RejectsFile {
             }
             buffer.append(contentsOf: line[0..<Int(entry.length)])
             if buffer.count >= 1 << 16 {
-                ok = Self.writeAll(buffer, to: output)
+                ok = ReportFile.writeAll(buffer, to: output)
                 buffer.removeAll(keepingCapacity: true)
             }
         }
-        if ok { ok = Self.writeAll(buffer, to: output) }
+        if ok { ok = ReportFile.writeAll(buffer, to: output) }
         guard ok else {
             let reason = errno
             Glibc.close(output)

@@ -204,13 +204,10 @@ public enum ReportFile {
         unlink(probe)
     }
 
-    /// Writes `data` to a file beside `path`, syncs it and renames it over `path`.
-    /// - Throws: `RunFileError` naming the file and the system's reason.
-    static func write(_ data: Data, to path: String, role: String) throws {
-        let temporary = path + ".sluice-tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw RunFileError.posix(.write, role, path: path) }
-        let written = data.withUnsafeBytes { bytes -> Bool in
+    /// Writes all of `data` to `descriptor` (again after a signal interrupts it); `false` with
+    /// `errno` set when the system refuses.
+    static func writeAll(_ data: Data, to descriptor: Int32) -> Bool {
+        data.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {
                 let count = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
@@ -220,8 +217,17 @@ public enum ReportFile {
                 }
                 offset += count
             }
-            return fsync(descriptor) == 0
+            return true
         }
+    }
+
+    /// Writes `data` to a file beside `path`, syncs it and renames it over `path`.
+    /// - Throws: `RunFileError` naming the file and the system's reason.
+    static func write(_ data: Data, to path: String, role: String) throws {
+        let temporary = path + ".sluice-tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw RunFileError.posix(.write, role, path: path) }
+        let written = writeAll(data, to: descriptor) && fsync(descriptor) == 0
         let failure = errno
         close(descriptor)
         guard written, rename(temporary, path) == 0 else {
