@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SLUICE := .build/debug/sluice
 
-.PHONY: help build test lint format run install bench tsan fuzz clean
+.PHONY: help build test lint format run install uninstall bench tsan fuzz clean
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -31,7 +31,10 @@ run: build ## Run the example pipeline (CSV + SQL dump + XML) into out/shop.sqli
 PREFIX ?= /usr/local
 CONFIGURATION ?= release
 INSTALL_BUILD ?= $(SWIFT) build -c $(CONFIGURATION) --product sluice
+INSTALLED := bin/sluice share/man/man1/sluice.1 share/bash-completion/completions/sluice \
+	share/zsh/site-functions/_sluice share/fish/vendor_completions.d/sluice.fish
 install: ## Build (release) and install bin/sluice, its man page and bash/zsh/fish completions under PREFIX (/usr/local)
+	@echo "building sluice ($(CONFIGURATION)); a first release build takes 3 to 4 minutes on 2 cores..."
 	$(INSTALL_BUILD)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
@@ -43,15 +46,20 @@ install: ## Build (release) and install bin/sluice, its man page and bash/zsh/fi
 	.build/$(CONFIGURATION)/sluice completions fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/sluice.fish
 	@echo "installed $(DESTDIR)$(PREFIX)/bin/sluice (man sluice; completions for bash, zsh, fish)"
 
+uninstall: ## Remove what `make install` put under PREFIX (/usr/local)
+	for file in $(INSTALLED); do rm -f "$(DESTDIR)$(PREFIX)/$$file"; done
+	@echo "removed sluice from $(DESTDIR)$(PREFIX)"
+
 BENCH ?= ../shared/bench
 bench: ## Run the benchmarks (release build; the kit's data generator at $(BENCH)); one BENCH line per case
+	@echo "building sluice and sluice-bench (release); a first release build takes 3 to 4 minutes on 2 cores..."
 	$(SWIFT) build -c release --product sluice-bench
 	$(SWIFT) build -c release --product sluice
 	python3 $(BENCH)/gen.py medium > /dev/null
 	.build/release/sluice-bench
 
-tsan: ## Run the tests under the thread sanitizer (the CLI tests run the debug binary, built first)
-	$(SWIFT) build --product sluice
+tsan: ## Run the tests under the thread sanitizer (the CLI tests run a thread-sanitized sluice, built first)
+	$(SWIFT) build --product sluice --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
 FUZZ_SECONDS ?= 600

@@ -51,7 +51,9 @@ let package = Package(
         .executableTarget(
             name: "SluiceBench", dependencies: ["ObjectGraph", "Stores", "Readers", "Drivers"],
             swiftSettings: settings),
-        .target(name: "TestSupport", dependencies: ["ObjectGraph"], path: "Tests/TestSupport", swiftSettings: settings),
+        .target(
+            name: "TestSupport", dependencies: ["ObjectGraph", "Drivers"], path: "Tests/TestSupport",
+            swiftSettings: settings),
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "TestSupport"], swiftSettings: settings),
         .testTarget(name: "DriversTests", dependencies: ["Drivers"], swiftSettings: settings),
         .testTarget(
@@ -65,7 +67,7 @@ let package = Package(
             swiftSettings: settings),
         .testTarget(
             name: "PipelineTests",
-            dependencies: ["Pipeline", "ModelFiles", "ObjectGraph", "Stores", "Readers", "TestSupport"],
+            dependencies: ["Pipeline", "ModelFiles", "ObjectGraph", "Stores", "Readers", "Drivers", "TestSupport"],
             swiftSettings: settings),
         .testTarget(name: "SluiceCLITests", dependencies: ["TestSupport", "Drivers"], swiftSettings: settings),
     ]

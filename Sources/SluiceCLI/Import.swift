@@ -105,6 +105,11 @@ struct Import: LoggingCommand {
         }
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
         guard maxErrors >= 0 else { throw ValidationError("--max-errors cannot be negative") }
+        if output.dryRun, let savePipeline {
+            throw ValidationError(
+                "--save-pipeline writes \(savePipeline) and its model, and --dry-run writes nothing: "
+                    + "drop --dry-run to save the pipeline (then `sluice run \(savePipeline) --dry-run` previews it)")
+        }
     }
 
     func run() throws {

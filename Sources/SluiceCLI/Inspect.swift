@@ -58,14 +58,10 @@ struct Inspect: LoggingCommand {
             for entity in schema {
                 let count = summary.entities?[entity.entity] ?? 0
                 lines.append("")
-                lines.append("\(entity.entity): \(count) object\(count == 1 ? "" : "s")")
-                lines += wrapped(
-                    entity.properties.enumerated().map {
-                        $0.offset < entity.properties.count - 1 ? $0.element + "," : $0.element
-                    }, indent: "  ")
+                lines.append("\(entity.table) (entity \(entity.entity)): \(count) row\(count == 1 ? "" : "s")")
+                lines.append("  columns: " + entity.columns.map(describe).joined(separator: ", "))
                 for row in entity.rows {
-                    lines += wrapped(
-                        row.sorted { $0.key < $1.key }.map { "\($0.key)=\(shortened($0.value))" }, indent: "  | ")
+                    lines.append("  | " + entity.columns.map { "\($0.name)=\(shown(row[$0.name] ?? .null))" }.joined(separator: " "))
                 }
             }
         } else {
@@ -74,25 +70,25 @@ struct Inspect: LoggingCommand {
         print(lines.joined(separator: "\n"))
     }
 
-    /// A value cut to 40 characters, line breaks shown as `\n`, quoted when it has a space.
-    private func shortened(_ value: String) -> String {
-        var flat = value.replacingOccurrences(of: "\n", with: "\\n")
-        if flat.count > 40 { flat = flat.prefix(39) + "…" }
-        let quoted = "\"" + flat.replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        return flat.contains(" ") || flat.contains("\"") || flat.isEmpty ? quoted : flat
+    /// `name type`, `?` after an optional one; a to-one as `name -> table`.
+    private func describe(_ column: StoreSummary.Column) -> String {
+        column.name + (column.references.map { " -> \($0)" } ?? " \(column.type)") + (column.optional ? "?" : "")
     }
 
-    /// `words` put on lines of at most 80 columns (a longer word on a line of its own), each line
-    /// starting with `indent`.
-    private func wrapped(_ words: [String], indent: String) -> [String] {
-        var lines: [String] = [], line = ""
-        for word in words {
-            if !line.isEmpty && indent.count + line.count + 1 + word.count > 80 {
-                lines.append(indent + line)
-                line = ""
-            }
-            line += (line.isEmpty ? "" : " ") + word
+    /// A value on one line: text cut to 40 characters, line breaks shown as `\n`, quoted when it has
+    /// a space, a quote or nothing (so it never reads as another value); `null` for none.
+    private func shown(_ value: StoreSummary.Value) -> String {
+        switch value {
+        case .null: return "null"
+        case .integer(let integer): return String(integer)
+        case .decimal(let decimal): return "\(decimal)"
+        case .double(let double): return "\(double)"
+        case .flag(let flag): return flag ? "true" : "false"
+        case .text(var flat):
+            flat = flat.replacingOccurrences(of: "\n", with: "\\n")
+            if flat.count > 40 { flat = flat.prefix(39) + "…" }
+            let plain = !flat.isEmpty && !flat.contains(" ") && !flat.contains("\"") && flat != "null"
+            return plain ? flat : "\"" + flat.replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }
-        return lines + (line.isEmpty ? [] : [indent + line])
     }
 }

@@ -27,13 +27,25 @@ struct Sluice: ParsableCommand {
     /// Parses the command line, sets up logging and runs the command. A usage error exits 2 (the
     /// status the table above gives), not ArgumentParser's 64.
     static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let message = Suggestions.unknownCommand(in: arguments) {
+            FileHandle.standardError.write(Data((message + "\n").utf8))
+            Foundation.exit(ExitStatus.usage.rawValue)
+        }
         do {
             var command = try parseAsRoot()
             ((command as? any LoggingCommand)?.logging ?? (try? LogOptions.parse([])))?.bootstrap()
             try command.run()
         } catch {
             if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                var message = fullMessage(for: error)
+                if !message.contains("Did you mean"),
+                    let hint = Suggestions.hint(forMessage: message, arguments: arguments),
+                    let line = message.range(of: "\n")
+                {
+                    message.insert(contentsOf: ". " + hint, at: line.lowerBound)
+                }
+                FileHandle.standardError.write(Data((message + "\n").utf8))
                 Foundation.exit(ExitStatus.usage.rawValue)
             }
             exit(withError: error)

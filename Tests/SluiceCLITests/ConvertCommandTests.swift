@@ -5,12 +5,10 @@ import Testing
 
 /// `sluice convert`: SQLite → XML → binary → SQLite gives the same rows (keys included).
 @Suite struct ConvertCommandTests {
-    typealias R = RunCommandTests
-
     /// Every row of every table, keys first.
     static func contents(_ store: String) throws -> [[SQLiteValue]] {
         try ["customers", "orders", "order_lines", "products", "tags", "products_tags"].flatMap { table in
-            try R.query(store, "SELECT * FROM \"\(table)\" ORDER BY 1" + (table == "tags" ? "" : ", 2"))
+            try sqliteRows(store, "SELECT * FROM \"\(table)\" ORDER BY 1" + (table == "tags" ? "" : ", 2"))
         }
     }
 
@@ -20,7 +18,7 @@ import Testing
         #expect(try runSluice(["run", "Pipelines/shop.yaml"], environment: environment).status == 0)
         #expect(try runSluice(["run", "Pipelines/orders-feed.yaml"], environment: environment).status == 0)
         let original = directory.url.appendingPathComponent("shop.sqlite").path
-        let model = R.root.path + "/SampleData/shop.model.yaml"
+        let model = repositoryRoot.path + "/SampleData/shop.model.yaml"
         let xml = directory.url.appendingPathComponent("shop.xml").path
         let binary = directory.url.appendingPathComponent("shop.bin").path
         let back = directory.url.appendingPathComponent("back.sqlite").path
@@ -32,7 +30,7 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: binary)).starts(with: Data("SLUICEBS".utf8)))
         let inspect = try runSluice(["inspect", binary])
         #expect(
-            inspect.stdout.contains("Binary store") && inspect.stdout.contains("OrderLine: 7 objects"),
+            inspect.stdout.contains("Binary store") && inspect.stdout.contains("(entity OrderLine): 7 rows"),
             "\(inspect.stdout)\(inspect.stderr)")
         #expect(try runSluice(["validate", xml]).status == 0)
         #expect(try runSluice(["convert", binary, back, "--to", "sqlite", "--model", model]).status == 0)
@@ -53,11 +51,13 @@ import Testing
     @Test(arguments: ["xml", "binary"])
     func aPipelineTargetsAnAtomicStore(kind: String) throws {
         let directory = try TemporaryDirectory()
-        let pipeline = try String(contentsOf: R.root.appendingPathComponent("Pipelines/shop.yaml"), encoding: .utf8)
-            .replacingOccurrences(of: "../SampleData", with: R.root.path + "/SampleData")
-            .replacingOccurrences(
-                of: "{ store: sqlite, path: \"${SLUICE_OUT:-../out}/shop.sqlite\"",
-                with: "{ store: \(kind), path: \"\(directory.url.path)/shop.store\"")
+        let pipeline = try String(
+            contentsOf: repositoryRoot.appendingPathComponent("Pipelines/shop.yaml"), encoding: .utf8
+        )
+        .replacingOccurrences(of: "../SampleData", with: repositoryRoot.path + "/SampleData")
+        .replacingOccurrences(
+            of: "{ store: sqlite, path: \"${SLUICE_OUT:-../out}/shop.sqlite\"",
+            with: "{ store: \(kind), path: \"\(directory.url.path)/shop.store\"")
         let file = try directory.file("p.yaml", contents: pipeline)
         let first = try runSluice(["run", file.path], environment: ["SLUICE_OUT": directory.url.path])
         #expect(first.status == 0, "\(first.stderr)")
@@ -70,9 +70,9 @@ import Testing
         #expect(
             try runSluice([
                 "convert", directory.url.appendingPathComponent("shop.store").path, back, "--to", "sqlite", "--model",
-                R.root.path + "/SampleData/shop.model.yaml",
+                repositoryRoot.path + "/SampleData/shop.model.yaml",
             ]).status == 0)
-        #expect(try R.query(back, "SELECT count(*) FROM order_lines") == [[.integer(4)]])
+        #expect(try sqliteRows(back, "SELECT count(*) FROM order_lines") == [[.integer(4)]])
     }
 
     /// Text keys that look like numbers (`1`, `05`) and ones that do not (`A`): a copy into stores
@@ -109,7 +109,7 @@ import Testing
             previous = name
         }
         #expect(
-            try R.query(path("back.sqlite"), "SELECT i.id, c.n FROM item i JOIN code c ON c.k = i.code_k ORDER BY 1")
+            try sqliteRows(path("back.sqlite"), "SELECT i.id, c.n FROM item i JOIN code c ON c.k = i.code_k ORDER BY 1")
                 == [
                     [.integer(1), .text("five")], [.integer(2), .text("a")], [.integer(3), .text("one")],
                     [.integer(4), .text("plus five")],

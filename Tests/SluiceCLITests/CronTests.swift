@@ -162,7 +162,7 @@ import Glibc
         _ = try directory.file("items.csv", contents: "id,name,qty,shelf\n1,bolt,3,A\n")
         #expect(try runSluice(["run", pipeline.path]).status == 0)
         let target = directory.url.appendingPathComponent("out/items.sqlite")
-        let items = { try RunCommandTests.query(target.path, "SELECT * FROM Item ORDER BY id") }
+        let items = { try sqliteRows(target.path, "SELECT * FROM Item ORDER BY id") }
         let before = try items()
         var rows = "id,name,qty,shelf\n"
         for id in 1...300_000 { rows += "\(id),item \(id),\(id % 50),S\(id % 20)\n" }
@@ -392,7 +392,7 @@ import Glibc
         let link = try FileManager.default.destinationOfSymbolicLink(
             atPath: out.appendingPathComponent("items.sqlite").path)
         #expect(link == "../real.sqlite")
-        #expect(try RunCommandTests.query(real.path, "SELECT count(*) FROM Item") == [[.integer(2)]])
+        #expect(try sqliteRows(real.path, "SELECT count(*) FROM Item") == [[.integer(2)]])
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("items.sqlite.sluice-tmp").path))
     }
 
@@ -443,7 +443,7 @@ import Glibc
         for id in 1...200_000 { rows += "\(id),item \(id),\(id % 50),S\(id % 20)\n" }
         _ = try directory.file("items.csv", contents: rows)
         let process = Process()
-        process.executableURL = sluiceBinary
+        process.executableURL = try sluiceBinary
         process.arguments = ["run", pipeline.path, "--dry-run", "--quiet"]
         process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary.url.path]) { $1 }
         process.standardError = FileHandle.nullDevice

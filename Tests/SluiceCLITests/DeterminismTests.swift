@@ -10,8 +10,6 @@ import Testing
 /// that come later (they wait) or never (rejected), values breaking rules, unreadable rows. And what
 /// the rejects file says of a record: every failure, not only the first.
 @Suite struct DeterminismTests {
-    typealias R = RunCommandTests
-
     /// Employees with managers (some later in the file, some nobody), repeated ids, bad emails and
     /// ragged rows, under `merge: error`; and values filtered by `where` with repeated codes under
     /// `merge: overwrite`, where the last record of each code must win.
@@ -73,12 +71,12 @@ import Testing
             let result = try runSluice(["run", pipeline.path])
             #expect(result.status == 0, "run \(run): \(result.stderr)")
             let stored =
-                try R.query(store, "SELECT * FROM Employee ORDER BY id") + [[.text("values")]]
-                + R.query(store, "SELECT code, value FROM Value ORDER BY code")
+                try sqliteRows(store, "SELECT * FROM Employee ORDER BY id") + [[.text("values")]]
+                + sqliteRows(store, "SELECT code, value FROM Value ORDER BY code")
             let lines = try String(contentsOfFile: rejects, encoding: .utf8)
             outcomes["\(stored)\n\(lines)", default: 0] += 1
             // The last record of each code passing the filter wins (every code has one).
-            let kept = try R.query(store, "SELECT value FROM Value ORDER BY code").map { $0[0] }
+            let kept = try sqliteRows(store, "SELECT value FROM Value ORDER BY code").map { $0[0] }
             var expected: [SQLiteValue] = []
             for code in 0..<9 {
                 let last: Int = (0..<90).last { row in row % 9 == code && row % 4 != 3 }!

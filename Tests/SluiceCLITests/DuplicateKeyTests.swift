@@ -7,8 +7,6 @@ import Testing
 /// update, and the same record whatever the number of contexts and batches — unless the source
 /// asks for the last to win. Rows stored before the run are still upserted.
 @Suite struct DuplicateKeyTests {
-    typealias R = RunCommandTests
-
     @Test func aRepeatedKeyInADumpIsRejectedNamingTheFirst() throws {
         let directory = try TemporaryDirectory()
         let dump = try directory.file(
@@ -29,7 +27,7 @@ import Testing
             line.contains("\"line\":4") && line.contains("appeared before in this input, at \(dump.path):2:1"),
             "\(line)")
         #expect(
-            try R.query(store, "SELECT item_id, name FROM items ORDER BY 1") == [
+            try sqliteRows(store, "SELECT item_id, name FROM items ORDER BY 1") == [
                 [.integer(1), .text("first")], [.integer(2), .text("two")],
             ])
     }
@@ -60,7 +58,7 @@ import Testing
             #expect(result.stdout.contains("Item: 6 read,") && result.stdout.contains(", 1 unchanged, 0 rejected"))
             #expect(result.stdout.contains("Tag: 4 read,"), "\(result.stdout)")
             for sql in ["SELECT * FROM items ORDER BY 1", "SELECT * FROM tags ORDER BY 1"] {
-                #expect(try R.query(store, sql) == R.query(database, sql), "\(batch): \(sql)")
+                #expect(try sqliteRows(store, sql) == sqliteRows(database, sql), "\(batch): \(sql)")
             }
         }
     }
@@ -86,7 +84,7 @@ import Testing
             result.stdout.contains("Line: 4 read, 3 inserted, 0 updated, 0 unchanged, 1 rejected"), "\(result.stdout)")
         let line = try String(contentsOfFile: rejects, encoding: .utf8)
         #expect(line.contains("appeared before in this input, at \(plain.path):5:1"), "\(line)")
-        #expect(try R.query(store, "SELECT qty FROM line WHERE order_id = 1 AND line_no = 1") == [[.integer(5)]])
+        #expect(try sqliteRows(store, "SELECT qty FROM line WHERE order_id = 1 AND line_no = 1") == [[.integer(5)]])
         for (clause, qty) in [("OR IGNORE", 5), ("OR REPLACE", 9)] {
             let script = start + "INSERT \(clause) INTO line VALUES(1,1,9);\n"
             let path = try directory.file("\(qty).sql", contents: script).path
@@ -94,7 +92,7 @@ import Testing
             let run = try runSluice(["import", path, "--to", target])
             #expect(run.status == 0 && run.stdout.contains("Line: 4 read,"), "\(clause): \(run.stdout)\(run.stderr)")
             #expect(
-                try R.query(target, "SELECT qty FROM line WHERE order_id = 1 AND line_no = 1") == [
+                try sqliteRows(target, "SELECT qty FROM line WHERE order_id = 1 AND line_no = 1") == [
                     [.integer(Int64(qty))]
                 ], "\(clause)")
         }
@@ -136,7 +134,7 @@ import Testing
                         """)
                 let result = try runSluice(["run", pipeline.path])
                 #expect(result.status == 0, "\(result.stderr)")
-                let rows = try R.query(store, "SELECT code, value FROM Value ORDER BY code")
+                let rows = try sqliteRows(store, "SELECT code, value FROM Value ORDER BY code")
                 #expect(rows.map { $0[1] } == expected.map { .integer(Int64($0)) }, "\(policy) run \(run)")
                 let rejected = ((try? String(contentsOfFile: rejects, encoding: .utf8)) ?? "").split(separator: "\n")
                     .sorted()

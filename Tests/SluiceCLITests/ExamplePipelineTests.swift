@@ -7,8 +7,6 @@ import Testing
 /// foreign keys (children before parents), both into the store `shop.yaml` made; then `inspect`
 /// and `validate` over the result.
 @Suite struct ExamplePipelineTests {
-    typealias R = RunCommandTests
-
     @Test func theFeedAndTheLegacyDumpGoIntoTheShop() throws {
         let directory = try TemporaryDirectory()
         let environment = ["SLUICE_OUT": directory.url.path]
@@ -27,12 +25,12 @@ import Testing
             as? [String: Any]
         #expect(((report?["entities"] as? [String: Any])?["Order"] as? [String: Int])?["updated"] == 1)
         #expect(
-            try R.query(store, "SELECT note FROM orders WHERE order_number = 1005") == [
+            try sqliteRows(store, "SELECT note FROM orders WHERE order_number = 1005") == [
                 [.text("gift wrap & card: \"Happy birthday\"")]
             ])
         // +02:00 is kept as the instant it names: 12:00 UTC, as text SQLite's date functions read.
         #expect(
-            try R.query(store, "SELECT placed_at, unixepoch(placed_at) FROM orders WHERE order_number = 1005") == [
+            try sqliteRows(store, "SELECT placed_at, unixepoch(placed_at) FROM orders WHERE order_number = 1005") == [
                 [.text("2024-08-15 12:00:00"), .integer(745_416_000 + 978_307_200)]
             ])
 
@@ -40,7 +38,7 @@ import Testing
         #expect(legacy.status == 0, "\(legacy.stderr)")
         #expect(legacy.stdout.contains("OrderLine: 4 read, 4 inserted, 0 updated, 0 unchanged, 0 rejected"))
         #expect(legacy.stdout.contains("Customer: 2 read, 2 inserted"))
-        let orders = try R.query(
+        let orders = try sqliteRows(
             store,
             """
             SELECT o.order_number, c.name, count(l.id), sum(l.quantity) FROM orders o
@@ -53,7 +51,7 @@ import Testing
                 [.integer(9002), .text("Édouard Manet"), .integer(1), .integer(1000)],
                 [.integer(9003), .text("Ada O'Brien"), .integer(1), .integer(2)],
             ])
-        #expect(try R.query(store, "SELECT count(*) FROM customers") == [[.integer(5)]])  // 3 + 2, Ada not twice
+        #expect(try sqliteRows(store, "SELECT count(*) FROM customers") == [[.integer(5)]])  // 3 + 2, Ada not twice
 
         // Again: the keys meet every stored object; nothing changes.
         let again = try runSluice(["run", "Pipelines/legacy-orders.yaml"], environment: environment)
@@ -75,25 +73,27 @@ import Testing
     @Test func aParentThatNeverArrivesRejectsWithTheKey() throws {
         let directory = try TemporaryDirectory()
         let dump = try String(
-            contentsOf: R.root.appendingPathComponent("SampleData/legacy-orders.sql"), encoding: .utf8
+            contentsOf: repositoryRoot.appendingPathComponent("SampleData/legacy-orders.sql"), encoding: .utf8
         )
         .replacingOccurrences(
             of: "INSERT INTO order_lines VALUES (9003, 1, 'W-100', 2, 19.99);",
             with: "INSERT INTO order_lines VALUES (9003, 1, 'W-100', 2, 19.99), (9999, 1, 'W-100', 1, 1.00);")
         _ = try directory.file("legacy-orders.sql", contents: dump)
         var pipeline = try String(
-            contentsOf: R.root.appendingPathComponent("Pipelines/legacy-orders.yaml"), encoding: .utf8
+            contentsOf: repositoryRoot.appendingPathComponent("Pipelines/legacy-orders.yaml"), encoding: .utf8
         )
         .replacingOccurrences(of: "../SampleData/legacy-orders.sql", with: "legacy-orders.sql")
-        .replacingOccurrences(of: "../SampleData/shop.model.yaml", with: R.root.path + "/SampleData/shop.model.yaml")
+        .replacingOccurrences(
+            of: "../SampleData/shop.model.yaml", with: repositoryRoot.path + "/SampleData/shop.model.yaml"
+        )
         .replacingOccurrences(of: "errors: { max: 0,", with: "errors: { max: 1,")
         // The products the lines need, from the shop's own dump, first.
         pipeline = pipeline.replacingOccurrences(
             of: "sources:\n",
             with: """
                 sources:
-                  - { name: products, format: sqldump, path: \(R.root.path)/SampleData/legacy.sql, table: products, \
-                entity: Product, key: [sku], fields: { sku: code, title: name, price: price } }
+                  - { name: products, format: sqldump, path: \(repositoryRoot.path)/SampleData/legacy.sql, \
+                table: products, entity: Product, key: [sku], fields: { sku: code, title: name, price: price } }
 
                 """)
         let file = try directory.file("p.yaml", contents: pipeline)

@@ -6,8 +6,6 @@ import Testing
 /// What other tools see of an import (the plain layout), and `sluice export` back out: CSV, JSON
 /// Lines, SQL; from every store type and layout; and a CSV export imported again.
 @Suite struct ExportCommandTests {
-    typealias R = RunCommandTests
-
     /// Customers keyed by `customer_id`, orders by `order_id` pointing at them, with a datetime,
     /// decimals (one beyond a double's digits), quoted and multi-line text, an empty note.
     struct Shop {
@@ -64,10 +62,10 @@ import Testing
         // (SQLite's own `sqlite_` tables, such as the planner's statistics, aside).
         let ownTables = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
         #expect(
-            try R.query(store, ownTables + " ORDER BY 1") == [
+            try sqliteRows(store, ownTables + " ORDER BY 1") == [
                 [.text("_sluice_metadata")], [.text("customers")], [.text("orders")],
             ])
-        let columns = try R.query(
+        let columns = try sqliteRows(
             store,
             "SELECT p.name FROM (\(ownTables)) m, pragma_table_info(m.name) p WHERE m.name NOT LIKE '\\_%' ESCAPE '\\'")
         #expect(
@@ -77,22 +75,22 @@ import Testing
                         SQLiteValue.text($0)
                     }))
         #expect(
-            try R.query(store, "SELECT count(*) FROM orders o JOIN customers c ON c.customer_id = o.customer_id")
+            try sqliteRows(store, "SELECT count(*) FROM orders o JOIN customers c ON c.customer_id = o.customer_id")
                 == [[.integer(Int64(shop.orders.count))]])
         #expect(
-            try R.query(
+            try sqliteRows(
                 store, "SELECT count(*) FROM orders WHERE date(placed_at) IS NULL OR datetime(placed_at) IS NULL")
                 == [[.integer(0)]])
         #expect(
-            try R.query(
+            try sqliteRows(
                 store,
                 "SELECT count(*) FROM customers WHERE datetime(signed_up) = signed_up AND typeof(signed_up) = 'text'")
                 == [[.integer(Int64(shop.customers.count))]])
         let over = shop.orders.filter { Decimal(string: $0.total)! > 500 }.count
-        #expect(try R.query(store, "SELECT count(*) FROM orders WHERE total > 500") == [[.integer(Int64(over))]])
+        #expect(try sqliteRows(store, "SELECT count(*) FROM orders WHERE total > 500") == [[.integer(Int64(over))]])
         let largest = shop.orders.max { Decimal(string: $0.total)! < Decimal(string: $1.total)! }!
         #expect(
-            try R.query(store, "SELECT order_id FROM orders ORDER BY total DESC LIMIT 1") == [
+            try sqliteRows(store, "SELECT order_id FROM orders ORDER BY total DESC LIMIT 1") == [
                 [.integer(Int64(largest.id))]
             ])
 
@@ -139,7 +137,8 @@ import Testing
         let original = directory.url.appendingPathComponent("shop.sqlite").path
         func path(_ name: String) -> String { directory.url.appendingPathComponent(name).path }
         #expect(try runSluice(["convert", original, path("graph.sqlite"), "--layout", "graph"]).status == 0)
-        #expect(try R.query(path("graph.sqlite"), "SELECT count(*) FROM \"Customer\" WHERE _pk > 0") == [[.integer(3)]])
+        #expect(
+            try sqliteRows(path("graph.sqlite"), "SELECT count(*) FROM \"Customer\" WHERE _pk > 0") == [[.integer(3)]])
         #expect(try runSluice(["convert", path("graph.sqlite"), path("shop.xml")]).status == 0)
         #expect(try runSluice(["convert", path("shop.xml"), path("shop.bin")]).status == 0)
         #expect(try runSluice(["convert", path("shop.bin"), path("back.sqlite")]).status == 0)
@@ -178,8 +177,8 @@ import Testing
             JOIN orders o ON o.order_number = l.order_id JOIN customers c USING (customer_id)
             JOIN products p ON p.sku = l.product_id ORDER BY 1, 3
             """
-        #expect(try R.query(copy, joined) == (try R.query(original, storeJoin)))
-        #expect(try R.query(copy, joined).count == 4)
+        #expect(try sqliteRows(copy, joined) == (try sqliteRows(original, storeJoin)))
+        #expect(try sqliteRows(copy, joined).count == 4)
 
         // JSON Lines in one file: every line an object naming its table, decimals exact.
         let jsonl = path("shop.jsonl")
@@ -204,7 +203,7 @@ import Testing
         #expect(unknown.status == 2 && unknown.stderr.contains("no entity \"Invoice\""), "\(unknown.stderr)")
         let over = try runSluice(["export", store, "--to", store, "--format", "csv", "--entity", "Customer"])
         #expect(over.status == 2 && over.stderr.contains("overwrite the store"), "\(over.stderr)")
-        #expect(try R.query(store, "SELECT count(*) FROM customers") == [[.integer(3)]])
+        #expect(try sqliteRows(store, "SELECT count(*) FROM customers") == [[.integer(3)]])
         let missing = try runSluice(["export", directory.url.path + "/none.sqlite", "--to", directory.url.path + "/y/"])
         #expect(missing.status == 3, "\(missing.stderr)")
     }

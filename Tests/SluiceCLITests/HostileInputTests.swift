@@ -7,8 +7,6 @@ import Testing
 /// limit fails the run at its position, whatever the reader (and before it is read whole); XML
 /// nested a million deep is inferred and imported in time linear in its depth.
 @Suite struct HostileInputTests {
-    typealias R = RunCommandTests
-
     /// A pipeline over `input` (one source of `format`) with `limits: { record: 1 MB }`.
     static func pipeline(
         _ directory: TemporaryDirectory, _ input: URL, format: String, extra: String, limit: String = "1 MB"
@@ -62,7 +60,7 @@ import Testing
             let raised = try Self.pipeline(directory, file, format: input.format, extra: input.extra, limit: "8MB")
             let done = try runSluice(["run", raised.path])
             #expect(done.status == 0, "\(input.name): \(done.stderr)")
-            let stored = try R.query(
+            let stored = try sqliteRows(
                 directory.url.appendingPathComponent("t.sqlite").path, "SELECT length(t) FROM Row WHERE id = 2")
             #expect(stored == [[.integer(Int64(big.utf8.count))]], "\(input.name)")
         }
@@ -110,7 +108,7 @@ import Testing
         let store = directory.url.appendingPathComponent("deep.sqlite").path
         let imported = try runSluice(["import", file.path, "--record", "/r/a", "--to", store])
         #expect(imported.status == 0, "\(imported.stderr)")
-        #expect(try R.query(store, "SELECT count(*) FROM \"as\"") == [[.integer(3)]])
+        #expect(try sqliteRows(store, "SELECT count(*) FROM \"as\"") == [[.integer(3)]])
     }
 
     /// A CSV of 10,000 columns: `import` and `infer` refuse it at once in one short line (it used to
@@ -143,7 +141,7 @@ import Testing
         let run = try runSluice(["run", pipeline.path])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(
-            try R.query(store, "SELECT a, b FROM Wide ORDER BY a")
+            try sqliteRows(store, "SELECT a, b FROM Wide ORDER BY a")
                 == (1...3).map {
                     [.integer(Int64($0)), .integer(Int64($0 * 9999))]
                 })

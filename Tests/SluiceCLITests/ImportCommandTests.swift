@@ -6,8 +6,6 @@ import Testing
 /// `sluice import`: inferred models, CSV flags, XML fields, legacy dumps with foreign keys, another
 /// program's database; and `sluice validate` finding what a stricter model forbids.
 @Suite struct ImportCommandTests {
-    typealias R = RunCommandTests
-
     @Test func aCSVWithItsDialectAsFlagsKeepsEveryValue() throws {
         let directory = try TemporaryDirectory()
         let input = try directory.file(
@@ -21,15 +19,15 @@ import Testing
         #expect(result.stdout.contains("Code: 3 read, 3 inserted"))
         // `007` and `0123` stay text; 1.50 is a decimal; NULL is null; the comment line is skipped.
         #expect(
-            try R.query(store, "SELECT field1, field2, field3, field4 FROM codes ORDER BY id") == [
+            try sqliteRows(store, "SELECT field1, field2, field3, field4 FROM codes ORDER BY id") == [
                 [.text("007"), .text("Bond"), .real(1.5), .null],
                 [.text("0123"), .text("Q"), .integer(2), .text("2024-01-02 00:00:00")],
                 [.text("42"), .text("M"), .real(-3.25), .null],
             ])
         let model = try String(contentsOf: directory.url.appendingPathComponent("codes.model.yaml"), encoding: .utf8)
-        #expect(model.contains("field1: { type: string, optional: false }"))
+        #expect(model.contains("field1: {type: string, optional: false}"))
         let inspect = try runSluice(["inspect", store])
-        #expect(inspect.stdout.contains("Code: 3 objects"), "\(inspect.stdout)")
+        #expect(inspect.stdout.contains("(entity Code): 3 rows"), "\(inspect.stdout)")
     }
 
     @Test func aKeyMakesReimportsUpdates() throws {
@@ -43,7 +41,7 @@ import Testing
         #expect(
             again.stdout.contains("People: 3 read, 1 inserted, 1 updated, 1 unchanged, 0 rejected"), "\(again.stdout)")
         #expect(
-            try R.query(store, "SELECT code, name FROM people ORDER BY code") == [
+            try sqliteRows(store, "SELECT code, name FROM people ORDER BY code") == [
                 [.text("A1"), .text("Ada L.")], [.text("B2"), .text("Boris")], [.text("C3"), .text("Cleo")],
             ])
     }
@@ -52,15 +50,16 @@ import Testing
         let directory = try TemporaryDirectory()
         let store = directory.url.appendingPathComponent("orders.sqlite").path
         let result = try runSluice([
-            "import", R.root.path + "/SampleData/orders.xml", "--record", "/orders/order", "--entity", "Purchase",
+            "import", repositoryRoot.path + "/SampleData/orders.xml", "--record", "/orders/order", "--entity",
+            "Purchase",
             "--field", "number=@id", "--field", "placed=placed", "--to", store,
         ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(
-            try R.query(store, "SELECT number FROM orders ORDER BY number") == [
+            try sqliteRows(store, "SELECT number FROM orders ORDER BY number") == [
                 [.integer(1001)], [.integer(1002)], [.integer(1003)],
             ])
-        let missing = try runSluice(["import", R.root.path + "/SampleData/orders.xml", "--to", store])
+        let missing = try runSluice(["import", repositoryRoot.path + "/SampleData/orders.xml", "--to", store])
         #expect(missing.status == 2 && missing.stderr.contains("--record"))
     }
 
@@ -73,7 +72,7 @@ import Testing
         try app.execute(
             "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT); INSERT INTO settings VALUES ('theme', 'dark')")
         let dump = try String(
-            contentsOf: R.root.appendingPathComponent("SampleData/legacy-orders.sql"), encoding: .utf8
+            contentsOf: repositoryRoot.appendingPathComponent("SampleData/legacy-orders.sql"), encoding: .utf8
         )
         .replacingOccurrences(of: "REFERENCES products(code)", with: "")
         let input = try directory.file("legacy.sql", contents: dump)
@@ -84,8 +83,8 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         // Order 9003's customer 1 is not in the dump: the order and its line are rejected.
         #expect(result.stdout.contains("2 rejected records"), "\(result.stdout)")
-        #expect(try R.query(store, "SELECT * FROM settings") == [[.text("theme"), .text("dark")]])
-        let lines = try R.query(
+        #expect(try sqliteRows(store, "SELECT * FROM settings") == [[.text("theme"), .text("dark")]])
+        let lines = try sqliteRows(
             store,
             """
             SELECT o.id, c.name, l.line_no FROM order_lines l JOIN orders o ON o.id = l.order_id JOIN customers c ON \
@@ -100,14 +99,14 @@ import Testing
         let pipeline = try String(contentsOf: directory.url.appendingPathComponent("legacy.yaml"), encoding: .utf8)
         #expect(pipeline.contains("shared: true"))
         #expect(
-            pipeline.contains("\"order\": { entity: \"Order\", key: { \"id\": \"order_id\" }, missing: reject }"),
+            pipeline.contains("order: {entity: Order, key: {id: order_id}, missing: reject}"),
             "\(pipeline)")
         // Again: the stored model's keys (an order line by order and number) meet every row.
         let again = try runSluice(["import", input.path, "--to", store, "--max-errors", "2"])
         #expect(
             again.stdout.contains("OrderLine: 4 read, 0 inserted, 0 updated, 3 unchanged, 1 rejected"),
             "\(again.stdout)\(again.stderr)")
-        #expect(try R.query(store, "SELECT * FROM settings") == [[.text("theme"), .text("dark")]])
+        #expect(try sqliteRows(store, "SELECT * FROM settings") == [[.text("theme"), .text("dark")]])
     }
 
     /// `validate` over a store another program broke: every rule, counted, with examples.
@@ -158,7 +157,7 @@ import Testing
             try runSluice(["run", "Pipelines/shop.yaml"], environment: ["SLUICE_OUT": directory.url.path]).status == 0)
         let store = directory.url.appendingPathComponent("shop.sqlite").path
         #expect(try runSluice(["validate", store]).status == 0)
-        let declared = try R.query(store, "SELECT sql FROM sqlite_master WHERE name = 'customers'")
+        let declared = try sqliteRows(store, "SELECT sql FROM sqlite_master WHERE name = 'customers'")
         guard case .text(let sql)? = declared.first?.first else {
             Issue.record("no customers table: \(declared)")
             return
@@ -191,14 +190,14 @@ import Testing
         let pipeline = try directory.file(
             "p.yaml",
             contents: """
-                model: \(R.root.path)/SampleData/shop.model.yaml
+                model: \(repositoryRoot.path)/SampleData/shop.model.yaml
                 target: { store: sqlite, path: out/shop.sqlite }
                 sources:
-                  - { name: customers, path: \(R.root.path)/SampleData/customers.csv, entity: Customer, key: [id],
-                      fields: { id: customer_id, name: name, email: email } }
+                  - { name: customers, path: \(repositoryRoot.path)/SampleData/customers.csv, entity: Customer,
+                      key: [id], fields: { id: customer_id, name: name, email: email } }
                   - name: orders
                     format: xml
-                    path: \(R.root.path)/SampleData/orders.xml
+                    path: \(repositoryRoot.path)/SampleData/orders.xml
                     record: /orders/order
                     entity: Order
                     fields: { number: "@id", placedAt: { path: placed, date: iso8601 } }

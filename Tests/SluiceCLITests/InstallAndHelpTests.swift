@@ -113,6 +113,22 @@ import Testing
             let script = try String(contentsOf: prefix.url.appendingPathComponent(file), encoding: .utf8)
             #expect(script.contains("sluice") && script.contains("import"), "\(file)")
         }
+        // `make uninstall` takes all of it away, and nothing else under the prefix.
+        let other = try prefix.file("share/man/man1/other.1", contents: "kept")
+        let uninstall = Process()
+        uninstall.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        uninstall.arguments = ["make", "uninstall", "PREFIX=\(prefix.url.path)"]
+        uninstall.currentDirectoryURL = repositoryRoot
+        uninstall.standardOutput = FileHandle.nullDevice
+        try uninstall.run()
+        uninstall.waitUntilExit()
+        #expect(uninstall.terminationStatus == 0)
+        let left = FileManager.default.enumerator(atPath: prefix.url.path)?.compactMap { $0 as? String }.filter {
+            var isFolder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: prefix.url.appendingPathComponent($0).path, isDirectory: &isFolder)
+                && !isFolder.boolValue
+        }
+        #expect(left == ["share/man/man1/other.1"] && FileManager.default.fileExists(atPath: other.path), "\(left ?? [])")
     }
 
     /// Every help text within 80 columns, and every line of every discussion shown as written (never
@@ -145,13 +161,13 @@ import Testing
         #expect(try runSluice(["import", csv.path, "--to", store, "--quiet"]).status == 0)
         let result = try runSluice(["inspect", store, "--rows", "2"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("People: 4 objects"), "\(result.stdout)")
-        #expect(result.stdout.contains("id: integer64") && result.stdout.contains("city: string?"))
+        #expect(result.stdout.contains("people (entity People): 4 rows"), "\(result.stdout)")
+        #expect(result.stdout.contains("id integer64") && result.stdout.contains("city string?"))
         #expect(result.stdout.contains(#"name="Ada Lovelace""#) && result.stdout.contains("id=2"))
         #expect(!result.stdout.contains("Grace"), "two rows only")
         let json = try runSluice(["inspect", store, "--json"])
         let summary = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let schema = try #require((summary["schema"] as? [[String: Any]])?.first)
-        #expect((schema["rows"] as? [[String: String]])?.count == 3)
+        #expect((schema["rows"] as? [[String: Any]])?.count == 3)
     }
 }

@@ -11,8 +11,6 @@ import Testing
 /// per table (into the model inferred from the database): nothing rejected, every table equal to
 /// the source, and a re-import that reports everything unchanged.
 @Suite struct LegacyRoutesTests {
-    typealias R = RunCommandTests
-
     /// `sqlite3 DB .dump`, as users make dumps (the sqlite3 shell, which CI installs).
     static func dump(_ database: String) throws -> String {
         let process = Process()
@@ -31,7 +29,7 @@ import Testing
 
     @Test func theFixtureImportsAlikeFromTheFileItsDumpItsScriptAndCSV() throws {
         let directory = try TemporaryDirectory()
-        let fixture = R.root.appendingPathComponent("Tests/Fixtures/legacy-shapes.sql")
+        let fixture = repositoryRoot.appendingPathComponent("Tests/Fixtures/legacy-shapes.sql")
         let database = directory.url.appendingPathComponent("legacy.db").path
         try SQLiteConnection(path: database, mode: .readWriteCreate).execute(
             String(contentsOf: fixture, encoding: .utf8))
@@ -70,11 +68,11 @@ import Testing
             for table in tables {
                 let list = table.columns.map { Self.quoted($0.name) }.joined(separator: ", ")
                 let sql = "SELECT \(list) FROM \(Self.quoted(table.name)) ORDER BY \(list)"
-                #expect(try R.query(store, sql) == R.query(database, sql), "\(route): \(table.name)")
+                #expect(try sqliteRows(store, sql) == sqliteRows(database, sql), "\(route): \(table.name)")
             }
             // A text key is the table's key and what refers to it holds the text, as in the source.
             func declared(_ table: String) throws -> [[SQLiteValue]] {
-                try R.query(
+                try sqliteRows(
                     store,
                     "SELECT name, type, pk FROM pragma_table_info('\(table)') WHERE name IN ('code', 'country_code')")
             }
@@ -84,7 +82,7 @@ import Testing
             let indexes =
                 "SELECT list.\"unique\", info.name FROM pragma_index_list('book') list, "
                 + "pragma_index_info(list.name) info WHERE info.name IN ('title', 'isbn') ORDER BY 2"
-            #expect(try R.query(store, indexes) == [[.integer(1), .text("isbn")], [.integer(0), .text("title")]])
+            #expect(try sqliteRows(store, indexes) == [[.integer(1), .text("isbn")], [.integer(0), .text("title")]])
             let again = try runSluice(["import"] + inputs + ["--to", store] + modelOption)
             #expect(again.status == 0, "\(route): \(again.stderr)")
             for line in again.stdout.split(separator: "\n") where line.contains(" read, ") {

@@ -7,8 +7,6 @@ import Testing
 /// from a script of the same data: link tables (with and without columns of their own), two
 /// foreign keys to one table, NULL ids, a table without a key holding identical rows.
 @Suite struct LegacyShapesTests {
-    typealias R = RunCommandTests
-
     static let script = """
         CREATE TABLE person(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
         CREATE TABLE book(id INTEGER PRIMARY KEY, title TEXT NOT NULL);
@@ -34,12 +32,12 @@ import Testing
 
     static func contents(_ store: String) throws -> [[[SQLiteValue]]] {
         [
-            try R.query(store, "SELECT id, name FROM person ORDER BY id"),
-            try R.query(store, "SELECT id, title FROM book ORDER BY id"),
-            try R.query(store, "SELECT book_id, author_id FROM book_author ORDER BY 1, 2"),
-            try R.query(store, "SELECT book_id, reviewer_id, stars FROM review ORDER BY 1, 2"),
-            try R.query(store, "SELECT id, title, owner_id, reviewer_id FROM task ORDER BY id"),
-            try R.query(store, "SELECT at, msg FROM event_log ORDER BY at, msg"),
+            try sqliteRows(store, "SELECT id, name FROM person ORDER BY id"),
+            try sqliteRows(store, "SELECT id, title FROM book ORDER BY id"),
+            try sqliteRows(store, "SELECT book_id, author_id FROM book_author ORDER BY 1, 2"),
+            try sqliteRows(store, "SELECT book_id, reviewer_id, stars FROM review ORDER BY 1, 2"),
+            try sqliteRows(store, "SELECT id, title, owner_id, reviewer_id FROM task ORDER BY id"),
+            try sqliteRows(store, "SELECT at, msg FROM event_log ORDER BY at, msg"),
         ]
     }
 
@@ -93,19 +91,19 @@ import Testing
             "SELECT id, name, lead_id FROM team ORDER BY id",
             "SELECT id, name, team_id, mentor_id FROM person ORDER BY id",
         ]
-        let source = try tables.map { try R.query(database, $0) }
+        let source = try tables.map { try sqliteRows(database, $0) }
         for (input, name) in [(database, "a.sqlite"), (dump.path, "b.sqlite")] {
             let store = directory.url.appendingPathComponent(name).path
             let result = try runSluice(["import", input, "--to", store])
             #expect(result.status == 0, "\(input): \(result.stdout)\(result.stderr)")
-            #expect(try tables.map { try R.query(store, $0) } == source, "\(input)")
+            #expect(try tables.map { try sqliteRows(store, $0) } == source, "\(input)")
             // Again: nothing changes, and nothing is said to.
             let again = try runSluice(["import", input, "--to", store])
             #expect(
                 again.status == 0 && again.stdout.contains("Person: 4 read, 0 inserted, 0 updated, 4 unchanged"),
                 "\(again.stdout)")
             #expect(again.stdout.contains("Team: 3 read, 0 inserted, 0 updated, 3 unchanged"), "\(again.stdout)")
-            #expect(try tables.map { try R.query(store, $0) } == source, "\(input)")
+            #expect(try tables.map { try sqliteRows(store, $0) } == source, "\(input)")
         }
 
         // Team 4's lead is nobody: team 4 is rejected, then Eve of team 4, then Finn whose mentor is Eve.
@@ -128,7 +126,7 @@ import Testing
         let lines = try String(contentsOfFile: rejects, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 3)
         #expect(lines.contains { $0.contains("no Person with id = 99") }, "\(lines)")
-        #expect(try R.query(store, "SELECT count(*) FROM person") == [[.integer(4)]])
+        #expect(try sqliteRows(store, "SELECT count(*) FROM person") == [[.integer(4)]])
     }
 
     /// Values keep what SQLite stores, type and all: BLOBs as bytes (an empty one too), TEXT digits
@@ -151,16 +149,16 @@ import Testing
             SELECT id, code, typeof(code), big, price, typeof(price), amount, ratio, weight, size, typeof(size),
               hex(data), typeof(data), huge, typeof(huge) FROM sample ORDER BY id
             """
-        let source = try R.query(database, query)
+        let source = try sqliteRows(database, query)
         #expect(source[1][11] == .text("") && source[1][12] == .text("blob"))
         for (input, name) in [(database, "a.sqlite"), (dump.path, "b.sqlite")] {
             let store = directory.url.appendingPathComponent(name).path
             let result = try runSluice(["import", input, "--to", store])
             #expect(result.status == 0, "\(input): \(result.stdout)\(result.stderr)")
-            #expect(try R.query(store, query) == source, "\(input)")
+            #expect(try sqliteRows(store, query) == source, "\(input)")
             let model = try runSluice(["infer", input]).stdout
-            #expect(model.contains("data: { type: binary"), "\(model)")
-            #expect(model.contains("code: { type: string"), "\(model)")
+            #expect(model.contains("data: {type: binary"), "\(model)")
+            #expect(model.contains("code: {type: string"), "\(model)")
         }
     }
 
@@ -181,11 +179,13 @@ import Testing
         let store = directory.url.appendingPathComponent("n.sqlite").path
         #expect(try runSluice(["import", database, "--to", store]).status == 0)
         let joined = "SELECT use.id, k.note FROM use JOIN k ON k.n = use.k_n ORDER BY 1"
-        #expect(try R.query(store, joined) == [[.integer(1), .text("decomposed")], [.integer(2), .text("composed")]])
-        #expect(try R.query(store, "SELECT count(*) FROM k") == [[.integer(2)]])
+        #expect(
+            try sqliteRows(store, joined) == [[.integer(1), .text("decomposed")], [.integer(2), .text("composed")]])
+        #expect(try sqliteRows(store, "SELECT count(*) FROM k") == [[.integer(2)]])
         let again = try runSluice(["import", database, "--to", store])
         #expect(again.stdout.contains("K: 2 read, 0 inserted, 0 updated, 2 unchanged"), "\(again.stdout)")
-        #expect(try R.query(store, joined) == [[.integer(1), .text("decomposed")], [.integer(2), .text("composed")]])
+        #expect(
+            try sqliteRows(store, joined) == [[.integer(1), .text("decomposed")], [.integer(2), .text("composed")]])
     }
 
     /// A SQL table's schema decides which values are required, not the rows one database happens to
@@ -197,8 +197,8 @@ import Testing
         try SQLiteConnection(path: first, mode: .readWriteCreate).execute(
             schema + "INSERT INTO agent VALUES(1, 'Ann', 'a');")
         let model = try runSluice(["infer", first]).stdout
-        #expect(model.contains("name: { type: string }"), "\(model)")
-        #expect(model.contains("code: { type: string, optional: false }"), "\(model)")
+        #expect(model.contains("name: {type: string}"), "\(model)")
+        #expect(model.contains("code: {type: string, optional: false}"), "\(model)")
         let second = directory.url.appendingPathComponent("second.db").path
         try SQLiteConnection(path: second, mode: .readWriteCreate).execute(
             schema + "INSERT INTO agent VALUES(1, 'Ann', 'a'), (2, NULL, 'b');")
@@ -207,7 +207,7 @@ import Testing
         let again = try runSluice(["import", second, "--to", store])
         #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
         #expect(
-            try R.query(store, "SELECT id, name FROM agent ORDER BY 1") == [
+            try sqliteRows(store, "SELECT id, name FROM agent ORDER BY 1") == [
                 [.integer(1), .text("Ann")], [.integer(2), .null],
             ])
     }

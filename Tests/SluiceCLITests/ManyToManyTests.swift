@@ -8,8 +8,6 @@ import Testing
 /// stored are unchanged on a re-run; a link whose end is missing or empty is a rejected record
 /// naming it; a pair twice in one input is a repeat.
 @Suite struct ManyToManyTests {
-    typealias R = RunCommandTests
-
     static let model = """
         version: 1
         entities:
@@ -75,7 +73,7 @@ import Testing
             first.stdout.contains("Book.authors: 8 read, 4 inserted, 0 updated, 0 unchanged, 4 rejected"),
             "\(first.stdout)")
         #expect(
-            try R.query(store, "SELECT work, writer FROM written_by ORDER BY 1, 2") == [
+            try sqliteRows(store, "SELECT work, writer FROM written_by ORDER BY 1, 2") == [
                 [.integer(1), .integer(1)], [.integer(2), .integer(2)], [.integer(2), .integer(3)],
                 [.integer(3), .integer(2)],
             ])
@@ -93,7 +91,7 @@ import Testing
             again.stdout.contains("Book.authors: 8 read, 0 inserted, 0 updated, 4 unchanged, 4 rejected"),
             "\(again.stdout)")
         #expect(again.stdout.contains("Book: 3 read, 0 inserted, 0 updated, 3 unchanged"), "\(again.stdout)")
-        #expect(try R.query(store, "SELECT count(*) FROM written_by") == [[.integer(4)]])
+        #expect(try sqliteRows(store, "SELECT count(*) FROM written_by") == [[.integer(4)]])
 
         // A new pair is added to what is stored, nothing else changes.
         _ = try directory.file("links.csv", contents: "book_id,author_id\n1,1\n1,3\n")
@@ -101,7 +99,7 @@ import Testing
         #expect(
             more.stdout.contains("Book.authors: 2 read, 1 inserted, 0 updated, 1 unchanged, 0 rejected"),
             "\(more.stdout)")
-        #expect(try R.query(store, "SELECT count(*) FROM written_by") == [[.integer(5)]])
+        #expect(try sqliteRows(store, "SELECT count(*) FROM written_by") == [[.integer(5)]])
     }
 
     /// Repeated XML children holding keys add to the enclosing record's object; a child whose key
@@ -155,13 +153,13 @@ import Testing
             [.integer(1), .integer(1)], [.integer(2), .integer(2)], [.integer(2), .integer(3)],
             [.integer(3), .integer(2)],
         ]
-        #expect(try R.query(store, "SELECT work, writer FROM written_by ORDER BY 1, 2") == pairs)
+        #expect(try sqliteRows(store, "SELECT work, writer FROM written_by ORDER BY 1, 2") == pairs)
         let again = try runSluice(["run", pipeline.path])
         #expect(
             again.stdout.contains("Book.authors: 5 read, 0 inserted, 0 updated, 4 unchanged, 1 rejected"),
             "\(again.stdout)")
         #expect(again.stdout.contains("Book: 3 read, 0 inserted, 0 updated, 3 unchanged"), "\(again.stdout)")
-        #expect(try R.query(store, "SELECT work, writer FROM written_by ORDER BY 1, 2") == pairs)
+        #expect(try sqliteRows(store, "SELECT work, writer FROM written_by ORDER BY 1, 2") == pairs)
     }
 
     /// Mistakes in a pipeline's links are found before anything runs, each with its line.
@@ -235,10 +233,10 @@ import Testing
             """)
         let model = try runSluice(["infer", database]).stdout
         for line in [
-            "friends: { destination: Person, toMany: true, inverse: persons, joinTable: friend, column: friend_id }",
-            "persons: { destination: Person, toMany: true, inverse: friends, joinTable: friend, column: person_id }",
-            "actors: { destination: Person, toMany: true, inverse: films, joinTable: film_actor, column: actor_id }",
-            "directors: { destination: Person, toMany: true, inverse: filmsViaFilmDirector, joinTable: film_director",
+            "friends: {destination: Person, toMany: true, inverse: persons, joinTable: friend, column: friend_id}",
+            "persons: {destination: Person, toMany: true, inverse: friends, joinTable: friend, column: person_id}",
+            "actors: {destination: Person, toMany: true, inverse: films, joinTable: film_actor, column: actor_id}",
+            "directors: {destination: Person, toMany: true, inverse: filmsViaFilmDirector, joinTable: film_director",
         ] {
             #expect(model.contains(line), "\(line)\n\(model)")
         }
@@ -254,7 +252,7 @@ import Testing
             ("rating", "film_id, person_id, stars"),
         ] {
             let sql = "SELECT \(columns) FROM \(table) ORDER BY \(columns)"
-            #expect(try R.query(store, sql) == R.query(database, sql), "\(table)")
+            #expect(try sqliteRows(store, sql) == sqliteRows(database, sql), "\(table)")
         }
         let again = try runSluice(["import", database, "--to", store])
         #expect(again.status == 0, "\(again.stderr)")

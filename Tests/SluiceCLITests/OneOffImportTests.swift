@@ -6,8 +6,6 @@ import Testing
 /// `sluice import` of ordinary exports keeps every record and value: what a reader cannot read as a
 /// record is a rejected record, and every run's counts add up.
 @Suite struct OneOffImportTests {
-    typealias R = RunCommandTests
-
     /// The counts of an import's report line for `entity`: read, inserted, updated, unchanged, rejected.
     static func counts(_ stdout: String, _ entity: String) -> [Int]? {
         guard
@@ -41,7 +39,7 @@ import Testing
         let rejects = try String(contentsOfFile: rejectsPath, encoding: .utf8)
         #expect(rejects.contains("the record has 2 fields, the header has 3") && rejects.contains("\"line\":3"))
         #expect(rejects.contains("the record has 4 fields, the header has 3") && rejects.contains("\"line\":5"))
-        #expect(try R.query(store, "SELECT id FROM R ORDER BY 1") == [[.integer(1)], [.integer(3)], [.integer(5)]])
+        #expect(try sqliteRows(store, "SELECT id FROM R ORDER BY 1") == [[.integer(1)], [.integer(3)], [.integer(5)]])
     }
 
     /// A header and no records is an entity with no objects; repeated header names each get a column.
@@ -51,13 +49,13 @@ import Testing
         let store = directory.url.appendingPathComponent("e.sqlite").path
         let result = try runSluice(["import", empty.path, "--to", store])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        #expect(try R.query(store, "SELECT name FROM pragma_table_info('empty') ORDER BY cid").count >= 2)
-        #expect(try R.query(store, "SELECT count(*) FROM empty") == [[.integer(0)]])
+        #expect(try sqliteRows(store, "SELECT name FROM pragma_table_info('empty') ORDER BY cid").count >= 2)
+        #expect(try sqliteRows(store, "SELECT count(*) FROM empty") == [[.integer(0)]])
 
         let blank = try directory.file("blank.csv", contents: "id,,x\n1,a,b\n")
         let blankStore = directory.url.appendingPathComponent("b.sqlite").path
         #expect(try runSluice(["import", blank.path, "--to", blankStore]).status == 0, "an empty header name")
-        #expect(try R.query(blankStore, "SELECT \"column 2\" FROM blank") == [[.text("a")]])
+        #expect(try sqliteRows(blankStore, "SELECT \"column 2\" FROM blank") == [[.text("a")]])
 
         let twice = try directory.file("twice.csv", contents: "id,name,name,Name\n1,a,b,c\n")
         let model = try runSluice(["infer", twice.path])
@@ -67,7 +65,7 @@ import Testing
         let imported = try runSluice(["import", twice.path, "--to", other])
         #expect(imported.status == 0, "\(imported.stdout)\(imported.stderr)")
         #expect(
-            try R.query(other, "SELECT id, name, name_2, Name_3 FROM twice") == [
+            try sqliteRows(other, "SELECT id, name, name_2, Name_3 FROM twice") == [
                 [.integer(1), .text("a"), .text("b"), .text("c")]
             ])
     }
@@ -87,7 +85,7 @@ import Testing
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(Self.counts(result.stdout, "Item") == [4, 4, 0, 0, 0], "\(result.stdout)")
         #expect(
-            try R.query(store, "SELECT id, qty FROM items ORDER BY 1") == [
+            try sqliteRows(store, "SELECT id, qty FROM items ORDER BY 1") == [
                 [.integer(1), .integer(3)], [.integer(2), .null], [.integer(3), .null], [.integer(4), .integer(5)],
             ])
         let csv = try directory.file("n.csv", contents: "id,n,note\n1,\"\",\"\"\n2,5,x\n")
@@ -95,7 +93,7 @@ import Testing
         let imported = try runSluice(["import", csv.path, "--to", other])
         #expect(imported.status == 0, "\(imported.stdout)\(imported.stderr)")
         #expect(
-            try R.query(other, "SELECT id, n, note FROM n ORDER BY 1") == [
+            try sqliteRows(other, "SELECT id, n, note FROM n ORDER BY 1") == [
                 [.integer(1), .null, .text("")], [.integer(2), .integer(5), .text("x")],
             ])
     }
@@ -104,12 +102,12 @@ import Testing
     @Test func sqlTimestampsAreDates() throws {
         let directory = try TemporaryDirectory()
         let csv = try directory.file("t.csv", contents: "id,at\n1,2024-01-31 12:30:00\n2,2024-02-29 00:00:01.5\n")
-        #expect(try runSluice(["infer", csv.path]).stdout.contains("at: { type: date"))
+        #expect(try runSluice(["infer", csv.path]).stdout.contains("at: {type: date"))
         let store = directory.url.appendingPathComponent("t.sqlite").path
         let result = try runSluice(["import", csv.path, "--to", store])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(
-            try R.query(store, "SELECT id, at, typeof(at) FROM t ORDER BY 1") == [
+            try sqliteRows(store, "SELECT id, at, typeof(at) FROM t ORDER BY 1") == [
                 [.integer(1), .text("2024-01-31 12:30:00"), .text("text")],
                 [.integer(2), .text("2024-02-29 00:00:01.500"), .text("text")],
             ])
@@ -154,13 +152,13 @@ import Testing
         ])
         #expect(bound.status == 0, "\(bound.stdout)\(bound.stderr)")
         #expect(
-            try R.query(store, "SELECT id, total, code FROM orders ORDER BY 1") == [
+            try sqliteRows(store, "SELECT id, total, code FROM orders ORDER BY 1") == [
                 [.integer(1), .real(3.5), .text("A")], [.integer(2), .integer(4), .null],
             ], "only the orders of urn:x:orders; a prefixed attribute by its local name")
         let unbound = try runSluice(["infer", xml.path, "--record", "/p:orders/p:order"])
         #expect(unbound.status == 2 && unbound.stderr.contains("--namespace p=URI"), "\(unbound.stderr)")
         let local = try runSluice(["infer", xml.path, "--record", "/orders/order"])
-        #expect(local.status == 0 && local.stdout.contains("total: { type: decimal"), "\(local.stdout)\(local.stderr)")
+        #expect(local.status == 0 && local.stdout.contains("total: {type: decimal"), "\(local.stdout)\(local.stderr)")
         _ = try directory.file(
             "m.yaml",
             contents: "version: 1\nentities:\n  Order:\n    attributes: { id: integer64!, total: decimal }\n"
@@ -201,7 +199,7 @@ import Testing
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(Self.counts(result.stdout, "Variant") == [3, 3, 0, 0, 0], "\(result.stdout)")
         #expect(
-            try R.query(
+            try sqliteRows(
                 store,
                 "SELECT p.id, v.sku, v.stock FROM variants v JOIN products p ON p.id = v.product_id "
                     + "ORDER BY 2") == [
@@ -215,7 +213,7 @@ import Testing
             "t.xml", contents: "<items><item id=\"1\"><tags><tag>x</tag><tag>y</tag></tags></item></items>")
         let tagStore = directory.url.appendingPathComponent("t.sqlite").path
         #expect(try runSluice(["import", tags.path, "--record", "/items/item", "--to", tagStore]).status == 0)
-        #expect(try R.query(tagStore, "SELECT tag FROM tags ORDER BY 1") == [[.text("x")], [.text("y")]])
+        #expect(try sqliteRows(tagStore, "SELECT tag FROM tags ORDER BY 1") == [[.text("x")], [.text("y")]])
         let tagsAgain = try runSluice(["import", tags.path, "--record", "/items/item", "--to", tagStore])
         #expect(tagsAgain.stderr.contains("Tag has no key"), "\(tagsAgain.stderr)")
         for command in ["infer", "import"] {
@@ -266,7 +264,7 @@ import Testing
         #expect(widened.status == 0, "\(widened.stdout)\(widened.stderr)")
         #expect(Self.counts(widened.stdout, "Customer") == [2, 1, 1, 0, 0], "\(widened.stdout)")
         #expect(
-            try R.query(store, "SELECT name, phone FROM \(layout == "plain" ? "customers" : "Customer") ORDER BY 1")
+            try sqliteRows(store, "SELECT name, phone FROM \(layout == "plain" ? "customers" : "Customer") ORDER BY 1")
                 == [[.text("Ann"), .null], [.text("Bob"), .text("555-1")], [.text("Cy"), .null]])
         let validate = try runSluice(["validate", store])
         #expect(validate.status == 0, "\(validate.stdout)\(validate.stderr)")
@@ -318,7 +316,7 @@ import Testing
         #expect(
             guessed.stderr.contains("is not valid UTF-8 (the first invalid byte at line 2, column 4)")
                 && guessed.stderr.contains("windows-1252"), "\(guessed.stderr)")
-        #expect(try R.query(store, "SELECT name FROM l ORDER BY id") == [[.text("a\u{FF}b")], [.text("c")]])
+        #expect(try sqliteRows(store, "SELECT name FROM l ORDER BY id") == [[.text("a\u{FF}b")], [.text("c")]])
         let rejects = directory.url.appendingPathComponent("s.jsonl").path
         let strict = try runSluice([
             "import", path.path, "--encoding", "utf-8", "--to", directory.url.appendingPathComponent("s.sqlite").path,
@@ -374,7 +372,9 @@ import Testing
         let store = directory.url.appendingPathComponent("b.sqlite").path
         #expect(try runSluice(["import", csv.path, "--to", store]).status == 0)
         #expect(
-            try R.query(store, "SELECT CAST(big AS TEXT) FROM b WHERE id = 1") == [[.text("12345678901234567890123")]])
+            try sqliteRows(store, "SELECT CAST(big AS TEXT) FROM b WHERE id = 1") == [
+                [.text("12345678901234567890123")]
+            ])
         let out = directory.url.appendingPathComponent("out").path
         #expect(try runSluice(["export", store, "--to", out + "/"]).status == 0)
         #expect(try String(contentsOfFile: out + "/b.csv", encoding: .utf8).contains("1,12345678901234567890123\n"))
@@ -382,7 +382,7 @@ import Testing
         let mixed = try directory.file("m.csv", contents: "id,v\n1,1e5\n2,12345678901234567890123\n")
         let mixedStore = directory.url.appendingPathComponent("m.sqlite").path
         #expect(try runSluice(["import", mixed.path, "--to", mixedStore]).status == 0)
-        #expect(try R.query(mixedStore, "SELECT v FROM m WHERE id = 2") == [[.text("12345678901234567890123")]])
+        #expect(try sqliteRows(mixedStore, "SELECT v FROM m WHERE id = 2") == [[.text("12345678901234567890123")]])
         // An empty input has nothing to import: an input error, not a model error.
         let empty = try directory.file("e.csv", contents: "")
         let nothing = try runSluice([

@@ -7,8 +7,6 @@ import Testing
 /// email another customer has) is a rejected record naming the constraint and the holder — never a
 /// merge into the other object, and the same whatever the batching.
 @Suite struct OtherKeyTests {
-    typealias R = RunCommandTests
-
     static let model = """
         version: 1
         entities:
@@ -48,7 +46,7 @@ import Testing
         let message = "\(stored.first?["failures"] ?? "")"
         #expect(stored.count == 1 && message.contains("email") && message.contains("stored Customer 1"), "\(stored)")
         #expect(
-            try R.query(store, "SELECT id, email, name FROM Customer ORDER BY 1") == [
+            try sqliteRows(store, "SELECT id, email, name FROM Customer ORDER BY 1") == [
                 [.integer(1), .text("ann@x"), .text("Ann")], [.integer(2), .text("bob@x"), .text("Bob")],
                 [.integer(4), .text("cy@x"), .text("Cy")],
             ])
@@ -67,7 +65,7 @@ import Testing
         let result = try runSluice(["import", steal] + options + ["--max-errors", "1"])
         #expect(result.status == 0 && result.stdout.contains("1 rejected"), "\(result.stdout)\(result.stderr)")
         #expect(
-            try R.query(store, "SELECT id, email, name FROM Customer ORDER BY 1") == [
+            try sqliteRows(store, "SELECT id, email, name FROM Customer ORDER BY 1") == [
                 [.integer(1), .text("ann@x"), .text("Ann")], [.integer(2), .text("bob@x"), .text("Bob")],
             ])
     }
@@ -105,7 +103,7 @@ import Testing
                 #expect(lines == [15, 22, 29], "\(name): the records of ids 14, 21, 28")
                 #expect(rejects.allSatisfy { "\($0["failures"] ?? "")".contains("c.csv:8:1") }, "\(name)")
                 outcomes.insert(
-                    try R.query(
+                    try sqliteRows(
                         directory.url.appendingPathComponent("\(name).sqlite").path,
                         "SELECT id, email FROM Customer ORDER BY 1"))
             }

@@ -35,12 +35,12 @@ import Testing
     }
 
     static func readings(_ store: String) throws -> [[SQLiteValue]] {
-        try RunCommandTests.query(store, "SELECT sensor, value FROM Reading ORDER BY value, sensor")
+        try sqliteRows(store, "SELECT sensor, value FROM Reading ORDER BY value, sensor")
     }
 
     static func checkpoint(_ store: String) -> String? {
         guard FileManager.default.fileExists(atPath: store),
-            let rows = try? RunCommandTests.query(
+            let rows = try? sqliteRows(
                 store, "SELECT value FROM _sluice_metadata WHERE key = 'user.sluice.checkpoint'")
         else { return nil }
         if case .text(let value)? = rows.first?.first { return value }
@@ -123,7 +123,7 @@ import Testing
                     """)
         }
         func rows(_ store: String) throws -> [[SQLiteValue]] {
-            try RunCommandTests.query(
+            try sqliteRows(
                 store, "SELECT s.name, r.value FROM Reading r JOIN Sensor s ON s.name = r.sensor_id ORDER BY r.value")
         }
         let whole = try runSluice(["run", try pipeline("whole").path, "--quiet"])

@@ -8,43 +8,13 @@ import Glibc
 #endif
 
 @Suite struct RunCommandTests {
-    static let root = repositoryRoot
-
-    static func query(_ path: String, _ sql: String) throws -> [[SQLiteValue]] {
-        let connection = try SQLiteConnection(path: path, mode: .readOnly)
-        let statement = try connection.makeStatement(sql)
-        var rows: [[SQLiteValue]] = []
-        while try statement.step() { rows.append((0..<Int32(statement.columnCount)).map { statement.value($0) }) }
-        return rows
-    }
-
-    /// A pipeline in `directory` over the sample model, with one CSV source of customers.
-    static func customersPipeline(in directory: TemporaryDirectory, csv: String, max: Int = 0) throws -> URL {
-        let input = try directory.file("customers.csv", contents: csv)
-        return try directory.file(
-            "p.yaml",
-            contents: """
-                model: \(root.path)/SampleData/shop.model.yaml
-                target: { store: sqlite, path: out/c.sqlite, commit: atomic }
-                merge: object-trumps
-                errors: { max: \(max), rejects: out/rejects.jsonl }
-                sources:
-                  - name: customers
-                    path: \(input.path)
-                    entity: Customer
-                    key: [id]
-                    fields: { id: customer_id, name: name, email: { column: email, transform: lowercase }, signedUp: \
-                { column: signup, date: "yyyy-MM-dd" } }
-                """)
-    }
-
     @Test func theExamplePipelineBuildsTheShop() throws {
         let directory = try TemporaryDirectory()
         let result = try runSluice(["run", "Pipelines/shop.yaml"], environment: ["SLUICE_OUT": directory.url.path])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("OrderLine: 4 read, 4 inserted, 0 updated, 0 unchanged, 0 rejected"))
         let store = directory.url.appendingPathComponent("shop.sqlite").path
-        let lines = try Self.query(
+        let lines = try sqliteRows(
             store,
             """
             SELECT o.order_number, c.email, l.line_no, p.sku, l.quantity FROM orders o
@@ -56,13 +26,6 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: store + ".sluice-tmp"))
     }
 
-    /// Every row of every entity table, keys first.
-    static func everything(_ store: String) throws -> [[SQLiteValue]] {
-        try ["customers", "orders", "order_lines", "products"].flatMap {
-            try query(store, "SELECT * FROM \"\($0)\" ORDER BY 1")
-        }
-    }
-
     /// The example again over its own result: every record meets its stored object by key (order
     /// lines by order and number), nothing is written, the report says so; a changed value is one update.
     @Test func reRunningTheExampleChangesNothing() throws {
@@ -71,7 +34,7 @@ import Glibc
         let first = try runSluice(["run", "Pipelines/shop.yaml"], environment: environment)
         #expect(first.status == 0, "\(first.stderr)")
         let store = directory.url.appendingPathComponent("shop.sqlite").path
-        let before = try Self.everything(store)
+        let before = try everyShopRow(store)
         let again = try runSluice(["run", "Pipelines/shop.yaml"], environment: environment)
         #expect(again.status == 0, "\(again.stderr)")
         for line in [
@@ -81,43 +44,45 @@ import Glibc
         ] {
             #expect(again.stdout.contains(line), "\(again.stdout)")
         }
-        #expect(try Self.everything(store) == before, "not a row or a version changed")
+        #expect(try everyShopRow(store) == before, "not a row or a version changed")
 
         // One customer's name changed at the source: one update, the rest unchanged.
         let samples = directory.url.appendingPathComponent("samples")
-        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("SampleData"), to: samples)
+        try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("SampleData"), to: samples)
         let csv = samples.appendingPathComponent("customers.csv")
         let text = try String(contentsOf: csv, encoding: .utf8)
         let firstName = try #require(
             text.split(separator: "\n").dropFirst().first?.split(separator: ",").dropFirst().first)
         try text.replacingOccurrences(of: "," + firstName + ",", with: ",Renamed,").write(
             to: csv, atomically: true, encoding: .utf8)
-        let pipeline = try String(contentsOf: Self.root.appendingPathComponent("Pipelines/shop.yaml"), encoding: .utf8)
-            .replacingOccurrences(of: "../SampleData", with: samples.path)
+        let pipeline = try String(
+            contentsOf: repositoryRoot.appendingPathComponent("Pipelines/shop.yaml"), encoding: .utf8
+        )
+        .replacingOccurrences(of: "../SampleData", with: samples.path)
         let changed = try directory.file("shop.yaml", contents: pipeline)
         let third = try runSluice(["run", changed.path], environment: environment)
         #expect(third.status == 0, "\(third.stderr)")
         #expect(third.stdout.contains("Customer: 3 read, 0 inserted, 1 updated, 2 unchanged"), "\(third.stdout)")
-        #expect(try Self.query(store, "SELECT count(*) FROM customers WHERE name = 'Renamed'") == [[.integer(1)]])
+        #expect(try sqliteRows(store, "SELECT count(*) FROM customers WHERE name = 'Renamed'") == [[.integer(1)]])
     }
 
     @Test func rejectedRecordsGoToTheRejectsFileAndTooManyFailTheRunLeavingTheTargetAlone() throws {
         let directory = try TemporaryDirectory()
         let good = "customer_id,name,email,signup\n1,Ada,ADA@example.com,2024-01-15\n"
-        let first = try runSluice(["run", try Self.customersPipeline(in: directory, csv: good).path])
+        let first = try runSluice(["run", try customersPipeline(in: directory, csv: good).path])
         #expect(first.status == 0, "\(first.stderr)")
         let store = directory.url.appendingPathComponent("out/c.sqlite").path
-        let before = try Self.query(store, "SELECT customer_id, name, email FROM customers")
+        let before = try sqliteRows(store, "SELECT customer_id, name, email FROM customers")
 
         let bad =
             good + "x2,Bo,bo@example.com,2024-02-30\n3,Cy,not-an-email,2024-03-01\n4,Di,di@example.com,2024-04-01\n"
-        let second = try runSluice(["run", try Self.customersPipeline(in: directory, csv: bad).path])
+        let second = try runSluice(["run", try customersPipeline(in: directory, csv: bad).path])
         #expect(second.status == 1)
         #expect(
             second.stderr.contains("2 records were rejected, more than errors.max (0); the target is unchanged"),
             "\(second.stderr)")
         #expect(
-            try Self.query(store, "SELECT customer_id, name, email FROM customers") == before,
+            try sqliteRows(store, "SELECT customer_id, name, email FROM customers") == before,
             "atomic: nothing of the failed run"
         )
         let rejects = try String(
@@ -134,15 +99,15 @@ import Glibc
             rejects[1].contains(#""property":"email""#) && rejects[1].contains(#""raw":"not-an-email""#),
             "validation failures too: \(rejects[1])")
 
-        let allowed = try runSluice(["run", try Self.customersPipeline(in: directory, csv: bad, max: 5).path])
+        let allowed = try runSluice(["run", try customersPipeline(in: directory, csv: bad, max: 5).path])
         #expect(allowed.status == 0, "\(allowed.stderr)")
         #expect(
-            try Self.query(store, "SELECT customer_id FROM customers ORDER BY 1") == [[.integer(1)], [.integer(4)]])
+            try sqliteRows(store, "SELECT customer_id FROM customers ORDER BY 1") == [[.integer(1)], [.integer(4)]])
     }
 
     @Test func aDryRunLeavesNoTarget() throws {
         let directory = try TemporaryDirectory()
-        let pipeline = try Self.customersPipeline(
+        let pipeline = try customersPipeline(
             in: directory, csv: "customer_id,name,email,signup\n1,Ada,a@example.com,2024-01-15\n")
         let result = try runSluice([
             "run", pipeline.path, "--dry-run", "--report", directory.url.appendingPathComponent("r.json").path,
@@ -159,7 +124,7 @@ import Glibc
         let directory = try TemporaryDirectory()
         var csv = "customer_id,name,email,signup\n"
         for n in 1...50_000 { csv += "\(n),Customer \(n),c\(n)@example.com,2024-02-01\n" }
-        let pipeline = try Self.customersPipeline(in: directory, csv: csv)
+        let pipeline = try customersPipeline(in: directory, csv: csv)
         let first = try startSluice(["run", pipeline.path, "--quiet"])
         // The first run holds the lock once its work copy exists.
         let work = directory.url.appendingPathComponent("out/c.sqlite.sluice-tmp").path
@@ -169,13 +134,13 @@ import Glibc
         #expect(first.terminationStatus == 0)
         #expect(second.status == 4 && second.stderr.contains("another run is writing the target"), "\(second.stderr)")
         #expect(
-            try Self.query(directory.url.appendingPathComponent("out/c.sqlite").path, "SELECT count(*) FROM customers")
+            try sqliteRows(directory.url.appendingPathComponent("out/c.sqlite").path, "SELECT count(*) FROM customers")
                 == [[.integer(50_000)]])
     }
 
     @Test func aLockedTargetExitsWith4() throws {
         let directory = try TemporaryDirectory()
-        let pipeline = try Self.customersPipeline(
+        let pipeline = try customersPipeline(
             in: directory, csv: "customer_id,name,email,signup\n1,Ada,a@example.com,2024-01-15\n")
         try FileManager.default.createDirectory(
             at: directory.url.appendingPathComponent("out"), withIntermediateDirectories: true)
@@ -195,7 +160,7 @@ import Glibc
     @Test(arguments: [false, true]) func aKilledRunLeavesTheTargetAsBeforeOrAsAfter(throughALink: Bool) throws {
         let directory = try TemporaryDirectory()
         var csv = "customer_id,name,email,signup\n1,Ada,ada@example.com,2024-01-15\n"
-        let seed = try runSluice(["run", try RunCommandTests.customersPipeline(in: directory, csv: csv).path])
+        let seed = try runSluice(["run", try customersPipeline(in: directory, csv: csv).path])
         #expect(seed.status == 0, "\(seed.stderr)")
         let target = directory.url.appendingPathComponent("out/c.sqlite").path
         let real = directory.url.appendingPathComponent("real.sqlite").path
@@ -204,7 +169,7 @@ import Glibc
             try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: "../real.sqlite")
         }
         for n in 2...20_001 { csv += "\(n),Customer \(n),c\(n)@example.com,2024-02-01\n" }
-        let pipeline = try RunCommandTests.customersPipeline(in: directory, csv: csv)
+        let pipeline = try customersPipeline(in: directory, csv: csv)
         let store = throughALink ? real : target
         var outcomes: Set<Int64> = []
         for delay in [0.05, 0.2, 0.4, 0.8, 1.2] {
@@ -212,7 +177,7 @@ import Glibc
             Thread.sleep(forTimeInterval: delay)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let count = try RunCommandTests.query(store, "SELECT count(*) FROM customers")
+            let count = try sqliteRows(store, "SELECT count(*) FROM customers")
             guard case .integer(let n) = count.first?.first else {
                 Issue.record("the target cannot be read after a kill at \(delay) s")
                 continue
@@ -227,7 +192,7 @@ import Glibc
         #expect(outcomes.contains(1), "at least one kill must land mid-run for the test to mean something")
         let finish = try runSluice(["run", pipeline.path])
         #expect(finish.status == 0, "\(finish.stderr)")
-        #expect(try RunCommandTests.query(store, "SELECT count(*) FROM customers") == [[.integer(20_001)]])
+        #expect(try sqliteRows(store, "SELECT count(*) FROM customers") == [[.integer(20_001)]])
         #expect(!FileManager.default.fileExists(atPath: store + ".sluice-tmp"))
         #expect(!FileManager.default.fileExists(atPath: target + ".sluice-tmp"))
         if throughALink {

@@ -7,8 +7,6 @@ import Testing
 /// result is the same as reading the file once per source, whatever order the file lists its
 /// records in (records whose parent comes later wait for it).
 @Suite struct SharedPassTests {
-    typealias R = RunCommandTests
-
     /// Products, then orders whose customers come later, then the customers, then more orders.
     static let document = """
         <?xml version="1.0" encoding="UTF-8"?>
@@ -39,7 +37,7 @@ import Testing
     /// The pipeline over `files` (customers, products, orders: one file for all, or one each).
     static func pipeline(_ files: [URL], store: String) -> String {
         """
-        model: \(R.root.path)/SampleData/shop.model.yaml
+        model: \(repositoryRoot.path)/SampleData/shop.model.yaml
         target: { store: sqlite, path: \(store), commit: atomic }
         batch: { size: 1, contexts: 2 }
         merge: object-trumps
@@ -94,9 +92,9 @@ import Testing
             "run", try directory.file("three.yaml", contents: Self.pipeline(separate, store: three)).path,
         ])
         #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
-        let rows = try R.query(one, Self.contents)
+        let rows = try sqliteRows(one, Self.contents)
         #expect(rows.count == 5)
-        #expect(rows == (try R.query(three, Self.contents)))
+        #expect(rows == (try sqliteRows(three, Self.contents)))
         #expect(
             rows.first == [.integer(1), .text("ada@example.com"), .integer(1), .text("W-1"), .integer(2), .real(2.5)])
         // Each source of the pass still has its stage in the report, in the pipeline's order.
@@ -121,7 +119,7 @@ import Testing
         let rejects = try String(contentsOf: directory.url.appendingPathComponent("r.jsonl"), encoding: .utf8)
         #expect(rejects.contains("no Customer with id = 9"), "\(rejects)")
         #expect(
-            try R.query(store, "SELECT order_number FROM orders ORDER BY 1") == [
+            try sqliteRows(store, "SELECT order_number FROM orders ORDER BY 1") == [
                 [.integer(1)], [.integer(2)], [.integer(3)],
             ])
     }

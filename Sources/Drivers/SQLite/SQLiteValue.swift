@@ -38,7 +38,17 @@ public enum SQLiteValue: Sendable, Hashable {
         case .null: sqlite3_result_null(context)
         case .integer(let v): sqlite3_result_int64(context, v)
         case .real(let v): sqlite3_result_double(context, v)
-        case .text(let v): sqlite3_result_text(context, v, -1, SQLiteStatement.transient)
+        case .text(let v):
+            // With its byte count, so text holding U+0000 is returned whole (as `bind` stores it).
+            var text = v
+            text.withUTF8 { bytes in
+                UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!).withMemoryRebound(
+                    to: CChar.self, capacity: 1
+                ) {
+                    sqlite3_result_text64(
+                        context, $0, sqlite3_uint64(bytes.count), SQLiteStatement.transient, UInt8(SQLITE_UTF8))
+                }
+            }
         case .blob(let v):
             v.withUnsafeBytes { raw in
                 sqlite3_result_blob64(

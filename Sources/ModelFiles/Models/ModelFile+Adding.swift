@@ -38,7 +38,7 @@ extension ModelFile {
             entities[Node(name)] = entity
         }
         root["entities"] = .mapping(entities)
-        return try? Yams.serialize(node: .mapping(root))
+        return YAMLValue.text(of: .mapping(root))
     }
 
     /// An attribute's definition made optional (`integer64!` → `integer64`, `optional: false` left out):

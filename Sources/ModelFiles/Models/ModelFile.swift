@@ -32,18 +32,10 @@ public enum ModelFile {
             warnings.forEach(warn)
             return model
         }
-        let data: Data
-        do { data = try Data(contentsOf: url) } catch {
-            throw ModelFileError(issues: [
-                ModelFileIssue(
-                    file: url.path, line: 0, column: 0,
-                    message: "cannot read the model file: \(error.localizedDescription)")
-            ])
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw ModelFileError(issues: [
-                ModelFileIssue(file: url.path, line: 0, column: 0, message: "the model file is not valid UTF-8")
-            ])
+        let text: String
+        switch ModelFileIssue.readText(at: url.path, "the model file") {
+        case .success(let read): text = read
+        case .failure(let issue): throw ModelFileError(issues: [issue])
         }
         return try load(text: text, file: url.path, isJSON: url.pathExtension.lowercased() == "json")
     }

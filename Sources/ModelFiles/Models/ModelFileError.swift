@@ -1,3 +1,8 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One mistake in a model file, with its position.
 public struct ModelFileIssue: Sendable, Hashable, CustomStringConvertible {
     public var file: String
@@ -20,7 +25,8 @@ public struct ModelFileIssue: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         var subject = ""
         if let entity { subject = entity + (property.map { ".\($0)" } ?? "") + ": " }
-        return "\(file):\(line):\(column): \(subject)\(message)"
+        // A whole file's issue (it cannot be read) has no line to point at.
+        return line == 0 ? "\(file): \(subject)\(message)" : "\(file):\(line):\(column): \(subject)\(message)"
     }
 }
 
@@ -33,5 +39,26 @@ public struct ModelFileError: Error, Sendable, CustomStringConvertible {
         let count = issues.count
         return "The model file has \(count) error\(count == 1 ? "" : "s"):\n"
             + issues.map { "  " + $0.description }.joined(separator: "\n")
+    }
+}
+
+extension ModelFileIssue: Error {
+    /// The text of a model or pipeline file, or the issue saying in one sentence why it cannot be
+    /// read (no such file, a folder, permissions, not UTF-8) — never a Foundation error's dump.
+    package static func readText(at path: String, _ what: String) -> Result<String, ModelFileIssue> {
+        func failure(_ reason: String) -> Result<String, ModelFileIssue> {
+            .failure(ModelFileIssue(file: path, line: 0, column: 0, message: "cannot read \(what): \(reason)"))
+        }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            return failure("it is a folder")
+        }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return failure(String(cString: strerror(errno)).lowercased()) }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        let data: Data
+        do { data = try handle.readToEnd() ?? Data() } catch { return failure(String(cString: strerror(EIO))) }
+        guard let text = String(data: data, encoding: .utf8) else { return failure("it is not UTF-8 text") }
+        return .success(text)
     }
 }

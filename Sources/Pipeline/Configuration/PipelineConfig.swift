@@ -226,3 +226,20 @@ public struct PipelineConfig: Sendable {
         }
     }
 }
+
+extension MergePolicy {
+    /// The policies as pipeline files name them (`merge: object-trumps`), in the order help lists them.
+    public static let pipelineNames: [(name: String, policy: MergePolicy)] = [
+        ("error", .error), ("store-trumps", .storeTrumps), ("object-trumps", .objectTrumps),
+        ("overwrite", .overwrite), ("rollback", .rollback),
+    ]
+
+    /// The policy a pipeline file names, or `nil` for a name it does not know.
+    public init?(pipelineName: String) {
+        guard let policy = Self.pipelineNames.first(where: { $0.name == pipelineName })?.policy else { return nil }
+        self = policy
+    }
+
+    /// The policy's name in a pipeline file (`object-trumps`).
+    public var pipelineName: String { Self.pipelineNames.first { $0.policy == self }!.name }
+}

@@ -14,13 +14,10 @@ public enum PipelineFile {
         contentsOf url: URL, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> PipelineConfig {
         let path = url.standardizedFileURL.path
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
-        else {
-            throw PipelineFileError(issues: [
-                ModelFileIssue(
-                    file: path, line: 0, column: 0,
-                    message: "cannot read the pipeline file (missing, unreadable or not UTF-8)")
-            ])
+        let text: String
+        switch ModelFileIssue.readText(at: path, "the pipeline file") {
+        case .success(let read): text = read
+        case .failure(let issue): throw PipelineFileError(issues: [issue])
         }
         return try load(text: text, file: path, environment: environment)
     }

@@ -13,6 +13,9 @@ import Glibc
 public enum RunStop {
     private static let received = Atomic<Int32>(0)
     private static let running = Atomic<Bool>(false)
+    /// Tests: the checks left before the one that stops the run (0: no stop asked for).
+    private static let checksBeforeStop = Atomic<Int>(0)
+    private static let stopSignal = Atomic<Int32>(0)
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
 
     /// The signal that asked the run to stop; `nil` while none has.
@@ -41,7 +44,35 @@ public enum RunStop {
 
     /// - Throws: `RunError.stopped` once a signal asked the run to stop.
     static func check() throws {
+        if checksBeforeStop.load(ordering: .relaxed) > 0,
+            checksBeforeStop.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0
+        {
+            received.store(stopSignal.load(ordering: .acquiring), ordering: .releasing)
+        }
         if let requested { throw RunError.stopped(signal: requested) }
+    }
+
+    /// For tests in this process: the `check` number `checks` from now stops the run as `signal`
+    /// would have, had it come just before — 1: the check as a run starts, then one after each batch
+    /// (whichever context gets there first), one before the final stage and one before the commit.
+    /// The stop stays asked for until `resetForTesting()`; it is one per process, so tests that run
+    /// pipelines in process run one at a time.
+    ///
+    /// ```swift
+    /// RunStop.stopForTesting(atCheck: 5)  // the check after the run's 4th batch stops it
+    /// defer { RunStop.resetForTesting() }
+    /// #expect(throws: RunError.self) { try runner.run() }
+    /// ```
+    static func stopForTesting(atCheck checks: Int, signal: Int32 = SIGTERM) {
+        precondition(checks > 0, "a stop comes at a check from 1 on")
+        stopSignal.store(signal, ordering: .releasing)
+        checksBeforeStop.store(checks, ordering: .releasing)
+    }
+
+    /// For tests: forgets a stop asked for (`stopForTesting`) or made, so the next run goes.
+    static func resetForTesting() {
+        checksBeforeStop.store(0, ordering: .releasing)
+        received.store(0, ordering: .releasing)
     }
 
     /// `SIGTERM`, `SIGINT`, … for the messages.

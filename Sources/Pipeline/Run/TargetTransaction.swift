@@ -101,6 +101,8 @@ final class TargetTransaction {
             try openStore(resume: resume)
         } catch {
             abandon()
+            // Never a message pointing at the work copy, which is gone.
+            if case RunError.store(let store) = error { throw RunError.store(naming(store)) }
             throw error
         }
     }

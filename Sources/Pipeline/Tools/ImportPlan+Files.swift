@@ -1,10 +1,6 @@
 import Foundation
 
 extension ImportPlan {
-    /// The first line of every pipeline `sluice import` writes (`--save-pipeline` replaces only such
-    /// a file).
-    static let pipelineHeader = "# Written by `sluice import`; run it again with `sluice run`."
-
     /// An import's pipeline written to disk and loaded: run `config`, then `removeFiles()` (which
     /// keeps them when the user asked to save the pipeline).
     public struct Prepared {
@@ -33,7 +29,8 @@ extension ImportPlan {
         let directory = saved?.deletingLastPathComponent() ?? FileManager.default.temporaryDirectory
         let stem = saved?.deletingPathExtension().lastPathComponent ?? Leftovers.prefix("sluice-import") + "pipeline"
         let modelFile = directory.appendingPathComponent(stem + ".model.yaml")
-        let plan = try ImportPlan(options, modelFile: modelFile.path)
+        let plan = try ImportPlan(
+            options, modelFile: modelFile.path, folder: saved?.deletingLastPathComponent())
         let pipelineFile = saved ?? directory.appendingPathComponent(stem + ".yaml")
         var written: [URL] = []
         func write(_ text: String, to url: URL, _ role: String) throws {

@@ -31,7 +31,7 @@ public struct PipelineCheck: Sendable {
             "\(path): \(verdict)",
             "  model \(config.modelPath) (\(entities) entit\(entities == 1 ? "y" : "ies"))",
             "  target \(target), commit \(config.commit.rawValue), batches of \(config.batchSize) in \(contexts), "
-                + "merge \(config.merge)",
+                + "merge \(config.merge.pipelineName)",
         ]
         for source in config.sources {
             lines.append(

@@ -21,14 +21,75 @@ public struct StoreSummary: Sendable, Codable {
     /// Each entity's schema and first objects (`nil` when no model is known).
     public var schema: [EntitySchema]?
 
-    /// An entity as `inspect` shows it: its properties with their types, and a few of its objects.
+    /// An entity as `inspect` shows it: its table and columns by their stored names, and a few of
+    /// its objects.
     public struct EntitySchema: Sendable, Codable {
         public var entity: String
-        /// `name: type`, `?` after optional ones; relationships as `→ Destination` or `→> Destination`.
-        public var properties: [String]
-        /// The first objects (by storage order): property name → value as text (`nil` left out;
-        /// a to-one as the destination's key).
-        public var rows: [[String: String]]
+        /// The table the entity's objects are stored in (a sub-entity shares its root's).
+        public var table: String
+        public var columns: [Column]
+        /// The first objects (by storage order), one value per column (`null` where none).
+        public var rows: [[String: Value]]
+    }
+
+    /// A stored column: an attribute, or a to-one relationship holding its destination's key.
+    public struct Column: Sendable, Codable {
+        public var name: String
+        /// The attribute's type, or `reference` for a to-one.
+        public var type: String
+        public var optional: Bool
+        /// For a to-one: the destination's table.
+        public var references: String?
+    }
+
+    /// A stored value with its JSON type: numbers as numbers, booleans as booleans, `null`; dates
+    /// (ISO 8601), binary (base64), UUIDs and URIs as text.
+    public enum Value: Sendable, Codable, Equatable {
+        case null
+        case integer(Int64)
+        case decimal(Decimal)
+        case double(Double)
+        case flag(Bool)
+        case text(String)
+
+        public init(_ value: AttributeValue) {
+            switch value {
+            case .null: self = .null
+            case .integer(let integer): self = .integer(integer)
+            case .decimal(let decimal): self = .decimal(decimal)
+            case .double(let double) where double.isFinite: self = .double(double)
+            case .float(let float) where float.isFinite: self = .double(Double(float.description) ?? Double(float))
+            case .boolean(let flag): self = .flag(flag)
+            default: self = .text(ExportWriter.text(value) ?? "")
+            }
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() {
+                self = .null
+            } else if let flag = try? container.decode(Bool.self) {
+                self = .flag(flag)
+            } else if let integer = try? container.decode(Int64.self) {
+                self = .integer(integer)
+            } else if let double = try? container.decode(Double.self) {
+                self = .double(double)
+            } else {
+                self = .text(try container.decode(String.self))
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .null: try container.encodeNil()
+            case .integer(let integer): try container.encode(integer)
+            case .decimal(let decimal): try container.encode(decimal)
+            case .double(let double): try container.encode(double)
+            case .flag(let flag): try container.encode(flag)
+            case .text(let text): try container.encode(text)
+            }
+        }
     }
 }
 
@@ -83,7 +144,9 @@ public enum StoreInspection {
                     request.fetchLimit = rows
                     let objects = rows > 0 ? try context.fetch(request) : []
                     schema.append(
-                        .init(entity: entity.name, properties: properties(of: entity), rows: objects.map(row)))
+                        .init(
+                            entity: entity.name, table: entity.storageTableName, columns: columns(of: entity),
+                            rows: objects.map(row)))
                 }
                 return (counts, schema)
             }
@@ -105,29 +168,35 @@ public enum StoreInspection {
         }
     }
 
-    private static func properties(of entity: EntityDescription) -> [String] {
-        entity.attributes.map { "\($0.name): \($0.type)\($0.isOptional ? "?" : "")" }
-            + entity.relationships.map {
-                "\($0.name): \($0.isToMany ? "->>" : "->") \($0.destinationEntityName)\($0.isOptional ? "?" : "")"
+    /// The entity's stored columns: attributes, then to-ones (their destination's key), by stored name.
+    private static func columns(of entity: EntityDescription) -> [StoreSummary.Column] {
+        entity.attributes.filter { !$0.isTransient }.map {
+            .init(name: $0.storageColumnName, type: "\($0.type)", optional: $0.isOptional)
+        }
+            + entity.relationships.filter { !$0.isToMany }.map {
+                .init(
+                    name: $0.storageColumnName, type: "reference", optional: $0.isOptional,
+                    references: $0.destinationEntity?.storageTableName ?? $0.destinationEntityName)
             }
     }
 
-    /// An object's values as text: attributes as stored, a to-one as its destination's key (or
-    /// object ID).
-    private static func row(_ object: ManagedObject) -> [String: String] {
-        var row: [String: String] = [:]
-        func text(_ value: AttributeValue) -> String {
-            if case .string(let text) = value { return text }
-            return value.description
-        }
-        for attribute in object.entity.attributes where !object[attribute.name].isNull {
-            row[attribute.name] = text(object[attribute.name])
+    /// An object's stored values by column: attributes as stored, a to-one as its destination's key
+    /// (or object ID).
+    private static func row(_ object: ManagedObject) -> [String: StoreSummary.Value] {
+        var row: [String: StoreSummary.Value] = [:]
+        for attribute in object.entity.attributes where !attribute.isTransient {
+            row[attribute.storageColumnName] = .init(object[attribute.name])
         }
         for relationship in object.entity.relationships where !relationship.isToMany {
-            guard let destination = object.value(forKey: relationship.name) as? ManagedObject else { continue }
+            guard let destination = object.value(forKey: relationship.name) as? ManagedObject else {
+                row[relationship.storageColumnName] = .null
+                continue
+            }
             let key = destination.entity.uniquenessConstraints.first ?? []
-            row[relationship.name] =
-                key.isEmpty ? "\(destination.objectID)" : key.map { text(destination[$0]) }.joined(separator: ", ")
+            row[relationship.storageColumnName] =
+                key.count == 1
+                ? .init(destination[key[0]])
+                : .text(key.isEmpty ? "\(destination.objectID)" : key.map { "\(destination[$0])" }.joined(separator: ", "))
         }
         return row
     }

@@ -405,6 +405,10 @@ public final class SQLiteStore: PersistentStore {
                     "The file is a SQLite database but not a Sluice store (it has no _sluice_metadata table)", url: url)
             }
             return try metadata(from: metadataRows(connection), url: url)
+        } catch let error as SQLiteError where error.code == .notADatabase {
+            throw StoreError(
+                .io, "The file is not a store (not a SQLite database, nor an XML or binary store)",
+                url: url, underlying: error)
         } catch let error as SQLiteError {
             throw StoreError(.io, "Could not read the store's metadata: \(error)", url: url, underlying: error)
         }

@@ -1,0 +1,88 @@
+import ModelFiles
+import ObjectGraph
+import Yams
+
+extension PipelineReader {
+    // MARK: Checks after reading: settings that do not fit together, keys the model cannot keep
+
+    /// The whole file's settings, once every section is read.
+    mutating func checkFile(_ config: PipelineConfig, root: Node, entries: [(key: String, keyNode: Node, value: Node)]) {
+        if !entries.contains(where: { $0.key == "sources" }) { fail(root, "the pipeline file needs `sources:` (a list)") }
+        // Only a policy under which the record's values win lets the last record of a key win.
+        for source in config.sources where source.duplicates == .lastWins {
+            if config.merge != .objectTrumps && config.merge != .overwrite {
+                fail(
+                    root,
+                    "duplicates: last-wins needs merge: object-trumps or overwrite (under the merge policy "
+                        + "given, a later record of a key would be rejected or lose to the first)",
+                    entity: "source \(source.name)")
+            }
+        }
+        let target = entries.first { $0.key == "target" }?.value
+        if config.store != .inMemory, target?.mapping?.first(where: { $0.key.scalar?.string == "path" }) == nil {
+            fail(
+                target ?? root, "a \(config.store.rawValue) target needs `path` (the store file, relative to this file)"
+            )
+        }
+        if config.store != .sqlite, !config.layoutOptions.isEmpty {
+            fail(target ?? root, "layout, dates and version_column are options of a sqlite target")
+        }
+        if config.layoutOptions["layout"] == "graph",
+            config.layoutOptions["dates"] != nil || config.layoutOptions["version_column"] != nil
+        {
+            fail(target ?? root, "dates and version_column belong to the plain layout (layout: plain)")
+        }
+        if config.store == .xml || config.store == .binary, config.commit == .batches {
+            fail(
+                target ?? root,
+                "commit: batches needs a sqlite target (an \(config.store.rawValue) store rewrites its whole file at "
+                    + "every save); use commit: atomic"
+            )
+        }
+    }
+
+    /// A mapping's key against the model: attributes or to-one relationships of the entity, one of
+    /// its uniqueness constraints (upserts go through one), and filled by the records. Without a
+    /// `key:`, the first constraint the records fill is the key objects are found by; the others
+    /// are checked for collisions (rejects, never merges).
+    mutating func checkKey(
+        of mapping: inout PipelineConfig.Mapping, keyNode: Node?, entity: EntityDescription, source: String
+    ) {
+        let constraints = entity.constraintsWithInherited.map(\.names)
+        func mapped(_ name: String) -> Bool {
+            mapping.fields.contains { $0.attribute == name } || mapping.relationships.contains { $0.relationship == name }
+        }
+        if let keyNode {
+            for name in mapping.key
+            where entity.attribute(named: name) == nil && entity.relationship(named: name).map({ !$0.isToMany }) != true
+            {
+                fail(
+                    keyNode,
+                    "key \(name.debugDescription) is not an attribute or to-one relationship of \(entity.name)",
+                    entity: source)
+            }
+            // A key without a constraint would silently insert every record again on a re-run.
+            if !mapping.key.isEmpty,
+                mapping.key.allSatisfy({ entity.attribute(named: $0) != nil || entity.relationship(named: $0) != nil }),
+                !constraints.contains(where: { Set($0) == Set(mapping.key) })
+            {
+                fail(
+                    keyNode,
+                    "key [\(mapping.key.joined(separator: ", "))] is not a uniqueness constraint of \(entity.name) in "
+                        + "the model (add `unique: [[\(mapping.key.joined(separator: ", "))]]` to it)",
+                    entity: source)
+            }
+        } else {
+            mapping.key = constraints.first { $0.allSatisfy(mapped) } ?? []
+            mapping.keyIsImplicit = !mapping.key.isEmpty
+        }
+        mapping.otherUniqueKeys = constraints.filter { Set($0) != Set(mapping.key) }
+        for name in mapping.key where !mapped(name) {
+            fail(
+                keyNode,
+                "key \(name.debugDescription) is not mapped from the records (add it to `fields`, or a relationship "
+                    + "to `relationships`)",
+                entity: source)
+        }
+    }
+}

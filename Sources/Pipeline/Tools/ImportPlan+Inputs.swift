@@ -1,0 +1,89 @@
+import Foundation
+import ModelFiles
+import Readers
+
+extension ImportPlan {
+    /// What the inputs are: each file's format (and XML record spec), and the model inference
+    /// made of every value they hold.
+    struct Inputs {
+        struct Source {
+            let path: String
+            let format: InputFormat
+            /// The index of the file's first entity in `inference.entities` (a database has several).
+            let firstEntity: Int
+            let spec: XMLRecordSpec?
+        }
+
+        var inference = ModelInference()
+        var sources: [Source] = []
+
+        /// Reads every input once (sniffing a CSV dialect the options leave open, into `options.csv`).
+        /// - Throws: `ReaderError` for unreadable inputs, options that do not fit them, or inputs
+        ///   with nothing to import.
+        init(reading options: inout Options) throws {
+            guard !options.inputs.isEmpty else { throw ReaderError(.invalidOption, "give at least one input") }
+            let givenFormat = try InputFormat.named(options.format)
+            if options.csv == nil {
+                options.csv = try options.csvFlags.dialect(for: options.inputs, format: givenFormat)
+            }
+            try Self.refuseXMLOptionsWithoutXML(options, givenFormat: givenFormat)
+            for path in options.inputs {
+                let format = try givenFormat ?? InputFormat.detect(path: path)
+                if options.entity != nil, options.inputs.count > 1, format == .csv || format == .xml {
+                    throw ReaderError(
+                        .invalidOption, "--entity names the entity of one CSV or XML input; give one input per import")
+                }
+                var spec: XMLRecordSpec?
+                if format == .xml {
+                    guard let record = options.record else { throw XMLReader.recordPathNeeded(for: path) }
+                    spec =
+                        options.fields.isEmpty
+                        ? try XMLReader.discoverSpec(path: path, recordPath: record)
+                        : XMLRecordSpec(path: record, fields: options.fields)
+                }
+                let first = inference.entities.count
+                try inference.add(
+                    inputAt: path, format: format, recordPath: options.record, entity: options.entity,
+                    dialect: options.csv, spec: spec, namespaces: options.namespaces)
+                sources.append(Source(path: path, format: format, firstEntity: first, spec: spec))
+            }
+            guard !inference.entities.isEmpty else {
+                let inputs = options.inputs
+                throw ReaderError(
+                    .io,
+                    "\(inputs.joined(separator: ", ")) hold\(inputs.count == 1 ? "s" : "") no records, nor a header "
+                        + "naming columns: nothing to import")
+            }
+            if let key = options.key { applyKey(key) }
+        }
+
+        /// A key given for an inferred model becomes its uniqueness constraint (upserts need one).
+        private mutating func applyKey(_ key: [String]) {
+            for source in sources {
+                let columns = inference.entities[source.firstEntity].columns.map(\.source).filter {
+                    key.contains(ModelInference.attributeName($0))
+                }
+                if columns.count == key.count { inference.entities[source.firstEntity].uniqueKeys.append(columns) }
+            }
+        }
+
+        /// XML-only options with no XML input are refused rather than ignored (standard input is
+        /// not looked at twice).
+        private static func refuseXMLOptionsWithoutXML(_ options: Options, givenFormat: InputFormat?) throws {
+            guard !options.fields.isEmpty || options.record != nil, !options.inputs.contains("-"),
+                try options.inputs.allSatisfy({ try (givenFormat ?? InputFormat.detect(path: $0)) != .xml })
+            else { return }
+            let inputs = options.inputs
+            throw ReaderError(
+                .invalidOption,
+                "\(options.fields.isEmpty ? "--record" : "--field") applies to XML inputs, and "
+                    + "\(inputs.joined(separator: ", ")) \(inputs.count == 1 ? "is" : "are") not XML")
+        }
+
+        /// The entity plans of one input: `sources[number]`'s entities.
+        func entities(of number: Int) -> Range<Int> {
+            let end = number + 1 < sources.count ? sources[number + 1].firstEntity : inference.entities.count
+            return sources[number].firstEntity..<end
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import ModelFiles
+import ObjectGraph
+import Readers
+import Stores
+
+extension ImportPlan {
+    /// The model an import runs with: the one given, the one the target holds (grown by what the
+    /// inputs add), or the one inferred from the inputs.
+    struct ModelChoice {
+        /// Where the pipeline says the model is.
+        var path: String
+        /// The model file to write beside the pipeline (`nil`: the given one is used where it is).
+        var text: String?
+        /// The model, when given or stored (`nil`: the inferred one, which maps every column).
+        var model: ManagedObjectModel?
+        /// Whether the stored model was grown (the store migrates lightly).
+        var migrates = false
+        /// Whether the target is another program's SQLite database (the store's tables go beside its own).
+        var sharesFile = false
+
+        /// - Throws: `ModelFileError` for a given model that does not load; `StoreError`.
+        init(for options: Options, inputs: Inputs, modelFile: String) throws {
+            path = modelFile
+            text = inputs.inference.modelFile()
+            if let given = options.modelPath {
+                path = URL(fileURLWithPath: given).standardizedFileURL.path
+                text = nil
+                // Its warnings (what of an Xcode model Sluice does not use) come once, when the
+                // pipeline is loaded.
+                model = try ModelFile.load(contentsOf: URL(fileURLWithPath: path), warn: { _ in })
+            } else if FileManager.default.fileExists(atPath: options.target),
+                let metadata = try? SQLiteStore.metadata(at: URL(fileURLWithPath: options.target)),
+                let stored = try StoredModel.model(in: metadata, store: options.target),
+                let recorded = StoredModel.text(in: metadata), !recorded.isJSON
+            {
+                model = stored
+                text = recorded.text
+                grow(stored, recorded: recorded.text, by: inputs, target: options.target)
+            }
+            if FileManager.default.fileExists(atPath: options.target) {
+                do { _ = try SQLiteStore.metadata(at: URL(fileURLWithPath: options.target)) } catch let error
+                    as StoreError where error.code == .incompatibleModel
+                {
+                    sharesFile = true
+                }
+            }
+        }
+
+        /// Into an existing store: its own model, grown by the entities of inputs it has no entity
+        /// for (a new file) and the optional attributes of columns its entities lack (Core Data's
+        /// lightweight migration; the store checks its tables).
+        private mutating func grow(_ stored: ManagedObjectModel, recorded: String, by inputs: Inputs, target: String) {
+            let plans = inputs.inference.plans().filter { $0.parent == nil && $0.links == nil }
+            let newEntities = plans.map(\.name).filter { stored.entity(named: $0) == nil }
+            var newAttributes: [String: [String]] = [:]
+            for plan in plans {
+                guard let entity = stored.entity(named: plan.name) else { continue }
+                let missing = plan.fields.filter { field in
+                    field.column != Record.ordinalFieldName
+                        && ImportPlan.property(forColumn: field.column, inferred: field.attribute, of: entity) == nil
+                }
+                if !missing.isEmpty { newAttributes[plan.name] = missing.map(\.attribute) }
+            }
+            guard !newEntities.isEmpty || !newAttributes.isEmpty,
+                let grown = ModelFile.growing(
+                    recorded, by: inputs.inference.modelFile(), entities: newEntities, attributes: newAttributes),
+                let grownModel = try? ModelFile.load(text: grown, file: target)
+            else { return }
+            model = grownModel
+            text = grown
+            migrates = true
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import ModelFiles
+import ObjectGraph
+import Readers
+
+extension ImportPlan {
+    /// The first line of every pipeline `sluice import` writes (`--save-pipeline` replaces only such
+    /// a file).
+    static let pipelineHeader = "# " + pipelineComment
+    private static let pipelineComment = "Written by `sluice import`; run it again with `sluice run`."
+
+    /// Writes an import's pipeline: the target, the run's settings, and a source per input file,
+    /// SQL table or XML record path.
+    struct PipelineWriter {
+        let options: Options
+        /// The folder the pipeline is saved in (`nil`: paths are written absolute).
+        let folder: URL?
+        /// What was guessed about the inputs (an encoding taken for invalid UTF-8).
+        private(set) var guesses: [String] = []
+
+        init(options: Options, folder: URL?) {
+            self.options = options
+            self.folder = folder?.standardizedFileURL
+        }
+
+        /// The pipeline file's text.
+        /// - Throws: `ReaderError` when a given or stored model has nothing for an input.
+        mutating func pipeline(inputs: Inputs, model: ModelChoice) throws -> String {
+            var target: [(String, YAMLValue)] = [
+                ("store", .text("sqlite")), ("path", .text(written(options.target))), ("commit", .text("atomic")),
+            ]
+            if model.sharesFile { target.append(("shared", .flag(true))) }
+            if model.migrates { target.append(("lightweight_migration", .flag(true))) }
+            if let layout = options.layout { target.append(("layout", .text(layout))) }
+            if let dates = options.dates { target.append(("dates", .text(dates))) }
+            var errors: [(String, YAMLValue)] = [("max", .number(options.maxErrors))]
+            if let rejects = options.rejects { errors.append(("rejects", .text(written(rejects)))) }
+            let file = YAMLValue.map([
+                ("version", .number(1)), ("model", .text(written(model.path))), ("target", .map(target, flow: true)),
+                ("batch", .map([("size", .number(options.batchSize)), ("contexts", .number(2))], flow: true)),
+                ("merge", .text(options.merge)), ("errors", .map(errors, flow: true)),
+                ("sources", .list(try sources(inputs: inputs, model: model.model), flow: false)),
+            ])
+            return file.document(comment: ImportPlan.pipelineComment)
+        }
+
+        /// A path as the pipeline says it: relative to the pipeline's folder when both are under
+        /// one folder other than the root, else absolute (standard input stays `-`).
+        func written(_ path: String) -> String {
+            guard path != "-" else { return path }
+            let url = URL(fileURLWithPath: path).standardizedFileURL
+            guard let folder else { return url.path }
+            let base = folder.pathComponents, parts = url.pathComponents
+            var common = 0
+            while common < base.count, common < parts.count, base[common] == parts[common] { common += 1 }
+            guard common > 1 else { return url.path }
+            let relative = Array(repeating: "..", count: base.count - common) + parts[common...]
+            return relative.joined(separator: "/")
+        }
+
+        /// One source per input file, SQL table or XML record path (nested records stay with their parent's).
+        private mutating func sources(inputs: Inputs, model: ManagedObjectModel?) throws -> [YAMLValue] {
+            let plans = inputs.inference.plans()
+            var sources: [YAMLValue] = []
+            for (number, input) in inputs.sources.enumerated() {
+                for index in inputs.entities(of: number) where plans[index].parent == nil {
+                    let plan = plans[index]
+                    let links = ImportPlan.links(of: plan, in: model)
+                    guard links != nil || model == nil || model?.entity(named: plan.name) != nil else {
+                        throw ReaderError(
+                            .invalidOption,
+                            "the target's model has no entity \(plan.name) for \(input.path) (it has: "
+                                + "\(model!.entities.map(\.name).sorted().joined(separator: ", "))); name it with "
+                                + "--entity")
+                    }
+                    var parts: [(String, YAMLValue)] = [
+                        ("name", .text(input.format == .sqldump || input.format == .sqlite ? plan.origin : plan.name)),
+                        ("format", .text(input.format.rawValue)), ("path", .text(written(input.path))),
+                    ]
+                    var numbered = false
+                    switch input.format {
+                    case .csv:
+                        let dialect = try dialect(of: input.path)
+                        numbered = !dialect.hasHeader
+                        parts.append(("csv", Self.csvOptions(dialect)))
+                    case .xml:
+                        parts.append(("record", .text(options.record ?? "")))
+                        if !options.namespaces.isEmpty {
+                            let bound = options.namespaces.sorted { $0.key < $1.key }.map { ($0.key, YAMLValue.text($0.value)) }
+                            parts.append(("namespaces", .map(bound, flow: true)))
+                        }
+                    case .sqldump, .sqlite: parts.append(("table", .text(plan.origin)))
+                    }
+                    if let links {
+                        parts += ImportPlan.linksMapping(links)
+                    } else {
+                        parts += try ImportPlan.mapping(
+                            plans, index, spec: input.spec, numberedColumns: numbered, key: options.key, model: model)
+                    }
+                    sources.append(.map(parts))
+                }
+            }
+            return sources
+        }
+
+        /// A CSV input's dialect: the options', or sniffed; an empty field is null unless markers are
+        /// given (as inference takes it). A guessed encoding is noted in `guesses`.
+        private mutating func dialect(of path: String) throws -> CSVDialect {
+            var dialect = try options.csv ?? CSVSniffer.sniff(path: path)
+            if dialect.nullMarkers.isEmpty { dialect.nullMarkers = [""] }
+            if dialect.encoding == .windows1252, options.csvFlags.encoding == nil,
+                !guesses.contains(where: { $0.hasPrefix(path + " ") })
+            {
+                let at = (try? CSVSniffer.firstInvalidUTF8(inSampleOf: path)).flatMap { $0 }
+                guesses.append(
+                    "\(path) is not valid UTF-8"
+                        + (at.map { " (the first invalid byte at line \($0.line), column \($0.column))" } ?? "")
+                        + ": read as windows-1252; give --encoding to read it otherwise")
+            }
+            return dialect
+        }
+
+        private static func csvOptions(_ dialect: CSVDialect) -> YAMLValue {
+            func byte(_ value: UInt8) -> YAMLValue { .text(String(UnicodeScalar(value))) }
+            var parts: [(String, YAMLValue)] = [
+                ("header", .flag(dialect.hasHeader)), ("delimiter", byte(dialect.delimiter)),
+                ("quote", dialect.quote.map(byte) ?? .text("none")), ("encoding", .text(dialect.encoding.rawValue)),
+                ("null", .texts(dialect.nullMarkers)),
+            ]
+            if let escape = dialect.escape { parts.append(("escape", byte(escape))) }
+            if let comment = dialect.comment { parts.append(("comment", byte(comment))) }
+            return .map(parts, flow: true)
+        }
+    }
+}
