@@ -1,5 +1,4 @@
 import Foundation
-import Readers
 
 // Hostile and unlucky inputs through the built `sluice` (release, next to this executable), each
 // generated once into $TMPDIR/sluice-bench-hostile; peak_rss_mb is the `sluice` process's own.

@@ -61,7 +61,10 @@ struct Inspect: LoggingCommand {
                 lines.append("\(entity.table) (entity \(entity.entity)): \(count) row\(count == 1 ? "" : "s")")
                 lines.append("  columns: " + entity.columns.map(describe).joined(separator: ", "))
                 for row in entity.rows {
-                    lines.append("  | " + entity.columns.map { "\($0.name)=\(shown(row[$0.name] ?? .null))" }.joined(separator: " "))
+                    lines.append(
+                        "  | "
+                            + entity.columns.map { "\($0.name)=\(shown(row[$0.name] ?? .null))" }.joined(separator: " ")
+                    )
                 }
             }
         } else {

@@ -10,7 +10,8 @@ enum Suggestions {
         let names = Sluice.configuration.subcommands.map { $0._commandName } + ["help"]
         guard !names.contains(first) else { return nil }
         let near = nearest(to: first, among: names).map { ". Did you mean '\($0)'?" } ?? ""
-        return "Error: Unknown command '\(first)'\(near)\nUsage: sluice <subcommand>\n  See 'sluice --help' for more information."
+        return "Error: Unknown command '\(first)'\(near)\nUsage: sluice <subcommand>\n"
+            + "  See 'sluice --help' for more information."
     }
 
     /// A hint for ArgumentParser's message about an unknown option: the option of the command

@@ -46,8 +46,9 @@ import Testing
     @Test func aLongStatementIsShownByItsStart() {
         let sql = "SELECT " + (1...200).map { "c\($0)" }.joined(separator: ", ") + " FROM t"
         let error = SQLiteError(code: .error, message: "no such table: t", sql: sql)
-        #expect(error.description == "SQLite error 1 (SQL logic error): no such table: t — while running: "
-            + sql.prefix(300) + " …")
+        #expect(
+            error.description == "SQLite error 1 (SQL logic error): no such table: t — while running: "
+                + sql.prefix(300) + " …")
         let withoutSQL = SQLiteError(code: .ioError, message: "disk I/O error")
         #expect(withoutSQL.description == "SQLite error 10 (disk I/O error): disk I/O error")
     }

@@ -48,7 +48,10 @@ private final class Token {}
             #expect(try scalar(db, "SELECT probe()") == .integer(0))
             #expect(
                 calls.arguments == [
-                    [.integer(1), .real(2.5), .text("text"), .blob(Data([0, 255])), .null, .text("a\u{0}b"), .blob(Data())],
+                    [
+                        .integer(1), .real(2.5), .text("text"), .blob(Data([0, 255])), .null, .text("a\u{0}b"),
+                        .blob(Data()),
+                    ],
                     [],
                 ])
         }

@@ -189,7 +189,8 @@ import Testing
         let text = Self.pipeline().replacingOccurrences(of: "shop.model.yaml", with: "missing.model.yaml")
         let found = issues(text)
         #expect(
-            found.count == 1 && found[0].contains("SampleData/missing.model.yaml: cannot read the model file: no such file"),
+            found.count == 1
+                && found[0].contains("SampleData/missing.model.yaml: cannot read the model file: no such file"),
             "\(found)")
     }
 

@@ -125,10 +125,12 @@ import Testing
         #expect(uninstall.terminationStatus == 0)
         let left = FileManager.default.enumerator(atPath: prefix.url.path)?.compactMap { $0 as? String }.filter {
             var isFolder: ObjCBool = false
-            return FileManager.default.fileExists(atPath: prefix.url.appendingPathComponent($0).path, isDirectory: &isFolder)
+            return FileManager.default.fileExists(
+                atPath: prefix.url.appendingPathComponent($0).path, isDirectory: &isFolder)
                 && !isFolder.boolValue
         }
-        #expect(left == ["share/man/man1/other.1"] && FileManager.default.fileExists(atPath: other.path), "\(left ?? [])")
+        #expect(
+            left == ["share/man/man1/other.1"] && FileManager.default.fileExists(atPath: other.path), "\(left ?? [])")
     }
 
     /// Every help text within 80 columns, and every line of every discussion shown as written (never

@@ -98,7 +98,9 @@ import Testing
         let database = directory.url.appendingPathComponent("app.db").path
         let sqlite = Process()
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        sqlite.arguments = ["sqlite3", database, "CREATE TABLE people(x TEXT, y TEXT); INSERT INTO people VALUES (1, 2);"]
+        sqlite.arguments = [
+            "sqlite3", database, "CREATE TABLE people(x TEXT, y TEXT); INSERT INTO people VALUES (1, 2);",
+        ]
         try sqlite.run()
         sqlite.waitUntilExit()
         let csv = try directory.file("people.csv", contents: "id,name\n1,Ada\n")

@@ -71,7 +71,9 @@ extension ModelInference {
     ) -> [(String, YAMLValue)] {
         let entity = entities[index]
         var relationships: [(String, YAMLValue)] = []
-        func add(_ name: String, _ rules: [(String, YAMLValue)]) { relationships.append((name, .map(rules, flow: true))) }
+        func add(_ name: String, _ rules: [(String, YAMLValue)]) {
+            relationships.append((name, .map(rules, flow: true)))
+        }
         for link in links where link.from == index {
             let name = Self.relationshipName(forColumn: link.column)
             var rules: [(String, YAMLValue)] = [
@@ -117,7 +119,8 @@ extension ModelInference {
             add(
                 Self.attributeName(entities[parent].name),
                 [
-                    ("destination", .text(entities[parent].name)), ("inverse", .text(Self.inverseName(of: entity.name))),
+                    ("destination", .text(entities[parent].name)),
+                    ("inverse", .text(Self.inverseName(of: entity.name))),
                     ("optional", .flag(false)),
                 ])
         }

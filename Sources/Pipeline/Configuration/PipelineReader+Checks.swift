@@ -6,8 +6,11 @@ extension PipelineReader {
     // MARK: Checks after reading: settings that do not fit together, keys the model cannot keep
 
     /// The whole file's settings, once every section is read.
-    mutating func checkFile(_ config: PipelineConfig, root: Node, entries: [(key: String, keyNode: Node, value: Node)]) {
-        if !entries.contains(where: { $0.key == "sources" }) { fail(root, "the pipeline file needs `sources:` (a list)") }
+    mutating func checkFile(_ config: PipelineConfig, root: Node, entries: [(key: String, keyNode: Node, value: Node)])
+    {
+        if !entries.contains(where: { $0.key == "sources" }) {
+            fail(root, "the pipeline file needs `sources:` (a list)")
+        }
         // Only a policy under which the record's values win lets the last record of a key win.
         for source in config.sources where source.duplicates == .lastWins {
             if config.merge != .objectTrumps && config.merge != .overwrite {
@@ -50,7 +53,8 @@ extension PipelineReader {
     ) {
         let constraints = entity.constraintsWithInherited.map(\.names)
         func mapped(_ name: String) -> Bool {
-            mapping.fields.contains { $0.attribute == name } || mapping.relationships.contains { $0.relationship == name }
+            mapping.fields.contains { $0.attribute == name }
+                || mapping.relationships.contains { $0.relationship == name }
         }
         if let keyNode {
             for name in mapping.key

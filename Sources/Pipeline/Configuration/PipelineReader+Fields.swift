@@ -38,48 +38,9 @@ extension PipelineReader {
                         field.transforms.append(transform)
                     }
                 }
-            case "date":
-                guard type == .date else {
-                    fail(
-                        value, "`date` applies to date attributes; \(attribute) is \(type)", entity: source,
-                        property: attribute)
-                    continue
-                }
-                switch text(value, "date", source: source) {
-                case "iso8601"?: field.date = .iso8601
-                case "unix"?, "unix-seconds"?: field.date = .unixSeconds
-                case let pattern?:
-                    if let mistake = Self.datePatternMistake(pattern) {
-                        fail(value, mistake, entity: source, property: attribute)
-                    } else {
-                        field.date = .pattern(pattern)
-                    }
-                case nil: break
-                }
-            case "binary":
-                guard type == .binary else {
-                    fail(
-                        value, "`binary` applies to binary attributes; \(attribute) is \(type)", entity: source,
-                        property: attribute)
-                    continue
-                }
-                guard let name = text(value, "binary", source: source) else { continue }
-                if let encoding = PipelineConfig.BinaryEncoding(rawValue: name) {
-                    field.binary = encoding
-                } else {
-                    fail(value, "binary must be hex or base64", entity: source, property: attribute)
-                }
-            case "default":
-                guard let raw = text(value, "default", source: source, allowEmpty: true) else { continue }
-                if let parsed = AttributeValueParser.parse(raw, as: type) {
-                    field.defaultValue = parsed
-                } else {
-                    fail(
-                        value,
-                        "default \(raw.debugDescription) is not a valid "
-                            + "\(type)\(AttributeValueParser.formatHint(for: type))",
-                        entity: source, property: attribute)
-                }
+            case "date": readDateFormat(value, into: &field, type: type, source: source)
+            case "binary": readBinaryEncoding(value, into: &field, type: type, source: source)
+            case "default": readDefault(value, into: &field, type: type, source: source)
             case "null": field.nulls = texts(value, "null", source: source) ?? []
             case "true", "false":
                 guard type == .boolean else {
@@ -97,6 +58,64 @@ extension PipelineReader {
             fail(spec, "a word cannot mean both true and false", entity: source, property: attribute)
         }
         return field
+    }
+
+    /// A date field's format: `iso8601`, `unix`, or a pattern (`dd.MM.yyyy`), for date attributes only.
+    private mutating func readDateFormat(
+        _ value: Node, into field: inout PipelineConfig.Field, type: AttributeType, source: String
+    ) {
+        let attribute = field.attribute
+        guard type == .date else {
+            fail(
+                value, "`date` applies to date attributes; \(attribute) is \(type)", entity: source, property: attribute
+            )
+            return
+        }
+        switch text(value, "date", source: source) {
+        case "iso8601"?: field.date = .iso8601
+        case "unix"?, "unix-seconds"?: field.date = .unixSeconds
+        case let pattern?:
+            if let mistake = Self.datePatternMistake(pattern) {
+                fail(value, mistake, entity: source, property: attribute)
+            } else {
+                field.date = .pattern(pattern)
+            }
+        case nil: break
+        }
+    }
+
+    /// A binary field's text encoding (`hex`, `base64`), for binary attributes only.
+    private mutating func readBinaryEncoding(
+        _ value: Node, into field: inout PipelineConfig.Field, type: AttributeType, source: String
+    ) {
+        let attribute = field.attribute
+        guard type == .binary else {
+            fail(
+                value, "`binary` applies to binary attributes; \(attribute) is \(type)", entity: source,
+                property: attribute)
+            return
+        }
+        guard let name = text(value, "binary", source: source) else { return }
+        if let encoding = PipelineConfig.BinaryEncoding(rawValue: name) {
+            field.binary = encoding
+        } else {
+            fail(value, "binary must be hex or base64", entity: source, property: attribute)
+        }
+    }
+
+    /// The value a field takes when its record has none, valid for the attribute's type.
+    private mutating func readDefault(
+        _ value: Node, into field: inout PipelineConfig.Field, type: AttributeType, source: String
+    ) {
+        guard let raw = text(value, "default", source: source, allowEmpty: true) else { return }
+        if let parsed = AttributeValueParser.parse(raw, as: type) {
+            field.defaultValue = parsed
+        } else {
+            fail(
+                value,
+                "default \(raw.debugDescription) is not a valid \(type)\(AttributeValueParser.formatHint(for: type))",
+                entity: source, property: field.attribute)
+        }
     }
 
     mutating func readTransform(_ node: Node, source: String, attribute: String) -> PipelineConfig.Transform? {

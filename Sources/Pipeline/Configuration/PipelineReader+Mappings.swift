@@ -29,52 +29,13 @@ extension PipelineReader {
         }
         var mapping = PipelineConfig.Mapping(entity: entityName)
         if let findNode = entry("find") {
-            let key = readKeyParts(findNode, of: entity, what: "find", label: "find", source: source, property: nil)
-            if key.isEmpty, findNode.mapping?.isEmpty ?? true {
-                fail(findNode, "find needs `{ <key attribute of \(entityName)>: <column or path> }`", entity: source)
-            }
-            mapping.links = .found(key)
-            for other in ["key", "fields", "children", "where"] {
-                if let node = entry(other) {
-                    fail(
-                        node,
-                        "a source of links (`find`) makes no objects: it takes `relationships` (the to-many "
-                            + "relationships it adds to), not `\(other)`",
-                        entity: source)
-                }
-            }
-            return readLinks(
-                entry("relationships"), into: mapping, at: node, entity: entity, model: model, source: source)
+            return readFound(
+                findNode, at: node, entries: entries, into: mapping, entity: entity, model: model, source: source)
         }
         if let keyNode = entry("key") { mapping.key = texts(keyNode, "key", source: source) ?? [] }
-        if let fieldsNode = entry("fields") {
-            for (attribute, attributeNode, spec) in pairs(fieldsNode, allowed: nil, what: "fields", entity: source) {
-                guard let description = entity.attribute(named: attribute) else {
-                    fail(
-                        attributeNode, "\(entityName) has no attribute \(attribute.debugDescription)", entity: source,
-                        property: attribute)
-                    continue
-                }
-                if description.isTransient {
-                    fail(
-                        attributeNode, "\(attribute) is transient (never stored): it cannot be imported",
-                        entity: source, property: attribute)
-                }
-                if let field = readField(attribute, description.type, spec, source: source) {
-                    mapping.fields.append(field)
-                }
-            }
-        }
+        if let fieldsNode = entry("fields") { readFields(fieldsNode, into: &mapping, entity: entity, source: source) }
         if let relationshipsNode = entry("relationships") {
-            for (name, nameNode, spec) in pairs(relationshipsNode, allowed: nil, what: "relationships", entity: source)
-            {
-                if mapping.fields.contains(where: { $0.attribute == name }) {
-                    fail(nameNode, "\(name) is mapped twice", entity: source, property: name)
-                }
-                if let lookup = readLookup(name, nameNode, spec, entity: entity, model: model, source: source) {
-                    mapping.relationships.append(lookup)
-                }
-            }
+            readRelationships(relationshipsNode, into: &mapping, entity: entity, model: model, source: source)
         }
         checkKey(of: &mapping, keyNode: entry("key"), entity: entity, source: source)
         if let childrenNode = entry("children") {
@@ -98,6 +59,68 @@ extension PipelineReader {
             }
         }
         return mapping
+    }
+
+    /// A source of links (`find:`): the owner found by its key, its to-many relationships added to.
+    private mutating func readFound(
+        _ findNode: Node, at node: Node, entries: [(key: String, keyNode: Node, value: Node)],
+        into mapping: PipelineConfig.Mapping, entity: EntityDescription, model: ManagedObjectModel, source: String
+    ) -> PipelineConfig.Mapping? {
+        func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }
+        var mapping = mapping
+        let key = readKeyParts(findNode, of: entity, what: "find", label: "find", source: source, property: nil)
+        if key.isEmpty, findNode.mapping?.isEmpty ?? true {
+            fail(findNode, "find needs `{ <key attribute of \(entity.name)>: <column or path> }`", entity: source)
+        }
+        mapping.links = .found(key)
+        for other in ["key", "fields", "children", "where"] {
+            if let node = entry(other) {
+                fail(
+                    node,
+                    "a source of links (`find`) makes no objects: it takes `relationships` (the to-many "
+                        + "relationships it adds to), not `\(other)`",
+                    entity: source)
+            }
+        }
+        return readLinks(
+            entry("relationships"), into: mapping, at: node, entity: entity, model: model, source: source)
+    }
+
+    /// `fields:`: each attribute of the entity and where its value comes from.
+    private mutating func readFields(
+        _ fieldsNode: Node, into mapping: inout PipelineConfig.Mapping, entity: EntityDescription, source: String
+    ) {
+        for (attribute, attributeNode, spec) in pairs(fieldsNode, allowed: nil, what: "fields", entity: source) {
+            guard let description = entity.attribute(named: attribute) else {
+                fail(
+                    attributeNode, "\(entity.name) has no attribute \(attribute.debugDescription)", entity: source,
+                    property: attribute)
+                continue
+            }
+            if description.isTransient {
+                fail(
+                    attributeNode, "\(attribute) is transient (never stored): it cannot be imported",
+                    entity: source, property: attribute)
+            }
+            if let field = readField(attribute, description.type, spec, source: source) {
+                mapping.fields.append(field)
+            }
+        }
+    }
+
+    /// `relationships:`: each to-one of the entity and the lookup that finds its destination.
+    private mutating func readRelationships(
+        _ relationshipsNode: Node, into mapping: inout PipelineConfig.Mapping, entity: EntityDescription,
+        model: ManagedObjectModel, source: String
+    ) {
+        for (name, nameNode, spec) in pairs(relationshipsNode, allowed: nil, what: "relationships", entity: source) {
+            if mapping.fields.contains(where: { $0.attribute == name }) {
+                fail(nameNode, "\(name) is mapped twice", entity: source, property: name)
+            }
+            if let lookup = readLookup(name, nameNode, spec, entity: entity, model: model, source: source) {
+                mapping.relationships.append(lookup)
+            }
+        }
     }
 
     /// A key given as `{ <attribute of entity>: <column or path> }` (`find:`, a lookup's `key:`); an

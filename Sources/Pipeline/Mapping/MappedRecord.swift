@@ -1,7 +1,5 @@
 import Foundation
-import ModelFiles
 import ObjectGraph
-import Readers
 
 /// What one record becomes before it meets a context: the values of the mapped attributes, then
 /// the parts of each lookup's key (in the destination's attribute types), in one array — one

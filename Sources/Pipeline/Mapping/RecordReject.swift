@@ -1,5 +1,4 @@
 import Foundation
-import ModelFiles
 import ObjectGraph
 import Readers
 

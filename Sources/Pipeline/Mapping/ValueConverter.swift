@@ -1,7 +1,6 @@
 import Foundation
 import ObjectGraph
 import Readers
-import Stores
 
 /// Why a field's text could not become its attribute's value: the rule it broke, the text, and one
 /// sentence for the rejects file.

@@ -1,8 +1,6 @@
 import Foundation
-import ModelFiles
 import ObjectGraph
 import Readers
-import Stores
 
 /// What a run did, per entity and in all.
 public struct RunReport: Sendable, Codable {

@@ -1,7 +1,6 @@
 import Foundation
 import ModelFiles
 import ObjectGraph
-import Stores
 
 /// A run's target as one transaction: the lock that keeps a second run out, the file the run
 /// writes, and how it becomes the target.

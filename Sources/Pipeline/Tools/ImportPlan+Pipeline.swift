@@ -86,7 +86,9 @@ extension ImportPlan {
                     case .xml:
                         parts.append(("record", .text(options.record ?? "")))
                         if !options.namespaces.isEmpty {
-                            let bound = options.namespaces.sorted { $0.key < $1.key }.map { ($0.key, YAMLValue.text($0.value)) }
+                            let bound = options.namespaces.sorted { $0.key < $1.key }.map {
+                                ($0.key, YAMLValue.text($0.value))
+                            }
                             parts.append(("namespaces", .map(bound, flow: true)))
                         }
                     case .sqldump, .sqlite: parts.append(("table", .text(plan.origin)))

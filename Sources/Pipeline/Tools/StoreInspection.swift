@@ -196,7 +196,8 @@ public enum StoreInspection {
             row[relationship.storageColumnName] =
                 key.count == 1
                 ? .init(destination[key[0]])
-                : .text(key.isEmpty ? "\(destination.objectID)" : key.map { "\(destination[$0])" }.joined(separator: ", "))
+                : .text(
+                    key.isEmpty ? "\(destination.objectID)" : key.map { "\(destination[$0])" }.joined(separator: ", "))
         }
         return row
     }

@@ -1,5 +1,3 @@
-import Drivers
-
 /// A growable stack of plain values in one allocation: no copy-on-write checks on the per-event path.
 struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
     private var base: UnsafeMutablePointer<Element>

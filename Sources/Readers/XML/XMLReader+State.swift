@@ -1,5 +1,3 @@
-import Drivers
-
 extension XMLReader {
     // MARK: State
 

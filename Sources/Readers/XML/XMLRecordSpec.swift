@@ -1,5 +1,3 @@
-import Drivers
-
 /// Which elements of an XML document are records, and what their fields are.
 ///
 /// Paths are `/`-separated element names, optionally `prefix:name` with the prefix bound in

@@ -1,4 +1,3 @@
-import Drivers
 import Foundation
 
 /// A small XML document read whole into elements (names, attributes, text, line): for files that
