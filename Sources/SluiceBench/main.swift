@@ -164,110 +164,133 @@ func runCase(_ name: String, _ count: Int) throws {
     let keyed = name == "insert_sqlite_keyed" || name.hasPrefix("upsert_sqlite")
     let coordinator = PersistentStoreCoordinator(managedObjectModel: try makeModel(keyed: keyed))
     switch name {
-    case "insert_inmemory", "filter_inmemory":
-        try coordinator.addPersistentStore(type: InMemoryStore.storeType)
-        let seconds = try time { try insertOrders(count, into: coordinator) }
-        if name == "insert_inmemory" { return report(name, records: count, seconds: seconds) }
-        let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
-        var matched = 0
-        let filterSeconds = try time {
-            matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate))
-        }
-        precondition(matched > 0, "the predicate matched nothing")
-        report(name, records: count, seconds: filterSeconds)
-    case "insert_sqlite", "fetch_sqlite", "insert_sqlite_keyed":
-        let (store, url, cleanUp) = try newSQLiteStore(coordinator)
-        defer { cleanUp() }
-        var indexSeconds = 0.0
-        let seconds = try time {
-            try insertOrders(count, into: coordinator)
-            if ProcessInfo.processInfo.environment["BENCH_PHASES"] != nil {
-                print("before index build rss \(peakRSSMegabytes())")
-            }
-            indexSeconds = try time { try store.buildPendingIndexes() }
-        }
-        if ProcessInfo.processInfo.environment["BENCH_PHASES"] != nil {
-            print("index build \(indexSeconds)s, rss \(peakRSSMegabytes())")
-        }
-        try checkStoredOrders(coordinator, count)
-        if name != "fetch_sqlite" { return report(name, records: count, seconds: seconds, bytes: fileSize(url)) }
-        let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
-        var matched = 0
-        let fetchSeconds = try time {
-            matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate))
-        }
-        precondition(matched > 0, "the predicate matched nothing")
-        report(name, records: count, seconds: fetchSeconds)
-    case "insert_sqlite_2ctx":
-        let (store, url, cleanUp) = try newSQLiteStore(coordinator)
-        defer { cleanUp() }
-        let seconds = try time {
-            let customers = try insertCustomers(into: coordinator)
-            let halves = [0..<count / 2, count / 2..<count]
-            let failures = Mutex<[String]>([])
-            DispatchQueue.concurrentPerform(iterations: 2) { worker in
-                let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
-                do {
-                    try context.performAndWait {
-                        try insertOrders(halves[worker], customers: customers, through: context)
-                    }
-                } catch {
-                    failures.withLock { $0.append("\(error)") }
-                }
-            }
-            precondition(failures.withLock { $0.isEmpty }, "an importing context failed: \(failures.withLock { $0 })")
-            try store.buildPendingIndexes()
-        }
-        try checkStoredOrders(coordinator, count)
-        report(name, records: count, seconds: seconds, bytes: fileSize(url))
-    case "upsert_sqlite", "upsert_sqlite_moved":
-        let (store, url, cleanUp) = try newSQLiteStore(coordinator)
-        defer { cleanUp() }
-        let customers = try insertCustomers(into: coordinator)
-        try insertOrders(
-            0..<count, customers: customers,
-            through: ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator))
-        try store.buildPendingIndexes()
-        let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
-        context.mergePolicy = .objectTrumps
-        let seconds = try time {
-            try insertOrders(
-                0..<count, customers: customers, revision: 1, movesCustomers: name == "upsert_sqlite_moved",
-                through: context)
-            try store.buildPendingIndexes()
-        }
-        try checkStoredOrders(coordinator, count)
-        let check = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
-        let last = try check.fetch(
-            FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "number == %@", Int64(count - 1))))
-        precondition(
-            last.count == 1 && last[0].double(forKey: "weight") == Double(count) * 0.5,
-            "the re-import did not update the rows")
-        report(name, records: count, seconds: seconds, bytes: fileSize(url))
+    case "insert_inmemory", "filter_inmemory": try inMemoryCase(name, count, coordinator)
+    case "insert_sqlite", "fetch_sqlite", "insert_sqlite_keyed": try sqliteInsertCase(name, count, coordinator)
+    case "insert_sqlite_2ctx": try twoContextsCase(name, count, coordinator)
+    case "upsert_sqlite", "upsert_sqlite_moved": try upsertCase(name, count, coordinator)
     case "save_xml", "save_binary", "save_sqlite_once", "load_xml", "load_binary", "load_sqlite":
         try atomicStoreCase(name, count)
-    case "batches_xml":
-        // An import into an XML target: keyed orders saved a batch at a time (each save looks its keys
-        // up), the file written once at the end (`deferred_writes`, as a pipeline's work copy).
-        XMLStore.register()
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-bench-batches-\(count).xml")
-        try? FileManager.default.removeItem(at: url)
-        defer { try? FileManager.default.removeItem(at: url) }
-        let keyedCoordinator = PersistentStoreCoordinator(managedObjectModel: try makeModel(keyed: true))
-        let store = try keyedCoordinator.addPersistentStore(
-            type: XMLStore.storeType, at: url, options: ["deferred_writes": "true"])
-        var bytes = 0.0
-        let seconds = try time {
-            try insertOrders(count, into: keyedCoordinator)
-            try (store as? AtomicStore)?.flush()
-            bytes = fileSize(url)
-            keyedCoordinator.removePersistentStore(store)
-        }
-        report(name, records: count, seconds: seconds, bytes: bytes)
+    case "batches_xml": try batchesXMLCase(name, count)
     default:
         FileHandle.standardError.write(Data("unknown case \(name)\n".utf8))
         exit(2)
     }
+}
+
+/// `insert_inmemory`: `count` orders into the in-memory store; `filter_inmemory`: then the predicate
+/// counted over them.
+func inMemoryCase(_ name: String, _ count: Int, _ coordinator: PersistentStoreCoordinator) throws {
+    try coordinator.addPersistentStore(type: InMemoryStore.storeType)
+    let seconds = try time { try insertOrders(count, into: coordinator) }
+    if name == "insert_inmemory" { return report(name, records: count, seconds: seconds) }
+    let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
+    var matched = 0
+    let filterSeconds = try time {
+        matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate))
+    }
+    precondition(matched > 0, "the predicate matched nothing")
+    report(name, records: count, seconds: filterSeconds)
+}
+
+/// `insert_sqlite`, `insert_sqlite_keyed`: `count` orders into a new SQLite file, indexes included;
+/// `fetch_sqlite`: then the predicate counted over them.
+func sqliteInsertCase(_ name: String, _ count: Int, _ coordinator: PersistentStoreCoordinator) throws {
+    let (store, url, cleanUp) = try newSQLiteStore(coordinator)
+    defer { cleanUp() }
+    var indexSeconds = 0.0
+    let seconds = try time {
+        try insertOrders(count, into: coordinator)
+        if ProcessInfo.processInfo.environment["BENCH_PHASES"] != nil {
+            print("before index build rss \(peakRSSMegabytes())")
+        }
+        indexSeconds = try time { try store.buildPendingIndexes() }
+    }
+    if ProcessInfo.processInfo.environment["BENCH_PHASES"] != nil {
+        print("index build \(indexSeconds)s, rss \(peakRSSMegabytes())")
+    }
+    try checkStoredOrders(coordinator, count)
+    if name != "fetch_sqlite" { return report(name, records: count, seconds: seconds, bytes: fileSize(url)) }
+    let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
+    var matched = 0
+    let fetchSeconds = try time {
+        matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate))
+    }
+    precondition(matched > 0, "the predicate matched nothing")
+    report(name, records: count, seconds: fetchSeconds)
+}
+
+/// `insert_sqlite_2ctx`: the `insert_sqlite` load split between 2 private-queue contexts importing at
+/// the same time.
+func twoContextsCase(_ name: String, _ count: Int, _ coordinator: PersistentStoreCoordinator) throws {
+    let (store, url, cleanUp) = try newSQLiteStore(coordinator)
+    defer { cleanUp() }
+    let seconds = try time {
+        let customers = try insertCustomers(into: coordinator)
+        let halves = [0..<count / 2, count / 2..<count]
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { worker in
+            let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
+            do {
+                try context.performAndWait {
+                    try insertOrders(halves[worker], customers: customers, through: context)
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        precondition(failures.withLock { $0.isEmpty }, "an importing context failed: \(failures.withLock { $0 })")
+        try store.buildPendingIndexes()
+    }
+    try checkStoredOrders(coordinator, count)
+    report(name, records: count, seconds: seconds, bytes: fileSize(url))
+}
+
+/// `upsert_sqlite`, `upsert_sqlite_moved`: the keyed orders stored (not timed), then imported again
+/// under object-trumps with every attribute but the key changed (and the customer, when moved).
+func upsertCase(_ name: String, _ count: Int, _ coordinator: PersistentStoreCoordinator) throws {
+    let (store, url, cleanUp) = try newSQLiteStore(coordinator)
+    defer { cleanUp() }
+    let customers = try insertCustomers(into: coordinator)
+    try insertOrders(
+        0..<count, customers: customers,
+        through: ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator))
+    try store.buildPendingIndexes()
+    let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
+    context.mergePolicy = .objectTrumps
+    let seconds = try time {
+        try insertOrders(
+            0..<count, customers: customers, revision: 1, movesCustomers: name == "upsert_sqlite_moved",
+            through: context)
+        try store.buildPendingIndexes()
+    }
+    try checkStoredOrders(coordinator, count)
+    let check = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
+    let last = try check.fetch(
+        FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "number == %@", Int64(count - 1))))
+    precondition(
+        last.count == 1 && last[0].double(forKey: "weight") == Double(count) * 0.5,
+        "the re-import did not update the rows")
+    report(name, records: count, seconds: seconds, bytes: fileSize(url))
+}
+
+/// `batches_xml`: an import into an XML target: keyed orders saved a batch at a time (each save looks
+/// its keys up), the file written once at the end (`deferred_writes`, as a pipeline's work copy).
+func batchesXMLCase(_ name: String, _ count: Int) throws {
+    XMLStore.register()
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-bench-batches-\(count).xml")
+    try? FileManager.default.removeItem(at: url)
+    defer { try? FileManager.default.removeItem(at: url) }
+    let keyedCoordinator = PersistentStoreCoordinator(managedObjectModel: try makeModel(keyed: true))
+    let store = try keyedCoordinator.addPersistentStore(
+        type: XMLStore.storeType, at: url, options: ["deferred_writes": "true"])
+    var bytes = 0.0
+    let seconds = try time {
+        try insertOrders(count, into: keyedCoordinator)
+        try (store as? AtomicStore)?.flush()
+        bytes = fileSize(url)
+        keyedCoordinator.removePersistentStore(store)
+    }
+    report(name, records: count, seconds: seconds, bytes: bytes)
 }
 
 /// The whole-file stores next to SQLite: `save_*` inserts `count` orders (and 1,000 customers) in

@@ -60,7 +60,7 @@ struct Import: LoggingCommand {
         help: "An attribute identifying objects (upserts); repeatable. Default: the input's primary key or unique id.")
     var keys: [String] = []
 
-    @Option(help: "A model file (YAML or JSON) instead of an inferred one.")
+    @Option(help: "A model file (YAML, JSON or Xcode) instead of an inferred one.")
     var model: String?
 
     @Option(help: "Top-level records per batch.")
@@ -136,11 +136,8 @@ struct Import: LoggingCommand {
         options.csvFlags.comment = comment
         options.layout = layout.layout?.rawValue
         options.dates = layout.dates?.rawValue
-        var prepared: ImportPlan.Prepared?
-        defer { prepared?.removeFiles() }
         try execute(command: "import", pipeline: savePipeline, output, resume: false) {
             let plan = try ImportPlan.prepare(options, savingPipelineTo: savePipeline)
-            prepared = plan
             for name in plan.notImported { warn("not imported: \(name)") }
             for guess in plan.guesses { warn(guess) }
             // Records without a key are added again by every run into the same store: say so.

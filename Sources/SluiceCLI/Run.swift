@@ -39,10 +39,19 @@ struct Run: LoggingCommand {
     @Flag(help: "With `commit: batches`: go on from the checkpoint of an interrupted run.")
     var resume = false
 
+    @Flag(help: "With `commit: batches`: set an interrupted run's checkpoint aside and start over.")
+    var discardCheckpoint = false
+
     @OptionGroup var logging: LogOptions
 
+    func validate() throws {
+        if resume && discardCheckpoint {
+            throw ValidationError("--resume goes on from the checkpoint, --discard-checkpoint sets it aside: give one")
+        }
+    }
+
     func run() throws {
-        try execute(command: "run", pipeline: pipeline, output, resume: resume) {
+        try execute(command: "run", pipeline: pipeline, output, resume: resume, discardCheckpoint: discardCheckpoint) {
             try PipelineFile.load(contentsOf: URL(fileURLWithPath: pipeline))
         }
     }
@@ -105,7 +114,8 @@ private final class RunRecord: @unchecked Sendable {
 /// failure the error — which becomes the exit status (`sluice run` and `sluice import`).
 /// - Parameter pipeline: the pipeline file, for the report.
 func execute(
-    command: String, pipeline: String?, _ output: RunOutput, resume: Bool, prepare: () throws -> PipelineConfig
+    command: String, pipeline: String?, _ output: RunOutput, resume: Bool, discardCheckpoint: Bool = false,
+    prepare: () throws -> PipelineConfig
 ) throws {
     if let path = output.report {
         try exitingOnFailure {
@@ -131,6 +141,7 @@ func execute(
         options.dryRun = output.dryRun
         options.showsProgress = !output.quiet && isatty(STDERR_FILENO) != 0
         options.resume = resume
+        options.discardCheckpoint = discardCheckpoint
         options.waitLock = output.waitLock
         log.info(
             "\(command) started",
@@ -140,6 +151,11 @@ func execute(
             ])
         let report = try runner.run(options)
         record.write(nil)
+        if let (source, batches) = runner.discardedCheckpoint {
+            warn(
+                "set aside the checkpoint of an interrupted run (source \(source), \(batches) batches done): this run "
+                    + "started from the first record; the batches it committed stayed (keyed records merged)")
+        }
         let counts = report.totals
         log.info(
             "\(command) done",

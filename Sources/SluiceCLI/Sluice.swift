@@ -14,8 +14,9 @@ struct Sluice: ParsableCommand {
               2  usage, model or pipeline error
               3  input, store or I/O error
               4  another run holds the target's lock (see --wait-lock)
-              129, 130, 143  stopped by SIGHUP, SIGINT, SIGTERM (the target is as
-                 before)
+              129, 130, 143  stopped by SIGHUP, SIGINT, SIGTERM (commit: atomic: the
+                 target is as before; commit: batches: the batches committed
+                 stay, and run --resume goes on)
             """,
         version: SluiceVersion.current,
         subcommands: [

@@ -23,8 +23,10 @@ enum Suggestions {
         let given = String(message[start.upperBound..<end])
         let command = Sluice.configuration.subcommands.first { $0._commandName == arguments.first }
         let help = command.map { $0.helpMessage(columns: 10_000) } ?? Sluice.helpMessage(columns: 10_000)
-        var options = Set(help.split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "-" }).map(String.init))
-            .filter { $0.hasPrefix("--") && $0.count > 3 }
+        // The options the help lists (not those its discussion mentions, of other commands).
+        let listed = help.range(of: "OPTIONS:").map { help[$0.upperBound...] } ?? ""
+        var options = Set(listed.split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "-" }).map(String.init))
+            .filter { $0.hasPrefix("--") && $0.count > 3 && $0 != given }
         if command == nil { options.insert("--version") }
         return nearest(to: given, among: options.sorted()).map { "Did you mean '\($0)'?" }
     }

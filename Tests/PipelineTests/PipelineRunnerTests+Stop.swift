@@ -49,7 +49,7 @@ extension PipelineRunnerTests {
         let config = try fixture.pipeline("t", size: 2, contexts: 3)
         Self.runStopped(config, atCheck: check, committed: false)
         #expect(try RunnerFixture.rows(of: target) == before, "stopped at check \(check)")
-        #expect(!FileManager.default.fileExists(atPath: target + ".sluice-tmp"))
+        #expect(leftovers(beside: target).isEmpty)
 
         let (_, report) = try RunnerFixture.run(config)
         #expect(report.entities["Order"]?.inserted == 38 && report.entities["Product"]?.unchanged == 12)

@@ -168,7 +168,7 @@ import Glibc
         #expect(try RunnerFixture.rows(of: target) == rows)
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == bytes)
         #expect(dry.rejectsFile == nil && !FileManager.default.fileExists(atPath: fixture.path("t.rejects.jsonl")))
-        #expect(!FileManager.default.fileExists(atPath: target + ".sluice-tmp"))
+        #expect(leftovers(beside: target).isEmpty)
         let temporary = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())
         #expect(!temporary.contains { $0.hasPrefix("sluice-dry-run-\(getpid())-") })
 

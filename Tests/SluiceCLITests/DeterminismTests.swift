@@ -15,6 +15,34 @@ import Testing
     /// `merge: overwrite`, where the last record of each code must win.
     @Test func manyRunsWithSeveralContextsGiveOneStoreAndOneRejectsFile() throws {
         let directory = try TemporaryDirectory()
+        let inputs = try Self.employeesAndValues(in: directory)
+        var outcomes: [String: Int] = [:]
+        for run in 0..<12 {
+            let (size, contexts) = [(1, 4), (1, 2), (3, 3), (2, 4)][run % 4]
+            let store = directory.url.appendingPathComponent("run-\(run).sqlite").path
+            let rejects = directory.url.appendingPathComponent("run-\(run).jsonl").path
+            let pipeline = try directory.file(
+                "p-\(run).yaml",
+                contents: Self.pipeline(inputs, batch: (size, contexts), store: store, rejects: rejects))
+            let result = try runSluice(["run", pipeline.path])
+            #expect(result.status == 0, "run \(run): \(result.stderr)")
+            let stored =
+                try sqliteRows(store, "SELECT * FROM Employee ORDER BY id") + [[.text("values")]]
+                + sqliteRows(store, "SELECT code, value FROM Value ORDER BY code")
+            let lines = try String(contentsOfFile: rejects, encoding: .utf8)
+            outcomes["\(stored)\n\(lines)", default: 0] += 1
+            try Self.expectTheLastValueOfEachCodeWins(store, run: run)
+            Self.expectEveryRecordAccountedFor(stdout: result.stdout, rejects: lines, run: run)
+        }
+        #expect(outcomes.count == 1, "\(outcomes.count) different outcomes in 12 runs: \(outcomes.values.sorted())")
+    }
+
+    /// The inputs of `manyRunsWithSeveralContextsGiveOneStoreAndOneRejectsFile`: 160 employees (ids
+    /// repeated from 150 on, managers later in the file or nobody, every 13th email bad, 5 ragged
+    /// rows), 90 values of 9 codes (every 4th negative), and the model.
+    static func employeesAndValues(
+        in directory: TemporaryDirectory
+    ) throws -> (model: URL, employees: URL, values: URL) {
         var employees = "id,name,email,manager_id\n"
         for row in 0..<160 {
             if row % 37 == 5 {
@@ -47,56 +75,54 @@ import Testing
                     attributes: { code: string!, value: integer64! }
                     unique: [[code]]
                 """)
-        var outcomes: [String: Int] = [:]
-        for run in 0..<12 {
-            let (size, contexts) = [(1, 4), (1, 2), (3, 3), (2, 4)][run % 4]
-            let store = directory.url.appendingPathComponent("run-\(run).sqlite").path
-            let rejects = directory.url.appendingPathComponent("run-\(run).jsonl").path
-            let pipeline = try directory.file(
-                "p-\(run).yaml",
-                contents: """
-                    version: 1
-                    model: \(model.path)
-                    target: { store: sqlite, path: \(store) }
-                    batch: { size: \(size), contexts: \(contexts) }
-                    merge: overwrite
-                    errors: { max: 1000, rejects: \(rejects) }
-                    sources:
-                      - { name: employees, path: \(employeesCSV.path), entity: Employee, key: [id],
-                          fields: { id: id, name: name, email: email },
-                          relationships: { manager: { entity: Employee, key: { id: manager_id }, missing: reject } } }
-                      - { name: values, path: \(valuesCSV.path), entity: Value, key: [code],
-                          fields: { code: code, value: value }, where: "value >= 0" }
-                    """)
-            let result = try runSluice(["run", pipeline.path])
-            #expect(result.status == 0, "run \(run): \(result.stderr)")
-            let stored =
-                try sqliteRows(store, "SELECT * FROM Employee ORDER BY id") + [[.text("values")]]
-                + sqliteRows(store, "SELECT code, value FROM Value ORDER BY code")
-            let lines = try String(contentsOfFile: rejects, encoding: .utf8)
-            outcomes["\(stored)\n\(lines)", default: 0] += 1
-            // The last record of each code passing the filter wins (every code has one).
-            let kept = try sqliteRows(store, "SELECT value FROM Value ORDER BY code").map { $0[0] }
-            var expected: [SQLiteValue] = []
-            for code in 0..<9 {
-                let last: Int = (0..<90).last { row in row % 9 == code && row % 4 != 3 }!
-                expected.append(.integer(Int64(last)))
-            }
-            #expect(kept == expected, "run \(run)")
-            // Every record read is stored, rejected or left out by `where`; the ragged rows are rejected.
-            let employees = OneOffImportTests.counts(result.stdout, "Employee")
-            let values = OneOffImportTests.counts(result.stdout, "Value")
-            #expect(employees?.first == 160 && OneOffImportTests.addsUp(employees), "\(result.stdout)")
-            #expect(values?.first == 90 && values?.last == 22 && OneOffImportTests.addsUp(values), "\(result.stdout)")
-            #expect(lines.components(separatedBy: "\"rule\":\"raggedRow\"").count - 1 == 5)
-            // In input order, whatever waited or was retried.
-            let places = lines.split(separator: "\n").compactMap { line -> Int? in
-                guard let range = line.range(of: "\"record\":") else { return nil }
-                return Int(line[range.upperBound...].prefix { $0.isNumber })
-            }
-            #expect(places.count == employees?[4] && places == places.sorted(), "run \(run)")
+        return (model, employeesCSV, valuesCSV)
+    }
+
+    /// A pipeline of both inputs into `store` with `batch` size and contexts, its rejects in `rejects`.
+    static func pipeline(
+        _ inputs: (model: URL, employees: URL, values: URL), batch: (size: Int, contexts: Int), store: String,
+        rejects: String
+    ) -> String {
+        """
+        version: 1
+        model: \(inputs.model.path)
+        target: { store: sqlite, path: \(store) }
+        batch: { size: \(batch.size), contexts: \(batch.contexts) }
+        merge: overwrite
+        errors: { max: 1000, rejects: \(rejects) }
+        sources:
+          - { name: employees, path: \(inputs.employees.path), entity: Employee, key: [id],
+              fields: { id: id, name: name, email: email },
+              relationships: { manager: { entity: Employee, key: { id: manager_id }, missing: reject } } }
+          - { name: values, path: \(inputs.values.path), entity: Value, key: [code],
+              fields: { code: code, value: value }, where: "value >= 0" }
+        """
+    }
+
+    /// The last record of each code passing the filter wins (every code has one).
+    static func expectTheLastValueOfEachCodeWins(_ store: String, run: Int) throws {
+        let kept = try sqliteRows(store, "SELECT value FROM Value ORDER BY code").map { $0[0] }
+        var expected: [SQLiteValue] = []
+        for code in 0..<9 {
+            let last: Int = (0..<90).last { row in row % 9 == code && row % 4 != 3 }!
+            expected.append(.integer(Int64(last)))
         }
-        #expect(outcomes.count == 1, "\(outcomes.count) different outcomes in 12 runs: \(outcomes.values.sorted())")
+        #expect(kept == expected, "run \(run)")
+    }
+
+    /// Every record read is stored, rejected or left out by `where`; the ragged rows are rejected;
+    /// the rejects are in input order, whatever waited or was retried.
+    static func expectEveryRecordAccountedFor(stdout: String, rejects lines: String, run: Int) {
+        let employees = OneOffImportTests.counts(stdout, "Employee")
+        let values = OneOffImportTests.counts(stdout, "Value")
+        #expect(employees?.first == 160 && OneOffImportTests.addsUp(employees), "\(stdout)")
+        #expect(values?.first == 90 && values?.last == 22 && OneOffImportTests.addsUp(values), "\(stdout)")
+        #expect(lines.components(separatedBy: "\"rule\":\"raggedRow\"").count - 1 == 5)
+        let places = lines.split(separator: "\n").compactMap { line -> Int? in
+            guard let range = line.range(of: "\"record\":") else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+        #expect(places.count == employees?[4] && places == places.sorted(), "run \(run)")
     }
 
     /// A rejected record lists every failure: each rule its values break (an invalid email does not

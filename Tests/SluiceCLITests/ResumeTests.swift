@@ -83,6 +83,54 @@ import Testing
         #expect(Self.checkpoint(store) == nil, "the checkpoint goes when the run completes")
     }
 
+    /// Kills a run of `pipeline` as soon as it has committed a checkpoint; returns the checkpoint.
+    static func killAfterACheckpoint(_ pipeline: URL, store: String) throws -> String? {
+        let process = try startSluice(["run", pipeline.path, "--quiet"])
+        var seen: String?
+        while process.isRunning, seen == nil {
+            seen = checkpoint(store)
+            if seen == nil { Thread.sleep(forTimeInterval: 0.005) }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return checkpoint(store)
+    }
+
+    /// The next export arrives under the same name before the resume: `--resume` is refused (exit 3,
+    /// nothing changed) rather than skipping the first records of the new file; `--discard-checkpoint`
+    /// starts over from its first record, the batches committed before staying.
+    @Test func aResumeOfAnInputThatChangedIsRefusedAndTheCheckpointCanBeSetAside() throws {
+        let directory = try TemporaryDirectory()
+        var csv = "sensor,value\n"
+        for n in 0..<Self.rows { csv += "s\(n % 7),\(n)\n" }
+        let input = try directory.file("readings.csv", contents: csv)
+        let pipeline = try Self.pipeline(in: directory, target: "nightly")
+        let store = directory.url.appendingPathComponent("nightly.sqlite").path
+        let left = try #require(try Self.killAfterACheckpoint(pipeline, store: store))
+        #expect(left.contains("inputs="), "\(left)")
+        let done = try Self.readings(store)
+        #expect(done.count > 0 && done.count < Self.rows)
+
+        var next = "sensor,value\n"
+        for n in 0..<Self.rows { next += "t\(n % 5),\(n + 1_000_000)\n" }
+        try next.write(to: input, atomically: true, encoding: .utf8)
+        let refused = try runSluice(["run", pipeline.path, "--resume"])
+        #expect(refused.status == 3, "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(input.path) is not the file the interrupted run read"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("--discard-checkpoint"), "\(refused.stderr)")
+        #expect(try Self.readings(store) == done && Self.checkpoint(store) == left, "nothing changed")
+
+        let both = try runSluice(["run", pipeline.path, "--resume", "--discard-checkpoint"])
+        #expect(both.status == 2, "\(both.stderr)")
+        let over = try runSluice(["run", pipeline.path, "--discard-checkpoint", "--quiet"])
+        #expect(over.status == 0, "\(over.stderr)")
+        #expect(over.stderr.contains("set aside the checkpoint of an interrupted run"), "\(over.stderr)")
+        let after = try Self.readings(store)
+        #expect(after.count == done.count + Self.rows, "the committed batches stay; every new record is in")
+        #expect(after.filter { $0.first == .text("t0") }.count == Self.rows / 5)
+        #expect(Self.checkpoint(store) == nil)
+    }
+
     /// Readings come before the sensors they name: each waits, and the checkpoint names the waiting
     /// records (they are in no store yet). Killed then, `--resume` reads them again from the input.
     @Test func recordsWaitingForAParentSurviveAKill() throws {

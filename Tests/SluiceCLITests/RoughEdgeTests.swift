@@ -17,6 +17,9 @@ import Testing
         #expect(option.stderr.contains("Unknown option '--verison'. Did you mean '--version'?"), "\(option.stderr)")
         let far = try runSluice(["zzz"])
         #expect(far.status == 2 && far.stderr.contains("Unknown command 'zzz'") && !far.stderr.contains("Did you mean"))
+        // An option the command does not have is never "near" itself (infer's help mentions import's --model).
+        let other = try runSluice(["infer", "in.csv", "--model", "m.yaml"])
+        #expect(other.status == 2 && !other.stderr.contains("Did you mean '--model'"), "\(other.stderr)")
         let subcommand = try runSluice(["run", "--dryrun", "p.yaml"])
         #expect(subcommand.stderr.components(separatedBy: "Did you mean").count == 2, "\(subcommand.stderr)")
     }

@@ -23,7 +23,7 @@ import Glibc
             """)
         #expect(lines.count == 4)
         #expect(lines.first == [.integer(1001), .text("ada@example.com"), .integer(1), .text("W-100"), .integer(3)])
-        #expect(!FileManager.default.fileExists(atPath: store + ".sluice-tmp"))
+        #expect(leftovers(beside: store).isEmpty)
     }
 
     /// The example again over its own result: every record meets its stored object by key (order
@@ -127,7 +127,7 @@ import Glibc
         let pipeline = try customersPipeline(in: directory, csv: csv)
         let first = try startSluice(["run", pipeline.path, "--quiet"])
         // The first run holds the lock once its work copy exists.
-        let work = directory.url.appendingPathComponent("out/c.sqlite.sluice-tmp").path
+        let work = directory.url.appendingPathComponent("out/c.sqlite.sluice-tmp-\(first.processIdentifier)").path
         while first.isRunning && !FileManager.default.fileExists(atPath: work) { Thread.sleep(forTimeInterval: 0.002) }
         let second = try runSluice(["run", pipeline.path])
         first.waitUntilExit()
@@ -193,8 +193,8 @@ import Glibc
         let finish = try runSluice(["run", pipeline.path])
         #expect(finish.status == 0, "\(finish.stderr)")
         #expect(try sqliteRows(store, "SELECT count(*) FROM customers") == [[.integer(20_001)]])
-        #expect(!FileManager.default.fileExists(atPath: store + ".sluice-tmp"))
-        #expect(!FileManager.default.fileExists(atPath: target + ".sluice-tmp"))
+        #expect(leftovers(beside: store).isEmpty)
+        #expect(leftovers(beside: target).isEmpty)
         if throughALink {
             #expect(try FileManager.default.destinationOfSymbolicLink(atPath: target) == "../real.sqlite")
         }

@@ -1,6 +1,5 @@
 import Foundation
 import ObjectGraph
-import Stores
 import TestSupport
 import Testing
 

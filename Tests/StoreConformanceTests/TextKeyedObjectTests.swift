@@ -1,7 +1,6 @@
 import Drivers
 import Foundation
 import ObjectGraph
-import Stores
 import TestSupport
 import Testing
 

@@ -170,3 +170,11 @@ extension ManagedObject {
         return objectID.description
     }
 }
+
+/// The files of a run's making left in the folder of `path` (a work copy `<target>.sluice-tmp-<pid>`
+/// and its WAL, a rejects or report file in the making): none once every run has ended.
+public func leftovers(beside path: String) -> [String] {
+    let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.contains(".sluice-tmp") }
+        .sorted()
+}

@@ -84,6 +84,14 @@ public final class SQLiteConnection {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// Keeps the database's WAL and shared-memory files when this connection closes (SQLite's
+    /// `SQLITE_FCNTL_PERSIST_WAL`): a connection to a file about to be replaced by a rename must not
+    /// remove, by name, the WAL another program opens for the new file.
+    public func keepWALOnClose() {
+        var keep: Int32 = 1
+        _ = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &keep)
+    }
+
     /// The version of the SQLite library linked at run time, e.g. "3.40.1".
     public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
 }

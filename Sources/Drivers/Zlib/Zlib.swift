@@ -45,6 +45,12 @@ public enum Zlib {
         return output
     }
 
+    /// The CRC-32 of `bytes` following those a CRC of `checksum` covers (zlib's `crc32`, as in gzip
+    /// and PNG): a file's CRC is computed a buffer at a time.
+    public static func crc32(_ bytes: UnsafeRawBufferPointer, after checksum: UInt32 = 0) -> UInt32 {
+        UInt32(CZlib.crc32(uLong(checksum), bytes.bindMemory(to: Bytef.self).baseAddress, uInt(bytes.count)))
+    }
+
     /// The CRC-32 of `data` (zlib's, as in gzip and PNG).
     public static func crc32(_ data: Data) -> UInt32 {
         data.withUnsafeBytes { bytes in

@@ -12,12 +12,6 @@ public enum StoredModel {
         metadata.userInfo[key] = (isJSON ? "json" : "yaml") + "\n" + text
     }
 
-    /// Records the model file at `path` (nothing when it cannot be read).
-    package static func record(fileAt path: String, in metadata: inout StoreMetadata) {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return }
-        record(text: text, isJSON: path.lowercased().hasSuffix(".json"), in: &metadata)
-    }
-
     /// The model file's text recorded in `metadata`, and whether it is JSON.
     public static func text(in metadata: StoreMetadata) -> (text: String, isJSON: Bool)? {
         guard let recorded = metadata.userInfo[key], let newline = recorded.firstIndex(of: "\n") else { return nil }

@@ -166,53 +166,71 @@ public enum XcodeModel {
             }
             lines["\(entity).\(name)"] = element.line
             let isTransient = a["transient"] == "YES"
-            let type: AttributeType
-            switch a["attributeType"] ?? "Undefined" {
-            case "Integer 16": type = .integer16
-            case "Integer 32": type = .integer32
-            case "Integer 64": type = .integer64
-            case "Decimal": type = .decimal
-            case "Double": type = .double
-            case "Float": type = .float
-            case "String": type = .string
-            case "Boolean": type = .boolean
-            case "Date": type = .date
-            case "Binary": type = .binary
-            case "UUID": type = .uuid
-            case "URI": type = .uri
-            case "Transformable":
-                warn(
-                    element,
-                    "\(entity).\(name) is Transformable: stored as binary (the value transformer does not exist here)")
-                type = .binary
-            case let other:
-                if isTransient {
-                    warn(element, "\(entity).\(name) is a transient of type \(other): kept as an untyped string")
-                    type = .string
-                } else {
-                    fail(
-                        element, "attribute type \(other.debugDescription) is not supported", entity: entity,
-                        property: name)
-                    return nil
-                }
+            guard let type = attributeType(element, entity: entity, name: name, isTransient: isTransient) else {
+                return nil
             }
             if a["userInfo"] != nil || !element.children(named: "userInfo").isEmpty {
                 warn(element, "user info of \(entity).\(name) ignored")
             }
-            func value(_ text: String?) -> AttributeValue? {
-                guard let text else { return nil }
-                switch type {
-                case .integer16, .integer32, .integer64: return Int64(text).map { .integer($0) }
-                case .decimal: return Decimal(string: text).map { .decimal($0) }
-                case .double: return Double(text).map { .double($0) }
-                case .float: return Float(text).map { .float($0) }
-                case .boolean: return .boolean(text == "YES" || text == "1" || text.lowercased() == "true")
-                case .string: return .string(text)
-                case .uuid: return UUID(uuidString: text).map { .uuid($0) }
-                case .uri: return URL(string: text).map { .uri($0) }
-                case .date, .binary: return nil
-                }
+            let limits = Self.limits(a, type: type)
+            var defaultValue = Self.value(a["defaultValueString"], as: type) ?? .null
+            if type == .date, let seconds = a["defaultDateTimeInterval"].flatMap(Double.init) {
+                defaultValue = .date(Date(timeIntervalSinceReferenceDate: seconds))
             }
+            if a["defaultValueString"] != nil, defaultValue == .null {
+                fail(
+                    element, "default value \(a["defaultValueString"]!.debugDescription) is not a \(type)",
+                    entity: entity, property: name)
+            }
+            return AttributeDescription(
+                name: name, type: type, isOptional: a["optional"] == "YES", isTransient: isTransient,
+                defaultValue: defaultValue,
+                minValue: limits.minValue, maxValue: limits.maxValue, minLength: limits.minLength,
+                maxLength: limits.maxLength, regularExpression: a["regularExpressionString"])
+        }
+
+        /// The type of attribute `entity.name` from its `attributeType`: a Transformable one is binary, a
+        /// transient one of a type Sluice does not know is a string (each with a warning); `nil` (after
+        /// an issue) for another type Sluice does not know.
+        mutating func attributeType(
+            _ element: XMLTreeElement, entity: String, name: String, isTransient: Bool
+        ) -> AttributeType? {
+            switch element.attributes["attributeType"] ?? "Undefined" {
+            case "Integer 16": return .integer16
+            case "Integer 32": return .integer32
+            case "Integer 64": return .integer64
+            case "Decimal": return .decimal
+            case "Double": return .double
+            case "Float": return .float
+            case "String": return .string
+            case "Boolean": return .boolean
+            case "Date": return .date
+            case "Binary": return .binary
+            case "UUID": return .uuid
+            case "URI": return .uri
+            case "Transformable":
+                warn(
+                    element,
+                    "\(entity).\(name) is Transformable: stored as binary (the value transformer does not exist here)")
+                return .binary
+            case let other:
+                if isTransient {
+                    warn(element, "\(entity).\(name) is a transient of type \(other): kept as an untyped string")
+                    return .string
+                }
+                fail(
+                    element, "attribute type \(other.debugDescription) is not supported", entity: entity,
+                    property: name)
+                return nil
+            }
+        }
+
+        /// An attribute's bounds from the element's attributes `a`: lengths for strings and binaries
+        /// (`minValueString`, `maxValueString`), dates as seconds since 2001 (`minDateTimeInterval`, …),
+        /// values of the attribute's type for the others.
+        static func limits(
+            _ a: [String: String], type: AttributeType
+        ) -> (minValue: AttributeValue?, maxValue: AttributeValue?, minLength: Int?, maxLength: Int?) {
             var minValue: AttributeValue?, maxValue: AttributeValue?, minLength: Int?, maxLength: Int?
             if type == .string || type == .binary {
                 minLength = a["minValueString"].flatMap { Int($0) }
@@ -225,23 +243,27 @@ public enum XcodeModel {
                     .date(Date(timeIntervalSinceReferenceDate: $0))
                 }
             } else {
-                minValue = value(a["minValueString"])
-                maxValue = value(a["maxValueString"])
+                minValue = value(a["minValueString"], as: type)
+                maxValue = value(a["maxValueString"], as: type)
             }
-            var defaultValue = value(a["defaultValueString"]) ?? .null
-            if type == .date, let seconds = a["defaultDateTimeInterval"].flatMap(Double.init) {
-                defaultValue = .date(Date(timeIntervalSinceReferenceDate: seconds))
+            return (minValue, maxValue, minLength, maxLength)
+        }
+
+        /// A value of `type` as Xcode writes it in a model (`nil` for dates and binaries, which it writes
+        /// otherwise, and for text that is no such value).
+        static func value(_ text: String?, as type: AttributeType) -> AttributeValue? {
+            guard let text else { return nil }
+            switch type {
+            case .integer16, .integer32, .integer64: return Int64(text).map { .integer($0) }
+            case .decimal: return Decimal(string: text).map { .decimal($0) }
+            case .double: return Double(text).map { .double($0) }
+            case .float: return Float(text).map { .float($0) }
+            case .boolean: return .boolean(text == "YES" || text == "1" || text.lowercased() == "true")
+            case .string: return .string(text)
+            case .uuid: return UUID(uuidString: text).map { .uuid($0) }
+            case .uri: return URL(string: text).map { .uri($0) }
+            case .date, .binary: return nil
             }
-            if a["defaultValueString"] != nil, defaultValue == .null {
-                fail(
-                    element, "default value \(a["defaultValueString"]!.debugDescription) is not a \(type)",
-                    entity: entity, property: name)
-            }
-            return AttributeDescription(
-                name: name, type: type, isOptional: a["optional"] == "YES", isTransient: isTransient,
-                defaultValue: defaultValue,
-                minValue: minValue, maxValue: maxValue, minLength: minLength, maxLength: maxLength,
-                regularExpression: a["regularExpressionString"])
         }
 
         mutating func relationship(_ element: XMLTreeElement, entity: String) -> RelationshipDescription? {

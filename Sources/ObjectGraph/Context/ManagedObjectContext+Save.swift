@@ -15,11 +15,52 @@ extension ManagedObjectContext {
         try throwIfStoreFailed()
         var (inserted, updated, deleted, insertedThenDeleted) = collectChanges()
         guard !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty || !insertedThenDeleted.isEmpty else {
-            for object in changedObjects { object.isInChangedList = false }
-            changedObjects.removeAll(keepingCapacity: true)
+            clearChangedObjects()
             return
         }
+        try validateChanges(inserted: inserted, updated: updated, deleted: deleted)
 
+        try assignPermanentIDs(to: inserted, includingKeyed: false)
+        // Conflicts are settled and the changes written with the coordinator locked: no other context
+        // saves between the version check and the write. A child's save goes into its parent as is.
+        var request = SaveChangesRequest()
+        var rewritten: [ManagedObject] = []
+        var unchanged = Set<ObjectIdentifier>()
+        try source.sourceLocked {
+            if parent == nil {
+                let constraints = try resolveConstraintConflicts(inserted: inserted, updated: updated)
+                if constraints.changed { (inserted, updated, deleted, insertedThenDeleted) = collectChanges() }
+                // Objects the store deleted that this save writes again are inserted anew.
+                inserted += try resolveConflicts(updated: &updated, deleted: &deleted, readNow: constraints.adopted)
+            }
+            try assignKeyedIDs(to: inserted, absorbed: insertedThenDeleted)
+            appendInsertedRows(of: inserted, to: &request)
+            appendUpdatedRows(of: updated, to: &request, rewritten: &rewritten, unchanged: &unchanged)
+            request.deletedObjects = deleted.map { ($0.objectID, $0.version) }
+            try source.sourceSave(request)
+        }
+
+        if parent == nil { noteWrittenVersions(of: request, inserted: inserted, rewritten: rewritten) }
+        for object in inserted { finishSave(of: object) }
+        for object in updated { finishSave(of: object) }
+        for object in deleted { forget(object) }
+        for object in insertedThenDeleted { forget(object) }
+        clearChangedObjects()
+        flushSnapshotReleases()
+        postDidSave(
+            inserted: inserted.map(\.objectID),
+            updated: unchanged.isEmpty
+                ? updated.map(\.objectID)
+                : updated.filter { !unchanged.contains(ObjectIdentifier($0)) }.map(\.objectID),
+            deleted: request.deletedObjects.map(\.objectID))
+    }
+
+    /// Validates the objects of a save (each kind by its own rules), leaving out the failures of
+    /// `deferredValidationRules`.
+    /// - Throws: `ValidationError` holding every failure of every object.
+    private func validateChanges(
+        inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]
+    ) throws {
         var failures: [ValidationFailure] = []
         for object in inserted {
             do { try object.validateForInsert() } catch { failures += try ValidationError.extract(error) }
@@ -36,72 +77,63 @@ extension ManagedObjectContext {
         }
         if !deferredValidationRules.isEmpty { failures.removeAll { deferredValidationRules.contains($0.rule) } }
         if !failures.isEmpty { throw ValidationError(failures: failures) }
+    }
 
-        try assignPermanentIDs(to: inserted, includingKeyed: false)
-        // Conflicts are settled and the changes written with the coordinator locked: no other context
-        // saves between the version check and the write. A child's save goes into its parent as is.
-        var request = SaveChangesRequest()
-        var rewritten: [ManagedObject] = []
-        var unchanged = Set<ObjectIdentifier>()
-        try source.sourceLocked {
-            if parent == nil {
-                let constraints = try resolveConstraintConflicts(inserted: inserted, updated: updated)
-                if constraints.changed { (inserted, updated, deleted, insertedThenDeleted) = collectChanges() }
-                // Objects the store deleted that this save writes again are inserted anew.
-                inserted += try resolveConflicts(updated: &updated, deleted: &deleted, readNow: constraints.adopted)
-            }
-            try assignKeyedIDs(to: inserted, absorbed: insertedThenDeleted)
-            request.insertedRows.reserveCapacity(inserted.count)
-            for object in inserted {
-                request.insertedRows.append(row(of: object, version: 1))
-                appendToManyChanges(of: object, to: &request)
-            }
-            // Objects whose only changes are to-many edits have no row to rewrite: only links change.
-            // Objects whose values all equal the stored ones (set again to the same values, or an
-            // insert that became an update of an identical row) are not written at all.
-            for object in updated where object.original != nil {
-                var row = row(of: object, version: object.version)
-                row.changes = changes(of: object)
-                if row.changes?.isEmpty == true {
-                    if !object.hasToManyEdits { unchanged.insert(ObjectIdentifier(object)) }
-                    continue
-                }
-                rewritten.append(object)
-                request.updatedRows.append(row)
-            }
-            // A fault whose to-many edits change nothing stored (members that name it still) is unchanged.
-            for object in updated where object.original == nil && !object.hasToManyEdits {
-                unchanged.insert(ObjectIdentifier(object))
-            }
-            for object in updated { appendToManyChanges(of: object, to: &request) }
-            request.deletedObjects = deleted.map { ($0.objectID, $0.version) }
-            try source.sourceSave(request)
+    /// Adds the rows of a save's inserted objects, and their to-many links, to `request`.
+    private func appendInsertedRows(of inserted: [ManagedObject], to request: inout SaveChangesRequest) {
+        request.insertedRows.reserveCapacity(inserted.count)
+        for object in inserted {
+            request.insertedRows.append(row(of: object, version: 1))
+            appendToManyChanges(of: object, to: &request)
         }
+    }
 
-        if parent == nil {
-            let coordinator = persistentStoreCoordinator
-            for (object, version) in zip(inserted, coordinator.writtenVersions(of: request.insertedRows) { _ in nil }) {
-                object.version = version
+    /// Adds the rows of a save's updated objects that have values to rewrite (collected in `rewritten`),
+    /// and the to-many edits of all of them, to `request`; objects the save changes nothing of go into
+    /// `unchanged`.
+    private func appendUpdatedRows(
+        of updated: [ManagedObject], to request: inout SaveChangesRequest, rewritten: inout [ManagedObject],
+        unchanged: inout Set<ObjectIdentifier>
+    ) {
+        // Objects whose only changes are to-many edits have no row to rewrite: only links change.
+        // Objects whose values all equal the stored ones (set again to the same values, or an
+        // insert that became an update of an identical row) are not written at all.
+        for object in updated where object.original != nil {
+            var row = row(of: object, version: object.version)
+            row.changes = changes(of: object)
+            if row.changes?.isEmpty == true {
+                if !object.hasToManyEdits { unchanged.insert(ObjectIdentifier(object)) }
+                continue
             }
-            for (object, version) in zip(
-                rewritten, coordinator.writtenVersions(of: request.updatedRows) { request.updatedRows[$0].version })
-            {
-                object.version = version
-            }
+            rewritten.append(object)
+            request.updatedRows.append(row)
         }
-        for object in inserted { finishSave(of: object) }
-        for object in updated { finishSave(of: object) }
-        for object in deleted { forget(object) }
-        for object in insertedThenDeleted { forget(object) }
+        // A fault whose to-many edits change nothing stored (members that name it still) is unchanged.
+        for object in updated where object.original == nil && !object.hasToManyEdits {
+            unchanged.insert(ObjectIdentifier(object))
+        }
+        for object in updated { appendToManyChanges(of: object, to: &request) }
+    }
+
+    /// The versions a root context's save gave the rows it wrote, as the stores count them.
+    private func noteWrittenVersions(
+        of request: SaveChangesRequest, inserted: [ManagedObject], rewritten: [ManagedObject]
+    ) {
+        let coordinator = persistentStoreCoordinator
+        for (object, version) in zip(inserted, coordinator.writtenVersions(of: request.insertedRows) { _ in nil }) {
+            object.version = version
+        }
+        for (object, version) in zip(
+            rewritten, coordinator.writtenVersions(of: request.updatedRows) { request.updatedRows[$0].version })
+        {
+            object.version = version
+        }
+    }
+
+    /// Empties the list of changed objects (after a save, or a save with nothing to write).
+    private func clearChangedObjects() {
         for object in changedObjects { object.isInChangedList = false }
         changedObjects.removeAll(keepingCapacity: true)
-        flushSnapshotReleases()
-        postDidSave(
-            inserted: inserted.map(\.objectID),
-            updated: unchanged.isEmpty
-                ? updated.map(\.objectID)
-                : updated.filter { !unchanged.contains(ObjectIdentifier($0)) }.map(\.objectID),
-            deleted: request.deletedObjects.map(\.objectID))
     }
 
     /// Gives the save's inserted objects that a store keeps under a key their permanent IDs, once

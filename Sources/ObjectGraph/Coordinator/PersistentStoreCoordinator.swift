@@ -16,41 +16,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private var storesByIdentifier: [String: any PersistentStore] = [:]
     /// Whether some store versions rows by content (`RowVersioning.contentHash`): saves then ask each
     /// row's store for its new version instead of counting.
-    private var versionsByContent = false
+    private(set) var versionsByContent = false
     /// The snapshot of every stored row some object of some root context was filled from (a fetch, a
     /// fault, a key conflict), with the number of such objects. Saves through this coordinator keep the rows current (a
     /// deleted row's entry stays, row-less, while objects still refer to it); an entry goes when its count reaches 0.
-    private var snapshots: [ManagedObjectID: Snapshot] = [:]
+    var snapshots: [ManagedObjectID: Snapshot] = [:]
     let didSaveObservers = DidSaveObservers()
-
-    struct Snapshot {
-        /// The row as last read or written; `nil` once a save deleted it.
-        var row: StoreRow?
-        var references: Int
-    }
 
     public init(managedObjectModel: ManagedObjectModel) {
         self.managedObjectModel = managedObjectModel
-    }
-
-    // MARK: Store types
-
-    private final class Registry: @unchecked Sendable {
-        // @unchecked: `types` is only read or written under `lock`.
-        let lock = NSLock()
-        var types: [String: any PersistentStore.Type] = [InMemoryStore.storeType: InMemoryStore.self]
-    }
-    private static let registry = Registry()
-
-    /// Makes a store class available under a type name (`"SQLite"`, `"XML"`, `"JSONLines"`, ...).
-    public static func registerStoreType(_ storeClass: any PersistentStore.Type, named name: String) {
-        registry.lock.withLock { registry.types[name] = storeClass }
-    }
-
-    public static var registeredStoreTypes: [String] { registry.lock.withLock { registry.types.keys.sorted() } }
-
-    public static func storeClass(named name: String) -> (any PersistentStore.Type)? {
-        registry.lock.withLock { registry.types[name] }
     }
 
     // MARK: Adding and removing stores
@@ -391,75 +365,6 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
         for (identifier, part) in parts.sorted(by: { $0.key < $1.key }) {
             try storesByIdentifier[identifier]!.save(part)
-        }
-    }
-
-    // MARK: Snapshots
-
-    /// Number of rows held as snapshots (each used by at least one object of a root context).
-    public var snapshotCount: Int { lock.withLock { snapshots.count } }
-
-    /// The version of the row an object of some root context last read or wrote, while one does.
-    public func snapshotVersion(for objectID: ManagedObjectID) -> Int64? {
-        lock.withLock { snapshots[objectID]?.row?.version }
-    }
-
-    /// One more object uses the snapshot of each row; a newer row replaces the one held.
-    func retainSnapshots(_ rows: [StoreRow]) {
-        guard !rows.isEmpty else { return }
-        lock.withLock {
-            snapshots.reserveCapacity(snapshots.count + rows.count)
-            for row in rows {
-                Self.retain(
-                    &snapshots[row.objectID, default: Snapshot(row: nil, references: 0)], row,
-                    byContent: versionsByContent)
-            }
-        }
-    }
-
-    /// Holds `row` as the snapshot of its object: a newer version replaces the row held (counted
-    /// versions grow; a content version that differs belongs to a row read later, so newer).
-    private static func retain(_ snapshot: inout Snapshot, _ row: StoreRow, byContent: Bool) {
-        if snapshot.references == 0 {
-            snapshot.row = row
-        } else if let held = snapshot.row, byContent ? held.version != row.version : held.version < row.version {
-            snapshot.row = row
-        }
-        snapshot.references += 1
-    }
-
-    /// One object fewer uses the snapshot of each ID; unused snapshots are dropped.
-    func releaseSnapshots(_ objectIDs: [ManagedObjectID]) {
-        guard !objectIDs.isEmpty else { return }
-        lock.withLock {
-            for id in objectIDs {
-                guard let index = snapshots.index(forKey: id) else {
-                    preconditionFailure("released the snapshot of \(id), which no object held")
-                }
-                if snapshots.values[index].references == 1 {
-                    snapshots.remove(at: index)
-                } else {
-                    snapshots.values[index].references -= 1
-                }
-            }
-        }
-    }
-
-    /// Keeps held snapshots current after a save: rewritten rows gain a version, deleted ones go.
-    private func noteSaved(_ request: SaveChangesRequest) {
-        guard !snapshots.isEmpty else { return }
-        for var row in request.updatedRows {
-            guard let index = snapshots.index(forKey: row.objectID) else { continue }
-            row.version = writtenVersions(of: [row]) { _ in row.version }[0]
-            snapshots.values[index].row = row
-        }
-        for var row in request.insertedRows {
-            guard let index = snapshots.index(forKey: row.objectID) else { continue }
-            row.version = writtenVersions(of: [row]) { _ in nil }[0]
-            snapshots.values[index].row = row
-        }
-        for (id, _) in request.deletedObjects {
-            if let index = snapshots.index(forKey: id) { snapshots.values[index].row = nil }
         }
     }
 }

@@ -297,85 +297,110 @@ struct PredicateParser {
         }
         let c = characters[position]
         if Self.isIdentifierStart(c) {
-            var start = position
-            if c == "#" { start += 1 }  // #name escapes a reserved word
-            position += 1
-            while position < characters.count, Self.isIdentifierPart(characters[position]) { position += 1 }
-            let word = String(characters[start..<position])
-            if word.isEmpty || word == "@" { throw error("expected a name after '\(c)'") }
-            token = .identifier(word)
-            return
+            token = try readIdentifier(startingWith: c)
+        } else if c.isNumber {
+            token = readNumber()
+        } else {
+            switch c {
+            case "'", "\"": token = try readString(quotedBy: c)
+            case "$": token = try readVariable()
+            case "%": token = try readArgument()
+            default: token = try readSymbol(startingWith: c)
+            }
         }
-        if c.isNumber {
-            let start = position
-            while position < characters.count,
-                characters[position].isNumber || characters[position] == "." || characters[position] == "e"
-                    || characters[position] == "E"
-                    || ((characters[position] == "-" || characters[position] == "+")
-                        && (characters[position - 1] == "e" || characters[position - 1] == "E"))
-            {
-                position += 1
-            }
-            token = .number(String(characters[start..<position]))
-            return
+    }
+
+    /// A name (or keyword) from `position`, at `c`; `#name` escapes a reserved word.
+    private mutating func readIdentifier(startingWith c: Character) throws -> Token {
+        var start = position
+        if c == "#" { start += 1 }  // #name escapes a reserved word
+        position += 1
+        while position < characters.count, Self.isIdentifierPart(characters[position]) { position += 1 }
+        let word = String(characters[start..<position])
+        if word.isEmpty || word == "@" { throw error("expected a name after '\(c)'") }
+        return .identifier(word)
+    }
+
+    /// A number from `position`: digits, a decimal point, an exponent with its sign.
+    private mutating func readNumber() -> Token {
+        let start = position
+        while position < characters.count,
+            characters[position].isNumber || characters[position] == "." || characters[position] == "e"
+                || characters[position] == "E"
+                || ((characters[position] == "-" || characters[position] == "+")
+                    && (characters[position - 1] == "e" || characters[position - 1] == "E"))
+        {
+            position += 1
         }
-        switch c {
-        case "'", "\"":
-            position += 1
-            var text = ""
-            while true {
-                guard position < characters.count else {
-                    throw error("the string starting here is not closed with \(c)")
-                }
-                let d = characters[position]
-                if d == c {
-                    position += 1
-                    break
-                }
-                if d == "\\" {
-                    position += 1
-                    guard position < characters.count else { throw error("the string ends in the middle of an escape") }
-                    switch characters[position] {
-                    case "n": text.append("\n")
-                    case "t": text.append("\t")
-                    case "r": text.append("\r")
-                    case "0": text.append("\0")
-                    default: text.append(characters[position])
-                    }
-                    position += 1
-                    continue
-                }
-                text.append(d)
-                position += 1
+        return .number(String(characters[start..<position]))
+    }
+
+    /// A string literal from its opening quote `quote` at `position`, with `\n`, `\t`, `\r`, `\0`
+    /// and `\`-escaped characters.
+    private mutating func readString(quotedBy quote: Character) throws -> Token {
+        position += 1
+        var text = ""
+        while true {
+            guard position < characters.count else {
+                throw error("the string starting here is not closed with \(quote)")
             }
-            token = .string(text)
-        case "$":
-            position += 1
-            let start = position
-            while position < characters.count, Self.isIdentifierPart(characters[position]) { position += 1 }
-            guard position > start else { throw error("expected a variable name after '$'") }
-            token = .variable(String(characters[start..<position]))
-        case "%":
-            position += 1
-            guard position < characters.count else { throw error("'%' must be followed by @ or K") }
-            let kind = characters[position]
-            switch kind {
-            case "@", "K", "d", "i", "f", "s":
+            let d = characters[position]
+            if d == quote {
                 position += 1
-                token = .argument(kind == "K" ? "K" : "@")
-            default: throw error("unknown format specifier %\(kind) (use %@ or %K)")
+                break
             }
-        default:
-            let two = position + 1 < characters.count ? String(characters[position...position + 1]) : ""
-            if ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||"].contains(two) {
-                position += 2
-                token = .symbol(two)
-            } else if "=<>!(){},.[]-".contains(c) {
+            if d == "\\" {
                 position += 1
-                token = .symbol(String(c))
-            } else {
-                throw error("unexpected character '\(c)'")
+                guard position < characters.count else { throw error("the string ends in the middle of an escape") }
+                switch characters[position] {
+                case "n": text.append("\n")
+                case "t": text.append("\t")
+                case "r": text.append("\r")
+                case "0": text.append("\0")
+                default: text.append(characters[position])
+                }
+                position += 1
+                continue
             }
+            text.append(d)
+            position += 1
+        }
+        return .string(text)
+    }
+
+    /// A variable, `$name`, from its `$` at `position`.
+    private mutating func readVariable() throws -> Token {
+        position += 1
+        let start = position
+        while position < characters.count, Self.isIdentifierPart(characters[position]) { position += 1 }
+        guard position > start else { throw error("expected a variable name after '$'") }
+        return .variable(String(characters[start..<position]))
+    }
+
+    /// A format argument, `%@` or `%K` (`%d`, `%i`, `%f` and `%s` read as `%@`), from its `%` at `position`.
+    private mutating func readArgument() throws -> Token {
+        position += 1
+        guard position < characters.count else { throw error("'%' must be followed by @ or K") }
+        let kind = characters[position]
+        switch kind {
+        case "@", "K", "d", "i", "f", "s":
+            position += 1
+            return .argument(kind == "K" ? "K" : "@")
+        default: throw error("unknown format specifier %\(kind) (use %@ or %K)")
+        }
+    }
+
+    /// An operator or punctuation (two characters where they make one) from `position`, at `c`.
+    private mutating func readSymbol(startingWith c: Character) throws -> Token {
+        let two = position + 1 < characters.count ? String(characters[position...position + 1]) : ""
+        if ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||"].contains(two) {
+            position += 2
+            return .symbol(two)
+        } else if "=<>!(){},.[]-".contains(c) {
+            position += 1
+            return .symbol(String(c))
+        } else {
+            throw error("unexpected character '\(c)'")
         }
     }
 }

@@ -24,6 +24,31 @@ extension ManagedObjectContext {
     func resolveConstraintConflicts(
         inserted: [ManagedObject], updated: [ManagedObject]
     ) throws -> (changed: Bool, adopted: Set<ObjectIdentifier>) {
+        var groups = constraintGroups(inserted: inserted, updated: updated)
+        guard !groups.isEmpty else { return (false, []) }
+        // Keys holding a relationship come last: the objects they point at may take stored IDs first
+        // (an upserted order's lines are then found by the order's stored ID).
+        groups.sort { !$0.hasRelationship && $1.hasRelationship }
+
+        let objectWins = mergePolicy == .objectTrumps || mergePolicy == .overwrite
+        var resolution = Resolution()
+        for group in groups {
+            let merges =
+                mergePolicy != .error
+                && !unmergedConstraints.contains(
+                    UniquenessConstraintName(entity: group.entity.name, properties: group.properties.map(\.name)))
+            var holders = KeyHolders(group)
+            settleDuplicates(of: group, &holders, merges: merges, objectWins: objectWins, into: &resolution)
+            try settleStoredKeys(of: group, holders, merges: merges, objectWins: objectWins, into: &resolution)
+        }
+        if !resolution.conflicts.isEmpty { throw MergeError(constraintConflicts: resolution.conflicts) }
+        takeSnapshots(of: resolution.adopted, rows: resolution.adoptedRows)
+        return (resolution.changed, Set(resolution.adopted.map(ObjectIdentifier.init)))
+    }
+
+    /// The objects of a save to check, by constraint: an inserted object under every key of its
+    /// entity, an updated one under the keys whose values it changed.
+    private func constraintGroups(inserted: [ManagedObject], updated: [ManagedObject]) -> [Group] {
         var groups: [Group] = [], groupIndex: [ObjectIdentifier: [[String]: Int]] = [:]
         func add(_ object: ManagedObject, _ key: EntityDescription.UniquenessKey) {
             if let index = groupIndex[ObjectIdentifier(key.entity)]?[key.names] {
@@ -48,46 +73,122 @@ extension ManagedObjectContext {
                 add(object, key)
             }
         }
-        guard !groups.isEmpty else { return (false, []) }
-        // Keys holding a relationship come last: the objects they point at may take stored IDs first
-        // (an upserted order's lines are then found by the order's stored ID).
-        groups.sort { !$0.hasRelationship && $1.hasRelationship }
+        return groups
+    }
 
-        let objectWins = mergePolicy == .objectTrumps || mergePolicy == .overwrite
-        var conflicts: [ConstraintConflict] = [], changed = false
-        var adopted: [ManagedObject] = [], adoptedRows: [StoreRow] = []
-        for group in groups {
-            let width = group.properties.count
-            let merges =
-                mergePolicy != .error
-                && !unmergedConstraints.contains(
-                    UniquenessConstraintName(entity: group.entity.name, properties: group.properties.map(\.name)))
-            func key(of object: ManagedObject) -> Key {
-                width == 1
-                    ? .single(object.keyValue(of: group.properties[0]))
-                    : .compound(group.properties.map { object.keyValue(of: $0) })
+    /// Settles the keys more than one object of the save holds. Under `.error` each such key is a
+    /// conflict; for a constraint that does not merge, each later object is in conflict with the
+    /// first; else the winner (an updated object, or by the policy the last or first inserted one)
+    /// keeps the key and becomes its holder, and the others go back to their stored keys (updated
+    /// objects) or are merged into it (inserted ones).
+    private func settleDuplicates(
+        of group: Group, _ keys: inout KeyHolders, merges: Bool, objectWins: Bool,
+        into resolution: inout Resolution
+    ) {
+        for (holder, others) in keys.duplicates.sorted(by: { $0.key < $1.key }) {
+            let objects = [keys.holders[holder]] + others
+            if mergePolicy == .error {
+                resolution.conflicts.append(
+                    group.conflict(objects[0], key: group.key(of: objects[0]), existing: nil, others: others))
+                continue
             }
-            func key(of row: StoreRow) -> Key {
-                width == 1
-                    ? .single(row.keyValue(of: group.properties[0]))
-                    : .compound(group.properties.map { row.keyValue(of: $0) })
+            if !merges {
+                // The first object keeps the key; each later one is in conflict with it.
+                for other in others {
+                    resolution.conflicts.append(
+                        group.conflict(other, key: group.key(of: other), existing: objects[0].objectID, others: []))
+                }
+                continue
             }
-            func conflict(
-                _ object: ManagedObject, key: Key, existing: ManagedObjectID?, others: [ManagedObject]
-            ) -> ConstraintConflict {
-                ConstraintConflict(
-                    entityName: group.entity.name, keyNames: group.properties.map(\.name),
-                    keyValues: key.values, objectID: object.objectID, existingObjectID: existing,
-                    otherObjectIDs: others.map(\.objectID))
+            let winner =
+                objects.first { $0.changeState == .updated } ?? (objectWins ? objects.last! : objects.first!)
+            for loser in objects where loser !== winner {
+                if loser.changeState == .updated {
+                    restoreKey(of: loser, group.properties)
+                } else {
+                    absorb(loser, into: winner)
+                }
             }
-            // The first object of each key holds it; objects of this save with a taken key are duplicates.
-            var holders: [ManagedObject] = [], holderOf: [Key: Int] = [:], duplicates: [Int: [ManagedObject]] = [:]
-            var flatKeys: [AttributeValue] = []
+            keys.holders[holder] = winner
+            resolution.changed = true
+        }
+    }
+
+    /// Settles the keys of the save that are already stored (looked up through the constraint's
+    /// unique index). For a constraint that does not merge, each is a conflict; else an updated
+    /// holder goes back to its stored key, and an inserted one is merged into the row's registered
+    /// object or becomes the row's object (an upsert).
+    private func settleStoredKeys(
+        of group: Group, _ keys: KeyHolders, merges: Bool, objectWins: Bool, into resolution: inout Resolution
+    ) throws {
+        let stored = try persistentStoreCoordinator.rows(
+            of: group.entity, matching: keys.flatKeys, on: group.properties)
+        for row in stored {
+            let key = group.key(of: row)
+            guard let holder = keys.holderOf[key] else { continue }
+            let object = keys.holders[holder]
+            guard object.objectID != row.objectID else { continue }
+            if !merges {
+                resolution.conflicts.append(group.conflict(object, key: key, existing: row.objectID, others: []))
+                continue
+            }
+            resolution.changed = true
+            if object.changeState == .updated {
+                restoreKey(of: object, group.properties)
+            } else if let registered = registry[row.objectID], registered !== object {
+                if objectWins { copyValues(of: object, to: registered) }
+                absorb(object, into: registered)
+            } else {
+                try adopt(row, by: object, objectWins: objectWins)
+                resolution.adopted.append(object)
+                resolution.adoptedRows.append(row)
+            }
+        }
+    }
+
+    /// The objects of a save that hold one constraint's keys.
+    private struct Group {
+        let entity: EntityDescription
+        let properties: [PropertyDescription]
+        var objects: [ManagedObject]
+        var hasRelationship: Bool { properties.contains { $0 is RelationshipDescription } }
+
+        func key(of object: ManagedObject) -> Key {
+            properties.count == 1
+                ? .single(object.keyValue(of: properties[0]))
+                : .compound(properties.map { object.keyValue(of: $0) })
+        }
+
+        func key(of row: StoreRow) -> Key {
+            properties.count == 1
+                ? .single(row.keyValue(of: properties[0]))
+                : .compound(properties.map { row.keyValue(of: $0) })
+        }
+
+        func conflict(
+            _ object: ManagedObject, key: Key, existing: ManagedObjectID?, others: [ManagedObject]
+        ) -> ConstraintConflict {
+            ConstraintConflict(
+                entityName: entity.name, keyNames: properties.map(\.name), keyValues: key.values,
+                objectID: object.objectID, existingObjectID: existing, otherObjectIDs: others.map(\.objectID))
+        }
+    }
+
+    /// A group's objects by key: the first object of each key holds it; objects of this save with a
+    /// taken key are duplicates.
+    private struct KeyHolders {
+        var holders: [ManagedObject] = []
+        var holderOf: [Key: Int] = [:]
+        var duplicates: [Int: [ManagedObject]] = [:]
+        /// The holders' keys, one value after another (the lookup of stored keys).
+        var flatKeys: [AttributeValue] = []
+
+        init(_ group: Group) {
             holders.reserveCapacity(group.objects.count)
             holderOf.reserveCapacity(group.objects.count)
-            flatKeys.reserveCapacity(group.objects.count * width)
+            flatKeys.reserveCapacity(group.objects.count * group.properties.count)
             for object in group.objects {
-                let key = key(of: object)
+                let key = group.key(of: object)
                 if key.hasNull { continue }  // NULLs never clash (as in SQL unique indexes)
                 if let holder = holderOf[key] {
                     duplicates[holder, default: []].append(object)
@@ -100,65 +201,16 @@ extension ManagedObjectContext {
                     }
                 }
             }
-            for (holder, others) in duplicates.sorted(by: { $0.key < $1.key }) {
-                let objects = [holders[holder]] + others
-                if mergePolicy == .error {
-                    conflicts.append(conflict(objects[0], key: key(of: objects[0]), existing: nil, others: others))
-                    continue
-                }
-                if !merges {
-                    // The first object keeps the key; each later one is in conflict with it.
-                    for other in others {
-                        conflicts.append(
-                            conflict(other, key: key(of: other), existing: objects[0].objectID, others: []))
-                    }
-                    continue
-                }
-                let winner =
-                    objects.first { $0.changeState == .updated } ?? (objectWins ? objects.last! : objects.first!)
-                for loser in objects where loser !== winner {
-                    if loser.changeState == .updated {
-                        restoreKey(of: loser, group.properties)
-                    } else {
-                        absorb(loser, into: winner)
-                    }
-                }
-                holders[holder] = winner
-                changed = true
-            }
-            // Keys already stored (looked up through the constraint's unique index).
-            for row in try persistentStoreCoordinator.rows(of: group.entity, matching: flatKeys, on: group.properties) {
-                let key = key(of: row)
-                guard let holder = holderOf[key] else { continue }
-                let object = holders[holder]
-                guard object.objectID != row.objectID else { continue }
-                if !merges {
-                    conflicts.append(conflict(object, key: key, existing: row.objectID, others: []))
-                    continue
-                }
-                changed = true
-                if object.changeState == .updated {
-                    restoreKey(of: object, group.properties)
-                } else if let registered = registry[row.objectID], registered !== object {
-                    if objectWins { copyValues(of: object, to: registered) }
-                    absorb(object, into: registered)
-                } else {
-                    try adopt(row, by: object, objectWins: objectWins)
-                    adopted.append(object)
-                    adoptedRows.append(row)
-                }
-            }
         }
-        if !conflicts.isEmpty { throw MergeError(constraintConflicts: conflicts) }
-        takeSnapshots(of: adopted, rows: adoptedRows)
-        return (changed, Set(adopted.map(ObjectIdentifier.init)))
     }
 
-    private struct Group {
-        let entity: EntityDescription
-        let properties: [PropertyDescription]
-        var objects: [ManagedObject]
-        var hasRelationship: Bool { properties.contains { $0 is RelationshipDescription } }
+    /// What settling a save's constraints came to: the conflicts left (thrown under `MergeError`),
+    /// whether any object changed, and the objects that became updates of rows read just now.
+    private struct Resolution {
+        var conflicts: [ConstraintConflict] = []
+        var changed = false
+        var adopted: [ManagedObject] = []
+        var adoptedRows: [StoreRow] = []
     }
 
     /// A constrained key: one value (the usual case, no array to allocate) or several.

@@ -275,7 +275,16 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Checks what an entity declares: its properties' rules, its uniqueness constraints, its indexes.
     private static func checkRules(of entity: EntityDescription, _ issues: inout [ModelIssue]) {
+        checkAttributeRules(of: entity, &issues)
+        checkRelationshipRules(of: entity, &issues)
+        checkUniquenessConstraints(of: entity, &issues)
+        checkIndexes(of: entity, &issues)
+    }
+
+    /// Each attribute's default value, bounds, length rules and regular expression fit its type.
+    private static func checkAttributeRules(of entity: EntityDescription, _ issues: inout [ModelIssue]) {
         for attribute in entity.declaredAttributes where attribute.index >= 0 {
             func issue(_ message: String) {
                 issues.append(ModelIssue(entity: entity.name, property: attribute.name, message: message))
@@ -310,6 +319,11 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
             }
             if let error = attribute.regexError { issue(error) }
         }
+    }
+
+    /// Counts and ordering only on to-many relationships; join tables only on many-to-many ones, and
+    /// the same one, with two columns, for both sides.
+    private static func checkRelationshipRules(of entity: EntityDescription, _ issues: inout [ModelIssue]) {
         for relationship in entity.declaredRelationships where relationship.index >= 0 {
             func issue(_ message: String) {
                 issues.append(ModelIssue(entity: entity.name, property: relationship.name, message: message))
@@ -343,6 +357,10 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
                 }
             }
         }
+    }
+
+    /// Each uniqueness constraint names stored attributes or to-one relationships of the entity.
+    private static func checkUniquenessConstraints(of entity: EntityDescription, _ issues: inout [ModelIssue]) {
         let attributeNames = Set(entity.attributes.map(\.name))
         for constraint in entity.uniquenessConstraints {
             if constraint.isEmpty {
@@ -373,6 +391,10 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
                         message: "uniqueness constraint names a transient attribute, which is never stored"))
             }
         }
+    }
+
+    /// Each index names properties of the entity.
+    private static func checkIndexes(of entity: EntityDescription, _ issues: inout [ModelIssue]) {
         let propertyNames = Set(entity.propertyNames)
         for index in entity.indexes {
             for name in index.propertyNames where !propertyNames.contains(name) {

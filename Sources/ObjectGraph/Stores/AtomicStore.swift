@@ -147,13 +147,31 @@ open class AtomicStore: PersistentStore {
     public func writeAtomically(_ data: Data) throws {
         guard let url else { throw StoreError(.io, "\(Swift.type(of: self)) has no URL to write to") }
         let temporary = url.path + ".sluice-save-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+        // A file of this process's own (never another's, nor a link's destination): one a process
+        // gone before, that had this number, left at the name is removed first.
+        var descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        if descriptor < 0 && errno == EEXIST {
+            unlink(temporary)
+            descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        }
+        guard descriptor >= 0 else {
             throw StoreError(.io, "Could not write \(temporary): \(String(cString: strerror(errno)))", url: url)
         }
-        let descriptor = open(temporary, O_RDONLY)
-        if descriptor >= 0 {
-            fsync(descriptor)
-            close(descriptor)
+        let written = data.withUnsafeBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return fsync(descriptor) == 0
+        }
+        let failure = errno
+        close(descriptor)
+        guard written else {
+            unlink(temporary)
+            throw StoreError(.io, "Could not write \(temporary): \(String(cString: strerror(failure)))", url: url)
         }
         guard rename(temporary, url.path) == 0 else {
             let reason = String(cString: strerror(errno))

@@ -18,6 +18,9 @@ public struct PipelineConfig: Sendable {
     public var file: String
     public var modelPath: String
     public var model: ManagedObjectModel
+    /// The model file's text as the run read it (what the store records), and whether it is JSON;
+    /// `nil` for an Xcode model.
+    public var modelText: (text: String, isJSON: Bool)?
     public var store: StoreKind = .sqlite
     public var targetPath: String?
     public var commit: Commit = .atomic

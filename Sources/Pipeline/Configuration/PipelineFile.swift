@@ -4,7 +4,7 @@ import ObjectGraph
 import Readers
 import Yams
 
-/// Reads pipeline files (format in DESIGN.md and README): `${VAR}` and `${VAR:-default}` from the
+/// Reads pipeline files (format in docs/pipeline-files.md): `${VAR}` and `${VAR:-default}` from the
 /// environment in every value, paths relative to the file, and every mistake reported with file,
 /// line and column — unknown keys, wrong types, entities, attributes and relationships the model
 /// does not have, an attribute mapped twice, a `where` that does not parse.
@@ -23,10 +23,12 @@ public enum PipelineFile {
     }
 
     /// Reads a pipeline from text; `file` names it in errors and is the base of relative paths.
+    /// - Parameter models: model files held in memory, by absolute path (read instead of the disk).
     public static func load(
-        text: String, file: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        text: String, file: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+        models: [String: String] = [:]
     ) throws -> PipelineConfig {
-        var reader = PipelineReader(file: file, environment: environment)
+        var reader = PipelineReader(file: file, environment: environment, models: models)
         let root: Node?
         do { root = try Yams.compose(yaml: text) } catch { throw PipelineFileError(issues: [reader.issue(for: error)]) }
         guard let root else {

@@ -15,13 +15,12 @@ extension PipelineReader {
             return nil
         }
         guard let modelPath = path(modelEntry.value, "model") else { return nil }
-        let model: ManagedObjectModel
-        do { model = try ModelFile.load(contentsOf: URL(fileURLWithPath: modelPath)) } catch let error as ModelFileError
-        {
+        let model: ManagedObjectModel, modelText: (text: String, isJSON: Bool)?
+        do { (model, modelText) = try loadModel(at: modelPath) } catch let error as ModelFileError {
             issues += error.issues
             return nil
         }
-        var config = PipelineConfig(file: file, modelPath: modelPath, model: model)
+        var config = PipelineConfig(file: file, modelPath: modelPath, model: model, modelText: modelText)
         var limits = ReaderLimits.standard
         for (key, _, value) in entries {
             switch key {
@@ -46,6 +45,23 @@ extension PipelineReader {
         }
         checkFile(config, root: root, entries: entries)
         return config
+    }
+
+    /// The model the pipeline names, and the text it was read from (read once: the store records
+    /// what the run used, even if the file changes meanwhile); an Xcode model has no text.
+    private func loadModel(at path: String) throws -> (ManagedObjectModel, (text: String, isJSON: Bool)?) {
+        if XcodeModel.isXcodeModel(path) { return (try ModelFile.load(contentsOf: URL(fileURLWithPath: path)), nil) }
+        let text: String
+        if let held = models[path] {
+            text = held
+        } else {
+            switch ModelFileIssue.readText(at: path, "the model file") {
+            case .success(let read): text = read
+            case .failure(let issue): throw ModelFileError(issues: [issue])
+            }
+        }
+        let isJSON = path.lowercased().hasSuffix(".json")
+        return (try ModelFile.load(text: text, file: path, isJSON: isJSON), (text, isJSON))
     }
 
     private mutating func readBatch(_ node: Node, into config: inout PipelineConfig) {

@@ -9,10 +9,13 @@ struct PipelineReader: YAMLFileReader {
     let environment: [String: String]
     var issues: [ModelFileIssue] = []
     let folder: URL
+    /// Model files held in memory (an import's inferred model), by path: read instead of the disk.
+    let models: [String: String]
 
-    init(file: String, environment: [String: String]) {
+    init(file: String, environment: [String: String], models: [String: String] = [:]) {
         self.file = file
         self.environment = environment
+        self.models = models
         folder = URL(fileURLWithPath: file).deletingLastPathComponent()
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectGraph
+import Readers
 
 /// `commit: batches`: every batch's save commits, and with it — in the same transaction — a
 /// checkpoint in the target's metadata (`sluice.checkpoint`): which pipeline, which source, how many
@@ -21,6 +22,9 @@ final class BatchCheckpoint: @unchecked Sendable {
         var alsoDone: Set<Int> = []
         /// Records of done batches waiting for their parent.
         var pending: Set<PendingRecords.Origin> = []
+        /// What each source's input was (`InputIdentity`, `-` for standard input), by source; `nil`
+        /// in a checkpoint of a version that did not record them.
+        var inputs: [String]?
     }
 
     private let lock = NSLock()
@@ -31,11 +35,28 @@ final class BatchCheckpoint: @unchecked Sendable {
     private var prefix = 0
     private var done = Set<Int>()
     private var pending = WaitingOrigins()
+    /// The checkpoint's `inputs=` part: what the run reads, by source.
+    let inputs: [String]
 
-    init(coordinator: PersistentStoreCoordinator, store: any PersistentStore, pipeline: String) {
+    init(coordinator: PersistentStoreCoordinator, store: any PersistentStore, pipeline: String, inputs: [String]) {
         self.coordinator = coordinator
         self.store = store
         self.pipeline = pipeline
+        self.inputs = inputs
+    }
+
+    /// What each source of `config` reads, as a checkpoint records it: the input's identity (its
+    /// size and checksum), `-` for standard input, `?` for a file that cannot be read (the run
+    /// then fails reading it).
+    static func inputs(of config: PipelineConfig) -> [String] {
+        var known: [String: String] = [:]
+        return config.sources.map { source in
+            if source.path == "-" { return "-" }
+            if let identity = known[source.path] { return identity }
+            let identity = (try? InputIdentity(ofFileAt: source.path)).map(\.description) ?? "?"
+            known[source.path] = identity
+            return identity
+        }
     }
 
     /// A pipeline's identity for checkpoints: its file, its model, the sources' paths and the batch
@@ -50,7 +71,7 @@ final class BatchCheckpoint: @unchecked Sendable {
     }
 
     /// The checkpoint a store holds, if an interrupted run left one: `<pipeline> <source> <prefix>
-    /// [later=<batch>,…] [pending=<source>.<batch>.<record>,…]`.
+    /// [later=<batch>,…] [pending=<source>.<batch>.<record>,…] [inputs=<identity>,…]`.
     static func position(in metadata: StoreMetadata) -> Position? {
         guard let text = metadata.userInfo[key] else { return nil }
         let parts = text.split(separator: " ")
@@ -61,6 +82,9 @@ final class BatchCheckpoint: @unchecked Sendable {
                 position.alsoDone = Set(part.dropFirst(6).split(separator: ",").compactMap { Int($0) })
             } else if part.hasPrefix("pending=") {
                 position.pending = Self.decode(pending: part.dropFirst(8))
+            } else if part.hasPrefix("inputs=") {
+                position.inputs = part.dropFirst(7).split(separator: ",", omittingEmptySubsequences: false).map(
+                    String.init)
             }
         }
         return position
@@ -186,6 +210,7 @@ final class BatchCheckpoint: @unchecked Sendable {
                 var waits = pending
                 waits.update(adding: waiting, removing: resolved)
                 if !waits.isEmpty { text += " pending=" + waits.text }
+                text += " inputs=" + inputs.joined(separator: ",")
                 return (text, coordinator.metadata(for: store))
             }
             var metadata = before

@@ -9,7 +9,8 @@ import Glibc
 /// named after the process that made it, and removed when the next run starts
 /// (`PipelineRunner.run`) once that process is gone. A rejects file's lines not yet moved into place
 /// (`<rejects>.sluice-tmp-<pid>`) are kept, by the next run writing rejects into that folder.
-/// (A killed run's `<target>.sluice-tmp` is removed by the next run into that target.)
+/// A killed run's copy of its target (`<target>.sluice-tmp-<pid>`, and its WAL) is removed by the
+/// next run into that target, once that process is gone — never while it runs.
 enum Leftovers {
     /// The prefix of a temporary file or folder of this process: `<kind>-<pid>-`.
     static func prefix(_ kind: String) -> String { "\(kind)-\(getpid())-" }
@@ -28,6 +29,23 @@ enum Leftovers {
     /// `<path>.sluice-tmp-<pid>`.
     static func name(beside path: String) -> String { "\(path).sluice-tmp-\(getpid())" }
 
+    /// Removes the work copies of `target` (`<target>.sluice-tmp-<pid>`, with its `-wal`, `-shm`,
+    /// `-journal`) whose process is gone, and the one an earlier version named `<target>.sluice-tmp`
+    /// (the caller holds the target's lock: no run of that version is writing it).
+    static func removeStaleWorkCopies(of target: URL) {
+        let folder = target.deletingLastPathComponent()
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+        let stem = target.lastPathComponent + ".sluice-tmp"
+        for name in names where name.hasPrefix(stem) {
+            let rest = name.dropFirst(stem.count)
+            if rest.isEmpty || ["-wal", "-shm", "-journal"].contains(String(rest)) {
+                unlink(folder.appendingPathComponent(name).path)
+            } else if rest.hasPrefix("-") {
+                removeIfGone(folder.appendingPathComponent(name), pid: rest.dropFirst())
+            }
+        }
+    }
+
     /// Keeps what killed runs wrote of their rejects in `folder` (`<name>.sluice-tmp-<pid>`, and
     /// `….sorted` when the kill came while they were put in order): once that process is gone, the
     /// lines — whole ones only — are moved to `<name without .jsonl>.interrupted-<pid>.jsonl`, so the
@@ -39,6 +57,8 @@ enum Leftovers {
             let rest = name[range.upperBound...]
             guard let pid = Int32(rest.prefix { $0.isNumber }), pid > 0, pid != getpid(), isGone(pid) else { continue }
             let url = folder.appendingPathComponent(name)
+            // Rejects are JSON lines: a store's work copy (or its WAL) is another run's to remove.
+            guard rest.allSatisfy({ $0.isNumber }) || rest.hasSuffix(".sorted"), isRejects(url) else { continue }
             if rest.hasSuffix(".sorted"), names.contains(String(name.dropLast(7))) {
                 try? FileManager.default.removeItem(at: url)  // the unsorted lines are whole
                 continue
@@ -52,6 +72,14 @@ enum Leftovers {
             try? FileManager.default.moveItem(
                 at: url, to: folder.appendingPathComponent("\(stem).interrupted-\(pid).jsonl"))
         }
+    }
+
+    /// Whether the file at `url` holds JSON lines (or nothing yet).
+    private static func isRejects(_ url: URL) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return false }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 1)) ?? Data()
+        return head.isEmpty || head.first == UInt8(ascii: "{")
     }
 
     /// Whether no process `pid` runs (a process of another user answers EPERM: it runs).

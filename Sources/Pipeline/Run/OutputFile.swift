@@ -44,8 +44,18 @@ public enum OutputFile {
             if config.store != .inMemory { target = target ?? config.targetPath }
         }
         if let target {
-            for suffix in ["", "-wal", "-shm", "-journal", ".lock", ".sluice-tmp"] {
+            for suffix in ["", "-wal", "-shm", "-journal", ".lock"] {
                 protected.append((target + suffix, suffix.isEmpty ? "the target" : "a file of the target"))
+            }
+            // A run's work copy of the target (`<target>.sluice-tmp-<pid>`), whichever run's.
+            let name = URL(fileURLWithPath: path).lastPathComponent, work = URL(fileURLWithPath: target)
+            if name.hasPrefix(work.lastPathComponent + ".sluice-tmp"),
+                identity(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+                    == identity(work.deletingLastPathComponent().path)
+            {
+                throw UsageError(
+                    "\(kind.option) \(path) is a run's copy of the target: an output never replaces what the run "
+                        + "reads or writes")
             }
         }
         let output = identity(path)

@@ -27,6 +27,9 @@ public final class PipelineRunner {
     public private(set) var rejectsFile: String?
     /// The first rejected records (at most 3), for a summary that shows why.
     public private(set) var firstRejects: [RecordReject] = []
+    /// The checkpoint of an interrupted run that `Options.discardCheckpoint` set aside: its source
+    /// (from 1) and batches done.
+    public private(set) var discardedCheckpoint: (source: Int, batches: Int)?
 
     public init(config: PipelineConfig) {
         self.config = config
@@ -42,6 +45,9 @@ public final class PipelineRunner {
         /// `commit: batches`: go on from the checkpoint an interrupted run left in the target
         /// (without it, such a target is an error: `RunError.interrupted`).
         public var resume = false
+        /// `commit: batches`: start from the first record, setting aside the checkpoint an
+        /// interrupted run left (the batches it committed stay; `discardedCheckpoint` says so).
+        public var discardCheckpoint = false
         /// Seconds to wait for a run holding the target's lock (0: fail at once, `RunError.locked`).
         public var waitLock = 0.0
         public init() {}
@@ -72,8 +78,10 @@ public final class PipelineRunner {
         do {
             try RunStop.check()
             let target = try TargetTransaction(
-                config: config, dryRun: options.dryRun, resume: options.resume, waitLock: options.waitLock)
+                config: config, dryRun: options.dryRun, resume: options.resume,
+                discardCheckpoint: options.discardCheckpoint, waitLock: options.waitLock)
             transaction = target
+            discardedCheckpoint = target.discarded.map { ($0.sourceIndex + 1, $0.batches) }
             clock.end("target")
             if let rejectsPath {
                 if !fresh { try OutputFile.check(rejectsPath, .rejects, config: config) }

@@ -136,7 +136,7 @@ struct RejectsFile {
             self.path = path
         }
         let temporary = Leftovers.name(beside: path)
-        descriptor = Glibc.open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        descriptor = ReportFile.createOwn(temporary, access: O_RDWR)
         guard descriptor >= 0 else { throw RunError.file(.posix(.open, "the rejects file", path: path)) }
         self.temporary = temporary
     }
@@ -216,7 +216,7 @@ struct RejectsFile {
             Self.precedes(lines[a], lines[b], files) || (!Self.precedes(lines[b], lines[a], files) && a < b)
         }
         let sorted = temporary + ".sorted"
-        let output = Glibc.open(sorted, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let output = ReportFile.createOwn(sorted)
         let role = "the rejects file (complete, but not put in input order)"
         guard output >= 0 else { return .file(.posix(.write, role, path: path)) }
         var buffer = Data(), ok = true

@@ -145,6 +145,8 @@ public struct InterruptedRun: Sendable, CustomStringConvertible {
         case needsResume
         /// The checkpoint was left by another pipeline (or this one before it changed).
         case otherPipeline
+        /// An input the interrupted run read is another file now (its size or content differs).
+        case inputChanged(path: String)
     }
 
     public var target: String
@@ -164,10 +166,16 @@ public struct InterruptedRun: Sendable, CustomStringConvertible {
         switch reason {
         case .needsResume:
             return "the target \(target) holds the checkpoint of an interrupted run (source \(source), "
-                + "\(batches) batches done); run again with --resume to go on from there"
+                + "\(batches) batches done); run again with --resume to go on from there, or with "
+                + "--discard-checkpoint to start over"
         case .otherPipeline:
             return "the checkpoint in \(target) was left by another pipeline (or this one before it changed: file, "
-                + "model, batch size or inputs); it cannot be resumed"
+                + "model, batch size or inputs); it cannot be resumed: run with --discard-checkpoint to start over "
+                + "(the batches it committed stay)"
+        case .inputChanged(let path):
+            return "\(path) is not the file the interrupted run read (its size or content differs): resuming would "
+                + "skip records of the new file; run with --discard-checkpoint to start over from its first record "
+                + "(the batches committed before stay)"
         }
     }
 }

@@ -197,11 +197,23 @@ public enum ReportFile {
         if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
             throw RunFileError(.write, role, path: path, errno: EISDIR)
         }
-        let probe = path + ".sluice-tmp"
-        let descriptor = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let probe = Leftovers.name(beside: path)
+        let descriptor = createOwn(probe)
         guard descriptor >= 0 else { throw RunFileError.posix(.write, role, path: path) }
         close(descriptor)
         unlink(probe)
+    }
+
+    /// A new file of this process's own at `path` (`<name>.sluice-tmp-<pid>`), for writing:
+    /// `O_CREAT | O_EXCL | O_NOFOLLOW`, so never another's file nor a link's destination (one a
+    /// process gone before, that had this number, left at the name is removed first); `-1` with
+    /// `errno` set when it cannot be made.
+    static func createOwn(_ path: String, access: Int32 = O_WRONLY, mode: mode_t = 0o644) -> Int32 {
+        let flags = access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        let descriptor = open(path, flags, mode)
+        guard descriptor < 0, errno == EEXIST else { return descriptor }
+        unlink(path)
+        return open(path, flags, mode)
     }
 
     /// Writes all of `data` to `descriptor` (again after a signal interrupts it); `false` with
@@ -224,8 +236,8 @@ public enum ReportFile {
     /// Writes `data` to a file beside `path`, syncs it and renames it over `path`.
     /// - Throws: `RunFileError` naming the file and the system's reason.
     static func write(_ data: Data, to path: String, role: String) throws {
-        let temporary = path + ".sluice-tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let temporary = Leftovers.name(beside: path)
+        let descriptor = createOwn(temporary)
         guard descriptor >= 0 else { throw RunFileError.posix(.write, role, path: path) }
         let written = writeAll(data, to: descriptor) && fsync(descriptor) == 0
         let failure = errno

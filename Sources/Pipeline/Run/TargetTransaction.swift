@@ -5,8 +5,8 @@ import ObjectGraph
 /// A run's target as one transaction: the lock that keeps a second run out, the file the run
 /// writes, and how it becomes the target.
 ///
-/// - `commit: atomic`: the run writes a copy of the target (`<target>.sluice-tmp`, or a new file
-///   for a new target) and `commit()` renames it over the target — one atomic step, after syncing
+/// - `commit: atomic`: the run writes a copy of the target (`<target>.sluice-tmp-<pid>`, a name of
+///   its own) and `commit()` renames it over the target — one atomic step, after syncing
 ///   it — so the target is as before or as after, whatever happens. A target another program
 ///   wrote meanwhile is not replaced (`RunError.targetChanged`).
 /// - `commit: batches`: the run writes the target itself, each batch's save committing with a
@@ -30,9 +30,16 @@ final class TargetTransaction {
     private(set) var checkpoint: BatchCheckpoint?
     /// `commit: batches` with `--resume`: where the interrupted run stopped.
     private(set) var resumePosition: BatchCheckpoint.Position?
+    /// `commit: batches`: start over, setting aside the checkpoint an interrupted run left.
+    private let discardCheckpoint: Bool
+    /// The checkpoint set aside (`discardCheckpoint`), if there was one.
+    private(set) var discarded: BatchCheckpoint.Position?
     private var lock: StoreLock?
     /// The target's file state when the run copied it (`commit: atomic`).
-    private var copiedState: [String]?
+    var copiedState: [String]?
+    /// The work copy as the run made it (`O_EXCL`, never through a link), held open until the commit
+    /// renames it: what is renamed must be this file, not one put at its name meanwhile.
+    var workDescriptor: Int32 = -1
     /// A dry run's folder in the temporary folder, holding its copy of the target.
     private var dryRunFolder: URL?
 
@@ -59,11 +66,16 @@ final class TargetTransaction {
     /// - Parameters:
     ///   - dryRun: work on a copy in the temporary folder; the target is only read.
     ///   - resume: `commit: batches`: go on from the checkpoint (without it, a target holding one
-    ///     is refused: `RunError.interrupted`).
+    ///     is refused: `RunError.interrupted`), if the inputs it read are still the same files.
+    ///   - discardCheckpoint: `commit: batches`: start from the first record, the checkpoint an
+    ///     interrupted run left set aside (the batches it committed stay).
     ///   - waitLock: seconds to wait for another run's lock.
     /// - Throws: `RunError` (`.locked`, `.file`, `.store`, `.interrupted`).
-    init(config: PipelineConfig, dryRun: Bool, resume: Bool, waitLock: Double = 0) throws {
+    init(
+        config: PipelineConfig, dryRun: Bool, resume: Bool, discardCheckpoint: Bool = false, waitLock: Double = 0
+    ) throws {
         self.config = config
+        self.discardCheckpoint = discardCheckpoint
         let target = config.store == .inMemory ? nil : config.targetPath.map(Self.realFile)
         self.target = target
         coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
@@ -88,11 +100,14 @@ final class TargetTransaction {
             if dryRun {
                 let folder = try Self.dryRunFolder()
                 dryRunFolder = folder
-                work = try Self.workCopy(
-                    of: target, at: folder.appendingPathComponent(target.lastPathComponent), state: &copiedState)
+                work = folder.appendingPathComponent(target.lastPathComponent)
+                (copiedState, workDescriptor) = try Self.workCopy(of: target, at: work!, kind: config.store)
             } else if config.commit == .atomic {
-                work = try Self.workCopy(
-                    of: target, at: URL(fileURLWithPath: target.path + ".sluice-tmp"), state: &copiedState)
+                // A name of this run's own: another run's copy (after its lock file was removed under
+                // it) is never this one, and is removed only once its process is gone.
+                Leftovers.removeStaleWorkCopies(of: target)
+                work = URL(fileURLWithPath: Leftovers.name(beside: target.path))
+                (copiedState, workDescriptor) = try Self.workCopy(of: target, at: work!, kind: config.store)
             }
         }
         self.work = work
@@ -129,6 +144,21 @@ final class TargetTransaction {
         return URL(fileURLWithPath: bytes.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
     }
 
+    /// The input of a source the interrupted run read (wholly, or up to its checkpoint) that is not
+    /// the file it read any more — a new export under the same name — or `nil`. Standard input can
+    /// never be known to be the same. A checkpoint that recorded no inputs (an older version's) is
+    /// taken as it is.
+    private static func changedInput(
+        since left: BatchCheckpoint.Position, now: [String], of config: PipelineConfig
+    ) -> String? {
+        guard let before = left.inputs else { return nil }
+        for index in config.sources.indices where index <= left.sourceIndex {
+            let was = index < before.count ? before[index] : "?"
+            if was == "-" || was != now[index] { return config.sources[index].path }
+        }
+        return nil
+    }
+
     private func openStore(resume: Bool) throws {
         var options = config.store == .sqlite ? config.storeOptions : [:]
         if let work, work != target, config.store == .sqlite {
@@ -153,11 +183,12 @@ final class TargetTransaction {
         guard work != nil else { return }
         // The model goes with the store (written with its first save), for `inspect` and `validate`.
         var metadata = coordinator.metadata(for: store)
-        StoredModel.record(fileAt: config.modelPath, in: &metadata)
+        if let model = config.modelText { StoredModel.record(text: model.text, isJSON: model.isJSON, in: &metadata) }
         coordinator.setMetadata(metadata, for: store)
         guard commitsBatches else { return }
         let made = BatchCheckpoint(
-            coordinator: coordinator, store: store, pipeline: BatchCheckpoint.identity(of: config))
+            coordinator: coordinator, store: store, pipeline: BatchCheckpoint.identity(of: config),
+            inputs: BatchCheckpoint.inputs(of: config))
         if let left = BatchCheckpoint.position(in: coordinator.metadata(for: store)) {
             let interrupted = { (reason: InterruptedRun.Reason) in
                 RunError.interrupted(
@@ -165,9 +196,20 @@ final class TargetTransaction {
                         target: self.target?.path ?? "", reason: reason, source: left.sourceIndex + 1,
                         batches: left.batches))
             }
-            guard resume else { throw interrupted(.needsResume) }
-            guard left.pipeline == made.pipeline else { throw interrupted(.otherPipeline) }
-            resumePosition = left
+            if discardCheckpoint {
+                // The batches it committed stay; this run starts from the first record.
+                var metadata = coordinator.metadata(for: store)
+                metadata.userInfo[BatchCheckpoint.key] = nil
+                coordinator.setMetadata(metadata, for: store)
+                discarded = left
+            } else {
+                guard resume else { throw interrupted(.needsResume) }
+                guard left.pipeline == made.pipeline else { throw interrupted(.otherPipeline) }
+                if let changed = Self.changedInput(since: left, now: made.inputs, of: config) {
+                    throw interrupted(.inputChanged(path: changed))
+                }
+                resumePosition = left
+            }
         }
         checkpoint = made
     }
@@ -187,7 +229,7 @@ final class TargetTransaction {
         }
         coordinator.removePersistentStore(store)
         self.store = nil
-        if let target, let work, work != target { try Self.move(work, over: target, copiedState: copiedState) }
+        if let target, let work, work != target { try move(work, over: target) }
     }
 
     /// After a failure: the store is closed and the work copy removed (the target is as it was).
@@ -195,88 +237,8 @@ final class TargetTransaction {
         if let store { coordinator.removePersistentStore(store) }
         store = nil
         if let target, let work, work != target { Self.removeStoreFiles(at: work) }
+        closeWorkCopy()
         if let dryRunFolder { try? FileManager.default.removeItem(at: dryRunFolder) }
         dryRunFolder = nil
-    }
-
-    // MARK: The work copy
-
-    /// The file the run writes, `work`: a copy of the target (or nothing, for a new target), its
-    /// WAL with it, owned and permitted as the target is. The target itself is only read: never
-    /// opened as a store here (that would switch it to WAL mode, or add a store's tables to
-    /// another program's database), so a run that fails leaves it byte for byte as it was.
-    private static func workCopy(of target: URL, at work: URL, state: inout [String]?) throws -> URL {
-        removeStoreFiles(at: work)  // what a killed run left
-        guard FileManager.default.fileExists(atPath: target.path) else { return work }
-        state = fileState(of: target)
-        for suffix in ["", "-wal"] where suffix.isEmpty || FileManager.default.fileExists(atPath: target.path + suffix)
-        {
-            do { try FileManager.default.copyItem(atPath: target.path + suffix, toPath: work.path + suffix) } catch {
-                throw RunError.file(
-                    RunFileError(.copy, "the target to work on", path: target.path + suffix, underlying: error))
-            }
-        }
-        var info = stat()
-        if stat(target.path, &info) == 0 {
-            // The group a reader relies on goes with the new file (the owner too, where allowed).
-            _ = chown(work.path, info.st_uid, info.st_gid)
-            _ = chmod(work.path, info.st_mode & 0o7777)
-        }
-        return work
-    }
-
-    /// Size and modification time of a file and its WAL, to see whether another program wrote it.
-    private static func fileState(of url: URL) -> [String] {
-        ["", "-wal"].map { suffix in
-            var info = stat()
-            guard stat(url.path + suffix, &info) == 0 else { return "none" }
-            return "\(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
-        }
-    }
-
-    /// Renames the finished copy over the target: one atomic step. A target another program wrote
-    /// since it was copied (a shared database) is not replaced: that would lose its writes.
-    private static func move(_ work: URL, over target: URL, copiedState: [String]?) throws {
-        if let copiedState, fileState(of: target) != copiedState { throw RunError.targetChanged(path: target.path) }
-        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: work.path + suffix) }
-        try sync(work, "the finished store", naming: target)
-        guard rename(work.path, target.path) == 0 else {
-            throw RunError.file(.posix(.rename, "the finished store", path: target.path))
-        }
-        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target.path + suffix) }
-        try sync(target.deletingLastPathComponent(), "the target's folder")
-    }
-
-    /// Has the kernel start writing the work copy's pages to the disk now, without waiting for it
-    /// (Linux `sync_file_range`), so that the sync in `commit()` finds little left to write: called
-    /// while the run still computes (indexes, validation). Nothing happens where the call is missing.
-    func startWriteback() {
-        guard let target, let work, work != target, let startWriteback = Self.syncFileRange else { return }
-        let descriptor = open(work.path, O_RDONLY)
-        guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
-        _ = startWriteback(descriptor, 0, 0, 2)  // SYNC_FILE_RANGE_WRITE: start, do not wait
-    }
-
-    /// glibc's `sync_file_range`, which Swift's Glibc module does not declare.
-    private static let syncFileRange: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? = {
-        guard let symbol = dlsym(nil, "sync_file_range") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
-    }()
-
-    /// Flushes a file (or a folder, for a rename in it) to the disk; errors name `named` (the target,
-    /// for its work copy, which a failed run removes).
-    private static func sync(_ url: URL, _ role: String, naming named: URL? = nil) throws {
-        let descriptor = open(url.path, O_RDONLY)
-        let path = (named ?? url).path
-        guard descriptor >= 0 else { throw RunError.file(.posix(.open, role, path: path)) }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw RunError.file(.posix(.sync, role, path: path)) }
-    }
-
-    static func removeStoreFiles(at url: URL) {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            try? FileManager.default.removeItem(atPath: url.path + suffix)
-        }
     }
 }

@@ -48,7 +48,10 @@ public enum ExitStatus: Int32, Sendable {
         case .locked: return .locked
         case .input(_, let reader): return ExitStatus(for: reader)
         case .store(let store): return status(of: store)
-        case .unmappedRecord, .interrupted: return .usage
+        case .interrupted(let run):
+            if case .inputChanged = run.reason { return .failure }
+            return .usage
+        case .unmappedRecord: return .usage
         case .batchNotSaved, .file, .targetChanged, .stopped: return .failure
         }
     }

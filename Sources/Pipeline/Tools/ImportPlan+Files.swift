@@ -1,52 +1,41 @@
 import Foundation
 
 extension ImportPlan {
-    /// An import's pipeline written to disk and loaded: run `config`, then `removeFiles()` (which
-    /// keeps them when the user asked to save the pipeline).
+    /// An import's pipeline, loaded: run `config`.
     public struct Prepared {
         public let config: PipelineConfig
         /// What the inputs define but hold no rows of (views, triggers, virtual tables).
         public let notImported: [String]
         /// What was guessed about the inputs (`ImportPlan.guesses`).
         public let guesses: [String]
-        let files: [URL]
-
-        /// Removes the pipeline and model files written for the run, unless they were asked for.
-        public func removeFiles() {
-            for file in files { try? FileManager.default.removeItem(at: file) }
-        }
     }
 
-    /// Plans the import and writes its pipeline — to `savePipeline` (with the inferred model next to
-    /// it, `<name>.model.yaml`) to keep, or to temporary files — and loads it.
-    /// - Throws: what `init(_:modelFile:)` and `PipelineFile.load` throw; `RunFileError` when a
-    ///   file cannot be written.
+    /// Plans the import and loads its pipeline: kept in memory, or written to `savePipeline` (with
+    /// the inferred model next to it, `<name>.model.yaml`) to keep and run again — never through a
+    /// file in a shared temporary folder another user could change between the write and the read.
+    /// - Throws: what `init(_:modelFile:folder:)` and `PipelineFile.load` throw; `RunFileError` when
+    ///   a file cannot be written.
     public static func prepare(_ options: Options, savingPipelineTo savePipeline: String?) throws -> Prepared {
-        let saved = savePipeline.map { URL(fileURLWithPath: $0) }
-        if let saved {
-            try OutputFile.check(saved.path, .pipeline, config: nil, reads: options.inputs, target: options.target)
+        guard let savePipeline else {
+            // Named after the first input, so that a message about them says what they were made from.
+            let first = options.inputs.first.map { $0 == "-" ? "standard input" : $0 } ?? "the inputs"
+            let base = URL(fileURLWithPath: first).standardizedFileURL.path
+            let modelFile = base + " (inferred model)"
+            let plan = try ImportPlan(options, modelFile: modelFile)
+            let config = try PipelineFile.load(
+                text: plan.pipelineText, file: base + " (import pipeline)",
+                models: plan.modelText.map { [modelFile: $0] } ?? [:])
+            return Prepared(config: config, notImported: plan.notImported, guesses: plan.guesses)
         }
-        let directory = saved?.deletingLastPathComponent() ?? FileManager.default.temporaryDirectory
-        let stem = saved?.deletingPathExtension().lastPathComponent ?? Leftovers.prefix("sluice-import") + "pipeline"
-        let modelFile = directory.appendingPathComponent(stem + ".model.yaml")
-        let plan = try ImportPlan(
-            options, modelFile: modelFile.path, folder: saved?.deletingLastPathComponent())
-        let pipelineFile = saved ?? directory.appendingPathComponent(stem + ".yaml")
-        var written: [URL] = []
-        func write(_ text: String, to url: URL, _ role: String) throws {
-            try ReportFile.write(Data(text.utf8), to: url.path, role: role)
-            written.append(url)
+        let saved = URL(fileURLWithPath: savePipeline).standardizedFileURL
+        try OutputFile.check(saved.path, .pipeline, config: nil, reads: options.inputs, target: options.target)
+        let modelFile = saved.deletingPathExtension().appendingPathExtension("model.yaml")
+        let plan = try ImportPlan(options, modelFile: modelFile.path, folder: saved.deletingLastPathComponent())
+        if let modelText = plan.modelText {
+            try ReportFile.write(Data(modelText.utf8), to: modelFile.path, role: "the model file")
         }
-        do {
-            if let modelText = plan.modelText { try write(modelText, to: modelFile, "the model file") }
-            try write(plan.pipelineText, to: pipelineFile, "the pipeline file")
-            let config = try PipelineFile.load(contentsOf: pipelineFile)
-            return Prepared(
-                config: config, notImported: plan.notImported, guesses: plan.guesses, files: saved == nil ? written : []
-            )
-        } catch {
-            if saved == nil { for file in written { try? FileManager.default.removeItem(at: file) } }
-            throw error
-        }
+        try ReportFile.write(Data(plan.pipelineText.utf8), to: saved.path, role: "the pipeline file")
+        let config = try PipelineFile.load(contentsOf: saved)
+        return Prepared(config: config, notImported: plan.notImported, guesses: plan.guesses)
     }
 }

@@ -43,92 +43,121 @@ final class TranscodingByteSource: ByteSource {
         let out = buffer.bindMemory(to: UInt8.self)
         var produced = 0
         while produced == 0 {
-            if atEnd {
-                if rawCount > 0 || pendingHighSurrogate != nil {
-                    guard lossy else {
-                        throw ReaderError(
-                            .encoding, "\(name): the input ends inside a UTF-16 character (byte \(offset))")
-                    }
-                    rawCount = 0
-                    pendingHighSurrogate = nil
-                    return Self.put(0xFFFD, into: out, at: 0)
-                }
-                return 0
-            }
-            // Read as much raw input as the output can hold after expansion (at most 3 bytes per unit).
-            let wanted = min(raw.count - rawCount, max(2, out.count / 3))
-            if wanted > 0 {
-                let n = try raw.withUnsafeMutableBytes {
-                    try base.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[rawCount..<rawCount + wanted]))
-                }
-                if n == 0 { atEnd = true }
-                rawCount += n
-            }
-            var used = 0
+            if atEnd { return try endOfInput(into: out) }
+            try readRaw(room: out.count)
+            let used: Int
             switch encoding {
-            case .latin1, .windows1252:
-                while used < rawCount, produced + 3 <= out.count {
-                    let byte = raw[used]
-                    if byte < 0x80 {
-                        out[produced] = byte
-                        produced += 1
-                    } else {
-                        var scalar = UInt32(byte)
-                        if encoding == .windows1252, byte < 0xA0 {
-                            let mapped = Self.windows1252High[Int(byte - 0x80)]
-                            if mapped == 0 {
-                                guard lossy else {
-                                    throw ReaderError(
-                                        .encoding,
-                                        "\(name): byte 0x\(String(byte, radix: 16, uppercase: true)) at byte "
-                                            + "\(offset + used) is not a Windows-1252 character"
-                                    )
-                                }
-                                scalar = 0xFFFD
-                            } else {
-                                scalar = UInt32(mapped)
-                            }
-                        }
-                        produced += Self.put(scalar, into: out, at: produced)
-                    }
-                    used += 1
-                }
-            default:
-                let bigEndian = encoding == .utf16BE
-                while used + 1 < rawCount, produced + 4 <= out.count {
-                    let unit =
-                        bigEndian
-                        ? UInt16(raw[used]) << 8 | UInt16(raw[used + 1])
-                        : UInt16(raw[used + 1]) << 8 | UInt16(raw[used])
-                    used += 2
-                    if let high = pendingHighSurrogate {
-                        pendingHighSurrogate = nil
-                        if (0xDC00...0xDFFF).contains(unit) {
-                            let scalar = 0x10000 + (UInt32(high - 0xD800) << 10) + UInt32(unit - 0xDC00)
-                            produced += Self.put(scalar, into: out, at: produced)
-                            continue
-                        }
-                        guard lossy else { throw invalidUTF16(at: offset + used - 4) }
-                        produced += Self.put(0xFFFD, into: out, at: produced)
-                    }
-                    switch unit {
-                    case 0xD800...0xDBFF: pendingHighSurrogate = unit
-                    case 0xDC00...0xDFFF:
-                        guard lossy else { throw invalidUTF16(at: offset + used - 2) }
-                        produced += Self.put(0xFFFD, into: out, at: produced)
-                    default: produced += Self.put(UInt32(unit), into: out, at: produced)
-                    }
-                }
+            case .latin1, .windows1252: used = try convertSingleBytes(into: out, produced: &produced)
+            default: used = try convertUTF16(into: out, produced: &produced)
             }
-            offset += used
-            if used > 0 {
-                raw.withUnsafeMutableBytes {
-                    $0.baseAddress!.copyMemory(from: $0.baseAddress! + used, byteCount: rawCount - used)
-                }
-                rawCount -= used
-            }
+            dropConverted(used)
         }
         return produced
+    }
+
+    /// At the end of the input: a UTF-16 character left unfinished is an error, or U+FFFD when lossy.
+    /// Returns the bytes written to `out` (0 when nothing was left).
+    @inline(__always)
+    private func endOfInput(into out: UnsafeMutableBufferPointer<UInt8>) throws -> Int {
+        guard rawCount > 0 || pendingHighSurrogate != nil else { return 0 }
+        guard lossy else {
+            throw ReaderError(.encoding, "\(name): the input ends inside a UTF-16 character (byte \(offset))")
+        }
+        rawCount = 0
+        pendingHighSurrogate = nil
+        return Self.put(0xFFFD, into: out, at: 0)
+    }
+
+    /// Reads after the raw bytes kept as much raw input as an output of `room` bytes can hold after
+    /// expansion (at most 3 bytes per unit); sets `atEnd` at the end of the input.
+    @inline(__always)
+    private func readRaw(room: Int) throws {
+        let wanted = min(raw.count - rawCount, max(2, room / 3))
+        guard wanted > 0 else { return }
+        let n = try raw.withUnsafeMutableBytes {
+            try base.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[rawCount..<rawCount + wanted]))
+        }
+        if n == 0 { atEnd = true }
+        rawCount += n
+    }
+
+    /// Converts raw ISO-8859-1 or Windows-1252 bytes into `out` from `produced` on, while it has room.
+    /// Returns the raw bytes used.
+    @inline(__always)
+    private func convertSingleBytes(into out: UnsafeMutableBufferPointer<UInt8>, produced: inout Int) throws -> Int {
+        var used = 0
+        while used < rawCount, produced + 3 <= out.count {
+            let byte = raw[used]
+            if byte < 0x80 {
+                out[produced] = byte
+                produced += 1
+            } else {
+                var scalar = UInt32(byte)
+                if encoding == .windows1252, byte < 0xA0 {
+                    let mapped = Self.windows1252High[Int(byte - 0x80)]
+                    if mapped == 0 {
+                        guard lossy else {
+                            throw ReaderError(
+                                .encoding,
+                                "\(name): byte 0x\(String(byte, radix: 16, uppercase: true)) at byte "
+                                    + "\(offset + used) is not a Windows-1252 character"
+                            )
+                        }
+                        scalar = 0xFFFD
+                    } else {
+                        scalar = UInt32(mapped)
+                    }
+                }
+                produced += Self.put(scalar, into: out, at: produced)
+            }
+            used += 1
+        }
+        return used
+    }
+
+    /// Converts raw UTF-16 (the byte order of `encoding`) into `out` from `produced` on, while it has
+    /// room; a high surrogate at the end waits in `pendingHighSurrogate`. Returns the raw bytes used.
+    @inline(__always)
+    private func convertUTF16(into out: UnsafeMutableBufferPointer<UInt8>, produced: inout Int) throws -> Int {
+        var used = 0
+        let bigEndian = encoding == .utf16BE
+        while used + 1 < rawCount, produced + 4 <= out.count {
+            let unit =
+                bigEndian
+                ? UInt16(raw[used]) << 8 | UInt16(raw[used + 1])
+                : UInt16(raw[used + 1]) << 8 | UInt16(raw[used])
+            used += 2
+            if let high = pendingHighSurrogate {
+                pendingHighSurrogate = nil
+                if (0xDC00...0xDFFF).contains(unit) {
+                    let scalar = 0x10000 + (UInt32(high - 0xD800) << 10) + UInt32(unit - 0xDC00)
+                    produced += Self.put(scalar, into: out, at: produced)
+                    continue
+                }
+                guard lossy else { throw invalidUTF16(at: offset + used - 4) }
+                produced += Self.put(0xFFFD, into: out, at: produced)
+            }
+            switch unit {
+            case 0xD800...0xDBFF: pendingHighSurrogate = unit
+            case 0xDC00...0xDFFF:
+                guard lossy else { throw invalidUTF16(at: offset + used - 2) }
+                produced += Self.put(0xFFFD, into: out, at: produced)
+            default: produced += Self.put(UInt32(unit), into: out, at: produced)
+            }
+        }
+        return used
+    }
+
+    /// Counts `used` raw bytes as converted and moves the raw bytes after them to the front.
+    @inline(__always)
+    private func dropConverted(_ used: Int) {
+        offset += used
+        if used > 0 {
+            raw.withUnsafeMutableBytes {
+                $0.baseAddress!.copyMemory(from: $0.baseAddress! + used, byteCount: rawCount - used)
+            }
+            rawCount -= used
+        }
     }
 
     private func invalidUTF16(at byte: Int) -> ReaderError {

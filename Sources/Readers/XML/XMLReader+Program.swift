@@ -51,47 +51,59 @@ extension XMLReader {
         }
 
         init(_ roots: [XMLRecordSpec], namespaces: [String: String], file: String, parser: XMLPushParser) throws {
+            var compiler = Compiler(namespaces: namespaces, file: file, parser: parser)
+            for spec in roots { try compiler.compileRoot(spec) }
+            var nodes: [Node] = [], edges: [Edge] = [], attributes: [AttributeField] = [], texts: [Int] = [],
+                recordStarts: [Int] = []
+            for draft in compiler.drafts {
+                var node = Node()
+                node.edges = edges.count..<(edges.count + draft.edges.count)
+                edges += draft.edges
+                node.attributes = attributes.count..<(attributes.count + draft.attributes.count)
+                attributes += draft.attributes
+                node.texts = texts.count..<(texts.count + draft.texts.count)
+                texts += draft.texts
+                node.records = recordStarts.count..<(recordStarts.count + draft.records.count)
+                recordStarts += draft.records
+                nodes.append(node)
+            }
+            (self.nodes, self.edges, self.attributes, self.texts, self.recordStarts) = (
+                nodes, edges, attributes, texts, recordStarts
+            )
+            (self.specs, self.contexts) = (compiler.specs, compiler.contexts)
+        }
+
+        /// Compiles specs into the trie as drafts, one per node, each with lists of its own (`init`
+        /// then lays them end to end).
+        private struct Compiler {
+            let namespaces: [String: String]
+            let file: String
+            let parser: XMLPushParser
             var drafts = [Draft()]
-            var specs: [Spec] = [], contexts: [Record.Context] = []
+            var specs: [Spec] = []
+            var contexts: [Record.Context] = []
 
-            func name(_ text: Substring, of path: String) throws -> (UnsafePointer<UInt8>, UnsafePointer<UInt8>?) {
-                let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-                var uri: UnsafePointer<UInt8>?
-                if parts.count == 2 {
-                    guard let bound = namespaces[String(parts[0])] else {
-                        throw ReaderError(
-                            .invalidOption,
-                            "the path \(path.debugDescription) uses the namespace prefix \(parts[0]), which is not "
-                                + "bound; bind it (`--namespace \(parts[0])=URI`, or `namespaces:` in the pipeline)"
-                        )
-                    }
-                    guard let interned = parser.intern(bound) else {
-                        throw ReaderError(.invalidOption, "the namespace prefix \(parts[0]) is bound to an empty URI")
-                    }
-                    uri = interned
-                }
-                guard let local = parser.intern(String(parts[parts.count - 1])) else {
-                    throw ReaderError(.invalidOption, "the path \(path.debugDescription) has an empty name")
-                }
-                return (local, uri)
+            init(namespaces: [String: String], file: String, parser: XMLPushParser) {
+                self.namespaces = namespaces
+                self.file = file
+                self.parser = parser
             }
 
-            func descend(from node: Int, _ steps: [Substring], of path: String) throws -> Int {
-                var node = node
-                for step in steps {
-                    let (local, uri) = try name(step, of: path)
-                    if let edge = drafts[node].edges.first(where: { $0.name == local && $0.uri == uri }) {
-                        node = edge.node
-                    } else {
-                        drafts.append(Draft())
-                        drafts[node].edges.append(Edge(name: local, uri: uri, node: drafts.count - 1))
-                        node = drafts.count - 1
-                    }
+            /// A top-level spec: its path is absolute.
+            mutating func compileRoot(_ spec: XMLRecordSpec) throws {
+                let steps = spec.path.split(separator: "/")
+                guard spec.path.hasPrefix("/") else {
+                    throw ReaderError(
+                        .invalidOption, "the record path \(spec.path.debugDescription) must be absolute (start with /)")
                 }
-                return node
+                guard !steps.isEmpty else {
+                    throw ReaderError(.invalidOption, "the record path \(spec.path.debugDescription) names no element")
+                }
+                try compile(spec, at: try descend(from: 0, steps, of: spec.path))
             }
 
-            func compile(_ spec: XMLRecordSpec, at node: Int) throws {
+            /// A spec whose record element is `node`: its fields, then its child records' specs.
+            mutating func compile(_ spec: XMLRecordSpec, at node: Int) throws {
                 let number = specs.count
                 drafts.append(Draft())
                 let root = drafts.count - 1
@@ -128,36 +140,45 @@ extension XMLReader {
                 }
             }
 
-            for spec in roots {
-                let steps = spec.path.split(separator: "/")
-                guard spec.path.hasPrefix("/") else {
-                    throw ReaderError(
-                        .invalidOption, "the record path \(spec.path.debugDescription) must be absolute (start with /)")
+            /// The node `steps` lead to from `node`, made as needed.
+            mutating func descend(from node: Int, _ steps: [Substring], of path: String) throws -> Int {
+                var node = node
+                for step in steps {
+                    let (local, uri) = try name(step, of: path)
+                    if let edge = drafts[node].edges.first(where: { $0.name == local && $0.uri == uri }) {
+                        node = edge.node
+                    } else {
+                        drafts.append(Draft())
+                        drafts[node].edges.append(Edge(name: local, uri: uri, node: drafts.count - 1))
+                        node = drafts.count - 1
+                    }
                 }
-                guard !steps.isEmpty else {
-                    throw ReaderError(.invalidOption, "the record path \(spec.path.debugDescription) names no element")
-                }
-                try compile(spec, at: try descend(from: 0, steps, of: spec.path))
+                return node
             }
 
-            var nodes: [Node] = [], edges: [Edge] = [], attributes: [AttributeField] = [], texts: [Int] = [],
-                recordStarts: [Int] = []
-            for draft in drafts {
-                var node = Node()
-                node.edges = edges.count..<(edges.count + draft.edges.count)
-                edges += draft.edges
-                node.attributes = attributes.count..<(attributes.count + draft.attributes.count)
-                attributes += draft.attributes
-                node.texts = texts.count..<(texts.count + draft.texts.count)
-                texts += draft.texts
-                node.records = recordStarts.count..<(recordStarts.count + draft.records.count)
-                recordStarts += draft.records
-                nodes.append(node)
+            /// An element or attribute name of `path`, `prefix:name` or `name`, as the parser's copies of its
+            /// local name and namespace URI.
+            func name(_ text: Substring, of path: String) throws -> (UnsafePointer<UInt8>, UnsafePointer<UInt8>?) {
+                let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+                var uri: UnsafePointer<UInt8>?
+                if parts.count == 2 {
+                    guard let bound = namespaces[String(parts[0])] else {
+                        throw ReaderError(
+                            .invalidOption,
+                            "the path \(path.debugDescription) uses the namespace prefix \(parts[0]), which is not "
+                                + "bound; bind it (`--namespace \(parts[0])=URI`, or `namespaces:` in the pipeline)"
+                        )
+                    }
+                    guard let interned = parser.intern(bound) else {
+                        throw ReaderError(.invalidOption, "the namespace prefix \(parts[0]) is bound to an empty URI")
+                    }
+                    uri = interned
+                }
+                guard let local = parser.intern(String(parts[parts.count - 1])) else {
+                    throw ReaderError(.invalidOption, "the path \(path.debugDescription) has an empty name")
+                }
+                return (local, uri)
             }
-            (self.nodes, self.edges, self.attributes, self.texts, self.recordStarts) = (
-                nodes, edges, attributes, texts, recordStarts
-            )
-            (self.specs, self.contexts) = (specs, contexts)
         }
     }
 }

@@ -1,6 +1,5 @@
 import Drivers
 import Foundation
-import ObjectGraph
 
 /// One SELECT ready to run: SQL with numbered parameters and their values. `isExact` is false when
 /// part of the predicate or sort could not be expressed in SQL with the exact in-memory semantics;

@@ -154,6 +154,15 @@ struct LinkStage {
     /// rejects the record; so does an end that is an object of a waiting group. A link already
     /// there is left as it is (the record counts as unchanged).
     private func addLinks(_ batch: inout ImportBatch, final: Bool, waiting tops: inout Set<Int>) throws {
+        let ends = try linkEnds(batch, waiting: tops)
+        guard !ends.isEmpty else { return }
+        waitForHeldEnds(batch, ends, final: final, waiting: &tops)
+        addFoundLinks(&batch, ends, waiting: tops)
+    }
+
+    /// The ends of the batch's records of links neither rejected nor waiting (in `tops`), by record:
+    /// owners found by key or as the parent record's object, destinations found by key.
+    private func linkEnds(_ batch: ImportBatch, waiting tops: Set<Int>) throws -> [Int: LinkEnds] {
         let kinds = scope.kinds, context = scope.context
         var ends: [Int: LinkEnds] = [:]
         for kindIndex in kinds.all.indices {
@@ -183,7 +192,14 @@ struct LinkStage {
             }
             for (position, index) in members.enumerated() { ends[index] = found[position] }
         }
-        guard !ends.isEmpty else { return }
+        return ends
+    }
+
+    /// Adds to `tops` the group of each record of links an end of which is not found (unless `final`)
+    /// or is an object of a waiting group, until no more groups wait.
+    private func waitForHeldEnds(
+        _ batch: ImportBatch, _ ends: [Int: LinkEnds], final: Bool, waiting tops: inout Set<Int>
+    ) {
         // Ends that are objects of waiting groups, whose links would leave with them: those wait too,
         // and the groups they wait in may hold ends of others.
         func objects(of tops: Set<Int>) -> Set<ObjectIdentifier> {
@@ -212,6 +228,12 @@ struct LinkStage {
                 held = objects(of: tops)
             }
         }
+    }
+
+    /// Adds each record's destinations to its owner's to-many relationships (a link already there is
+    /// left as it is); rejects a record not waiting an end of which was not found.
+    private func addFoundLinks(_ batch: inout ImportBatch, _ ends: [Int: LinkEnds], waiting tops: Set<Int>) {
+        let kinds = scope.kinds
         // Each owner's destinations, read once per batch (a stored owner's to-many is loaded), so that a
         // link already stored is seen as such.
         var members: [ObjectIdentifier: [String: Set<ObjectIdentifier>]] = [:]

@@ -46,40 +46,15 @@ struct ReadStage {
         into queue: BoundedQueue<Batch>, progress: RunProgress, seconds: inout [Double], isCancelled: () -> Bool
     ) throws {
         var reader = try openReader(progress: progress)
-        var partOfKind: [String: Int] = [:]
-        for (part, member) in parts.enumerated().reversed() {
-            partOfKind[
-                kindKey(member.source.format == .xml ? member.source.record ?? "/" : member.source.table ?? "")] =
-                part
-        }
-        var part = 0, numbers = Array(repeating: 0, count: parts.count)
-        numbers[0] = skippedBatches
-        var batch: [Record] = [], topLevel = 0, repeats: [Int: KeyRepeats.Repeat] = [:]
-        var unreadable: [RecordReject] = []
+        let partOfKind = partsByKind()
+        var batch = OpenBatch(
+            parts: parts.count, batchSize: batchSize, skippedBatches: skippedBatches, alsoDone: alsoDone)
         // Found here, in input order, so that which of two records with one key is first never
         // depends on timing.
         let keyRepeats = parts.map { KeyRepeats($0.source) }
         var mark = Date()
         // A resumed run reads past the top-level records already imported, and their children.
         var skipping = skippedBatches * batchSize, skippingChildren = skippedBatches > 0
-        batch.reserveCapacity(batchSize)
-        /// Hands the batch over and starts the next; `false` when the import was cancelled.
-        func hand() -> Bool {
-            let records = !batch.isEmpty
-            defer {
-                // A batch of unreadable records only is not numbered: the numbers count records.
-                if records { numbers[part] += 1 }
-                batch = []
-                batch.reserveCapacity(batchSize)
-                topLevel = 0
-                repeats = [:]
-                unreadable = []
-            }
-            progress.read(records: batch.count)
-            guard !records || part != 0 || !alsoDone.contains(numbers[part]) else { return true }
-            return queue.push(
-                Batch(part: part, number: numbers[part], records: batch, repeats: repeats, unreadable: unreadable))
-        }
         // Records of one kind share their reader context: the last one's part answers most records.
         var lastKind: (context: Record.Context, part: Int?)?
         while !isCancelled() {
@@ -88,22 +63,9 @@ struct ReadStage {
                 next = try reader.next()
             } catch let error as ReaderError where error.isRecoverable && source.format == .csv && skipping == 0 {
                 guard let position = error.position else { throw inputError(error) }
-                let source = parts[part].source
-                unreadable.append(
-                    RecordReject(
-                        source: source.name, entity: source.mapping.entity, position: position,
-                        failures: [
-                            RejectFailure(
-                                property: "", raw: nil, rule: "\(error.kind)", message: error.message,
-                                position: position)
-                        ]))
+                batch.unreadable.append(unreadableReject(error, at: position, part: batch.part))
                 // Many unreadable rows in a row are handed over a batch at a time, on their own.
-                if unreadable.count >= batchSize {
-                    let rows = Batch(
-                        part: part, number: numbers[part], records: [], repeats: [:], unreadable: unreadable)
-                    unreadable = []
-                    guard queue.push(rows) else { return }
-                }
+                guard batch.handUnreadableWhenFull(to: queue) else { return }
                 continue
             } catch {
                 throw inputError(error)
@@ -121,26 +83,102 @@ struct ReadStage {
                 if parts.count > 1, lastKind?.context !== record.context {
                     lastKind = (record.context, partOfKind[kindKey(record.kind ?? "")])
                 }
-                if let next = lastKind?.part, next != part {
-                    if !batch.isEmpty || !unreadable.isEmpty { guard hand() else { return } }
+                if let next = lastKind?.part, next != batch.part {
+                    if !batch.isEmpty { guard batch.hand(to: queue, progress: progress) else { return } }
                     queue.waitUntilFinished()
                     let now = Date()
-                    seconds[part] += now.timeIntervalSince(mark)
+                    seconds[batch.part] += now.timeIntervalSince(mark)
                     mark = now
-                    part = next
-                    progress.switchTo(source: parts[part].source.name)
+                    batch.part = next
+                    progress.switchTo(source: parts[batch.part].source.name)
                 }
-                if topLevel >= batchSize { guard hand() else { return } }
-                topLevel += 1
+                if batch.topLevel >= batchSize { guard batch.hand(to: queue, progress: progress) else { return } }
+                batch.topLevel += 1
                 // An update of an earlier record (`last-wins`) needs nothing here: batches are
                 // written in input order.
-                if case .repeated(let repeated)? = keyRepeats[part]?.repeated(record) {
-                    repeats[batch.count] = repeated
+                if case .repeated(let repeated)? = keyRepeats[batch.part]?.repeated(record) {
+                    batch.repeats[batch.records.count] = repeated
                 }
             }
-            batch.append(record)
+            batch.records.append(record)
         }
-        if !batch.isEmpty || !unreadable.isEmpty { _ = hand() }
+        if !batch.isEmpty { _ = batch.hand(to: queue, progress: progress) }
+    }
+
+    /// The batch `read` is filling, and the numbers of each part's batches so far.
+    private struct OpenBatch {
+        let batchSize: Int
+        /// The part of the pass the batch's records belong to.
+        var part = 0
+        /// The next batch's number, by part.
+        var numbers: [Int]
+        var records: [Record] = []
+        var topLevel = 0
+        var repeats: [Int: KeyRepeats.Repeat] = [:]
+        var unreadable: [RecordReject] = []
+        /// Batches of the first part already in the store.
+        let alsoDone: Set<Int>
+
+        init(parts: Int, batchSize: Int, skippedBatches: Int, alsoDone: Set<Int>) {
+            self.batchSize = batchSize
+            numbers = Array(repeating: 0, count: parts)
+            numbers[0] = skippedBatches
+            records.reserveCapacity(batchSize)
+            self.alsoDone = alsoDone
+        }
+
+        /// Whether the batch holds neither records nor unreadable ones.
+        var isEmpty: Bool { records.isEmpty && unreadable.isEmpty }
+
+        /// Hands the batch over and starts the next; `false` when the import was cancelled.
+        mutating func hand(to queue: BoundedQueue<Batch>, progress: RunProgress) -> Bool {
+            let hasRecords = !records.isEmpty
+            defer {
+                // A batch of unreadable records only is not numbered: the numbers count records.
+                if hasRecords { numbers[part] += 1 }
+                records = []
+                records.reserveCapacity(batchSize)
+                topLevel = 0
+                repeats = [:]
+                unreadable = []
+            }
+            progress.read(records: records.count)
+            guard !hasRecords || part != 0 || !alsoDone.contains(numbers[part]) else { return true }
+            return queue.push(
+                Batch(part: part, number: numbers[part], records: records, repeats: repeats, unreadable: unreadable))
+        }
+
+        /// Hands the unreadable records over on their own once there are a batch of them; `false`
+        /// when the import was cancelled.
+        @inline(__always)
+        mutating func handUnreadableWhenFull(to queue: BoundedQueue<Batch>) -> Bool {
+            guard unreadable.count >= batchSize else { return true }
+            let rows = Batch(part: part, number: numbers[part], records: [], repeats: [:], unreadable: unreadable)
+            unreadable = []
+            return queue.push(rows)
+        }
+    }
+
+    /// The part of the pass each record kind belongs to (the first part, when several read one kind).
+    private func partsByKind() -> [String: Int] {
+        var partOfKind: [String: Int] = [:]
+        for (part, member) in parts.enumerated().reversed() {
+            partOfKind[
+                kindKey(member.source.format == .xml ? member.source.record ?? "/" : member.source.table ?? "")] =
+                part
+        }
+        return partOfKind
+    }
+
+    /// A CSV record the reader could not read as a record, rejected for the source of `part`.
+    private func unreadableReject(_ error: ReaderError, at position: SourcePosition, part: Int) -> RecordReject {
+        let source = parts[part].source
+        return RecordReject(
+            source: source.name, entity: source.mapping.entity, position: position,
+            failures: [
+                RejectFailure(
+                    property: "", raw: nil, rule: "\(error.kind)", message: error.message, position: position)
+            ])
     }
 
     /// A record kind as the pass compares it: SQL table names as SQLite does (in any ASCII case).
