@@ -120,6 +120,26 @@ func rowsPipeline(rows: Int, contexts: Int, store: String = "sqlite", target: St
     return pipeline.path
 }
 
+/// A SQL dump of 1,000,000 order lines before their 100,000 orders.
+func childrenFirstDump() throws -> String {
+    try hostileInput("children-first.sql") { handle in
+        try write(
+            "BEGIN TRANSACTION;\nCREATE TABLE orders(id INTEGER PRIMARY KEY, placed TEXT);\n"
+                + "CREATE TABLE lines(id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL REFERENCES orders(id), "
+                + "qty INTEGER);\n", to: handle)
+        var chunk = ""
+        for line in 0..<1_000_000 {
+            chunk += "INSERT INTO lines VALUES(\(line + 1),\(line % 100_000 + 1),\(line % 7));\n"
+            if chunk.utf8.count > 1 << 16 {
+                try write(chunk, to: handle)
+                chunk = ""
+            }
+        }
+        for order in 1...100_000 { chunk += "INSERT INTO orders VALUES(\(order),'2024-01-01');\n" }
+        try write(chunk + "COMMIT;\n", to: handle)
+    }
+}
+
 func runHostileCase(_ name: String) throws -> Bool {
     switch name {
     case "hostile_text_100mb":
@@ -146,22 +166,7 @@ func runHostileCase(_ name: String) throws -> Bool {
             : try runSluice(["import", bomb, "--record", "/rows/row", "--to", output("bomb.sqlite")])
         reportChild(name, records: 1, bytes: fileBytes(bomb), run)
     case "waiting_children_1m":
-        let dump = try hostileInput("children-first.sql") { handle in
-            try write(
-                "BEGIN TRANSACTION;\nCREATE TABLE orders(id INTEGER PRIMARY KEY, placed TEXT);\n"
-                    + "CREATE TABLE lines(id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL REFERENCES orders(id), "
-                    + "qty INTEGER);\n", to: handle)
-            var chunk = ""
-            for line in 0..<1_000_000 {
-                chunk += "INSERT INTO lines VALUES(\(line + 1),\(line % 100_000 + 1),\(line % 7));\n"
-                if chunk.utf8.count > 1 << 16 {
-                    try write(chunk, to: handle)
-                    chunk = ""
-                }
-            }
-            for order in 1...100_000 { chunk += "INSERT INTO orders VALUES(\(order),'2024-01-01');\n" }
-            try write(chunk + "COMMIT;\n", to: handle)
-        }
+        let dump = try childrenFirstDump()
         let run = try runSluice(["import", dump, "--to", output("children.sqlite")])
         reportChild(name, records: 1_100_000, bytes: fileBytes(dump), run)
     case "xml_depth_1m_infer":

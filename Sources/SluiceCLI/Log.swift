@@ -79,10 +79,25 @@ struct StandardErrorLog: LogHandler {
                 label = (event.level == .warning ? "\u{1B}[33m" : "\u{1B}[36m") + label + "\u{1B}[0m"
             }
             let prefix = colour && event.level >= .error ? "\u{1B}[31msluice:\u{1B}[0m" : "sluice:"
-            let extra = fields.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
-            line = "\(time) \(prefix) \(label)\(event.message)\(extra)"
+            let extra = fields.sorted { $0.key < $1.key }.map { " \($0.key)=\(Self.oneLine("\($0.value)"))" }.joined()
+            // Every line of a message after its first is indented: no text (a file name with a line
+            // break) can make a line that reads as another event.
+            line = "\(time) \(prefix) \(label)\(Self.indented("\(event.message)"))\(extra)"
         }
         FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// `text` with its line breaks and other control characters shown as escapes (`\n`).
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
+        return text.unicodeScalars.map {
+            $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0)
+        }.joined()
+    }
+
+    /// `text` with every line after the first indented, and carriage returns shown as `\r`.
+    static func indented(_ text: String) -> String {
+        text.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\n  ")
     }
 
     private static func json(_ value: Logger.Metadata.Value) -> Any {

@@ -83,11 +83,13 @@ struct RunOutput: ParsableArguments {
 
 /// The report of a command running a pipeline: written when it ends, or when a signal ends it.
 private final class RunRecord: @unchecked Sendable {
-    // @unchecked: `config` and `runner` are read and written with `lock` held; the rest is constant.
+    // @unchecked: `config`, `runner` and `path` are read and written with `lock` held; the rest is
+    // constant.
     private let lock = NSLock()
     private var config: PipelineConfig?
     private var runner: PipelineRunner?
-    private let command: String, pipeline: String?, path: String?, dryRun: Bool
+    private var path: String?
+    private let command: String, pipeline: String?, dryRun: Bool
     private let started = Date()
 
     init(command: String, pipeline: String?, path: String?, dryRun: Bool) {
@@ -98,10 +100,13 @@ private final class RunRecord: @unchecked Sendable {
         lock.withLock { (self.config, self.runner) = (config, runner) }
     }
 
+    /// The report's path was refused (it is a file the run reads or writes): nothing is written there.
+    func refusePath() { lock.withLock { path = nil } }
+
     /// Writes the report (when `--report` asked for one) of the run ended by `error`, or done.
     func write(_ error: (any Error)?) {
-        guard let path else { return }
-        let state: (PipelineConfig?, PipelineRunner?) = lock.withLock { (self.config, self.runner) }
+        let state: (PipelineConfig?, PipelineRunner?, String?) = lock.withLock { (config, runner, path) }
+        guard let path = state.2 else { return }
         let outcome = RunOutcome(
             config: state.0, command: command, pipeline: pipeline, dryRun: dryRun, started: started,
             report: state.1?.report ?? RunReport(), rejectsFile: state.1?.rejectsFile, error: error)
@@ -134,7 +139,12 @@ func execute(
     do {
         var config = try prepare()
         if let rejects = output.rejects { config.rejectsPath = rejects }
-        if let path = output.report { try OutputFile.check(path, .report, config: config) }
+        if let path = output.report {
+            do { try OutputFile.check(path, .report, config: config) } catch {
+                record.refusePath()
+                throw error
+            }
+        }
         let runner = PipelineRunner(config: config)
         record.set(config, runner)
         var options = PipelineRunner.Options()
@@ -151,6 +161,7 @@ func execute(
             ])
         let report = try runner.run(options)
         record.write(nil)
+        for note in runner.notes { warn(note) }
         if let (source, batches) = runner.discardedCheckpoint {
             warn(
                 "set aside the checkpoint of an interrupted run (source \(source), \(batches) batches done): this run "

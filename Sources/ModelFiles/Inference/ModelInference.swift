@@ -172,6 +172,8 @@ public struct ModelInference {
     /// What SQL inputs define but hold no rows of (views, triggers, virtual tables), each named
     /// with its file: `legacy.db: view "recent"`.
     public private(set) var notImported: [String] = []
+    /// Sluice's own tables the last reader held (for `noteNotImported`).
+    private var ownSkipped: [String] = []
     /// Records a reader could not read as records (a short row, a misplaced quote, invalid text):
     /// left out of the proposal — the first few errors, and how many there were in all.
     public private(set) var unreadable: (first: [ReaderError], count: Int) = ([], 0)
@@ -179,30 +181,46 @@ public struct ModelInference {
     public init() {}
 
     mutating func noteNotImported(_ names: [String], in path: String) {
-        notImported += names.map { "\(path): \($0)" }
+        notImported += (names + ownSkipped).map { "\(path): \($0)" }
+        ownSkipped = []
     }
+
+    /// Whether a table is one of Sluice's own (`_sluice_metadata`): never an input's data.
+    public static func isSluiceOwn(_ table: String) -> Bool { table.lowercased().hasPrefix("_sluice_") }
 
     /// Reads every record of `reader` into the proposal for `entity` (records of other kinds, e.g. XML
     /// children or other tables, become entities of their own, named after their kind).
     /// - Throws: the reader's non-recoverable errors; records with recoverable errors are skipped.
     /// - Parameter schemas: the tables' declared schemas (keys), asked for when a table's first record arrives.
+    /// The next record `reader` reads as one, the records it cannot read (a short row, a misplaced
+    /// quote) noted in `unreadable` and passed over; `nil` at the end.
+    private mutating func readableRecord(from reader: inout some RecordReader) throws -> Record? {
+        while true {
+            do {
+                return try reader.next()
+            } catch let error as ReaderError where error.isRecoverable {
+                if unreadable.first.count < 5 { unreadable.first.append(error) }
+                unreadable.count += 1
+            }
+        }
+    }
+
     public mutating func add(
         _ reader: some RecordReader, entity: String, table: String? = nil, schemas: () -> [TableSchema] = { [] }
     ) throws {
         var reader = reader
         var indexByKind: [String: Int] = [:]
         var lastEntityByNumber: (number: Int, entity: Int)?
-        while true {
-            let record: Record
-            do {
-                guard let next = try reader.next() else { break }
-                record = next
-            } catch let error as ReaderError where error.isRecoverable {
-                if unreadable.first.count < 5 { unreadable.first.append(error) }
-                unreadable.count += 1
+        var ownTables: [String] = []
+        defer { ownSkipped += ownTables.map { "table \($0.debugDescription) (Sluice's own metadata: never imported)" } }
+        while let record = try readableRecord(from: &reader) {
+            let kind = record.kind ?? ""
+            // A Sluice store's own tables (another store, or the target itself, as an input) never
+            // become entities: their rows would be written into the target's own metadata.
+            if Self.isSluiceOwn(kind) {
+                if !ownTables.contains(kind) { ownTables.append(kind) }
                 continue
             }
-            let kind = record.kind ?? ""
             let index: Int
             if let known = indexByKind[kind] {
                 index = known

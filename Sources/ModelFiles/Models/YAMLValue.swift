@@ -27,6 +27,17 @@ public indirect enum YAMLValue: Sendable {
     /// A flow list of texts (`[id, name]`).
     public static func texts(_ items: [String]) -> YAMLValue { .list(items.map(YAMLValue.text), flow: true) }
 
+    /// The value with `transform` applied to every text in it (keys too).
+    public func mappingTexts(_ transform: (String) -> String) -> YAMLValue {
+        switch self {
+        case .text(let text): return .text(transform(text))
+        case .number, .flag: return self
+        case .list(let items, let flow): return .list(items.map { $0.mappingTexts(transform) }, flow: flow)
+        case .map(let pairs, let flow):
+            return .map(pairs.map { (transform($0.0), $0.1.mappingTexts(transform)) }, flow: flow)
+        }
+    }
+
     /// The value as a Yams node.
     public var node: Node {
         switch self {

@@ -1,7 +1,6 @@
 import Foundation
 import ModelFiles
 import ObjectGraph
-import Readers
 import Yams
 
 /// Reads pipeline files (format in docs/pipeline-files.md): `${VAR}` and `${VAR:-default}` from the

@@ -65,7 +65,15 @@ extension PipelineReader {
                 fail(node, "unknown duplicates \(name.debugDescription) (use reject or last-wins)", entity: subject)
             }
         }
-        if let table = entry("table") { source.table = text(table, "table", source: subject) }
+        if let table = entry("table") {
+            source.table = text(table, "table", source: subject)
+            if let name = source.table, ModelInference.isSluiceOwn(name) {
+                fail(
+                    table,
+                    "\(name) is a Sluice store's own table (its metadata), never imported: its rows would replace "
+                        + "the target's", entity: subject)
+            }
+        }
         switch format {
         case .xml where source.record == nil:
             fail(node, "an xml source needs `record` (the path of its records, like /orders/order)", entity: subject)

@@ -21,8 +21,8 @@ struct PipelineReader: YAMLFileReader {
 
     // MARK: Values
 
-    /// The scalar's text with `${VAR}` / `${VAR:-default}` replaced; an unset or empty variable without
-    /// a default is an issue.
+    /// The scalar's text with `${VAR}` / `${VAR:-default}` replaced (`$${` stands for `${` itself);
+    /// an unset or empty variable without a default is an issue.
     mutating func text(_ node: Node, _ what: String, source: String? = nil, allowEmpty: Bool = false) -> String? {
         guard let raw = node.scalar?.string else {
             fail(node, "\(what) must be a single value", entity: source)
@@ -30,6 +30,12 @@ struct PipelineReader: YAMLFileReader {
         }
         var result = "", rest = Substring(raw)
         while let start = rest.range(of: "${") {
+            // `$${` is a `${` of the value itself (a file named `in-${X}.csv`), never a variable.
+            if start.lowerBound > rest.startIndex, rest[rest.index(before: start.lowerBound)] == "$" {
+                result += rest[..<rest.index(before: start.lowerBound)] + "${"
+                rest = rest[start.upperBound...]
+                continue
+            }
             result += rest[..<start.lowerBound]
             guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
                 fail(node, "\(what): `${` without a closing `}`", entity: source)
@@ -64,6 +70,18 @@ struct PipelineReader: YAMLFileReader {
     mutating func path(_ node: Node, _ what: String, source: String? = nil) -> String? {
         guard let text = text(node, what, source: source) else { return nil }
         if text == "-" { return text }  // standard input
+        // `${DIR:-}/t.sqlite` with DIR unset would put the file at the root of the disk.
+        if let raw = node.scalar?.string, raw.hasPrefix("${"), let end = raw.firstIndex(of: "}"),
+            raw[raw.index(after: end)...].hasPrefix("/"),
+            self.text(Node(String(raw[...end])), what, source: source, allowEmpty: true)?.isEmpty == true
+        {
+            fail(
+                node,
+                "\(what): \(raw[...end]) is empty, which would make \(text) a path at the root of the disk; "
+                    + "give the variable a value, or its default a folder",
+                entity: source)
+            return nil
+        }
         return URL(fileURLWithPath: text, relativeTo: folder).standardizedFileURL.path
     }
 

@@ -37,18 +37,20 @@ final class PendingRecords: @unchecked Sendable {
         static func < (a: Origin, b: Origin) -> Bool { (a.source, a.batch, a.record) < (b.source, b.batch, b.record) }
     }
 
-    /// A top-level record and its nested children.
+    /// A top-level record and its nested children; `readAgain`: read again by a resumed run from
+    /// its checkpoint (counted as read by this run when first tried).
     struct Group: Sendable {
         var origin: Origin
         var records: [Record]
+        var readAgain = false
     }
 
     /// Waiting groups of one source, packed (`PackedRecords`: a million small records fit in tens of
     /// megabytes) and read back a slice at a time.
     struct Waiting: Sendable {
         private var packed = PackedRecords()
-        /// Where each group starts in `packed`: its origin's batch and record, its record count, then
-        /// its records.
+        /// Where each group starts in `packed`: its origin's batch and record, its record count (twice
+        /// it, plus one when read again from a checkpoint), then its records.
         private var starts: [Int] = []
         let source: Int
         private(set) var recordCount = 0
@@ -62,7 +64,7 @@ final class PendingRecords: @unchecked Sendable {
             starts.append(packed.end)
             packed.append(integer: group.origin.batch)
             packed.append(integer: group.origin.record)
-            packed.append(integer: group.records.count)
+            packed.append(integer: group.records.count * 2 + (group.readAgain ? 1 : 0))
             for record in group.records { packed.append(record) }
             recordCount += group.records.count
         }
@@ -71,7 +73,9 @@ final class PendingRecords: @unchecked Sendable {
             var offset = starts[index]
             let origin = origin(at: &offset)
             let count = packed.integer(at: &offset)
-            return Group(origin: origin, records: (0..<count).map { _ in packed.record(at: &offset) })
+            return Group(
+                origin: origin, records: (0..<count / 2).map { _ in packed.record(at: &offset) },
+                readAgain: count % 2 == 1)
         }
 
         /// The groups of `range`, with their records.

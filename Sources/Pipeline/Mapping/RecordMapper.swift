@@ -141,6 +141,18 @@ public final class RecordMapper {
             for (field, converter) in parts { convert(field, converter) }
         }
         guard failures.isEmpty else {
+            // Every failure of the record: the model's rules the fields that did convert break too.
+            for (_, field, converter) in fields {
+                guard case .success(let value) = Self.convert(record, field: field, converter) else { continue }
+                converter.attribute.checkRules(of: value) { rule, message in
+                    let inRecord = field >= 0 && field < record.count
+                    failures.append(
+                        RejectFailure(
+                            property: converter.attribute.name, raw: inRecord ? record.string(field) : nil,
+                            rule: "\(rule)", message: message,
+                            position: inRecord ? record.position(ofField: field) : record.position))
+                }
+            }
             throw RecordReject(source: source, entity: reportName, position: record.position, failures: failures)
         }
         if let filter, !filter.evaluate(MappedSubject(entity: entity, attributes: attributes, values: mapped.values)) {

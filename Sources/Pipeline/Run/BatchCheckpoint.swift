@@ -21,7 +21,7 @@ final class BatchCheckpoint: @unchecked Sendable {
         /// …and these after them.
         var alsoDone: Set<Int> = []
         /// Records of done batches waiting for their parent.
-        var pending: Set<PendingRecords.Origin> = []
+        var pending = WaitingOrigins()
         /// What each source's input was (`InputIdentity`, `-` for standard input), by source; `nil`
         /// in a checkpoint of a version that did not record them.
         var inputs: [String]?
@@ -81,7 +81,7 @@ final class BatchCheckpoint: @unchecked Sendable {
             if part.hasPrefix("later=") {
                 position.alsoDone = Set(part.dropFirst(6).split(separator: ",").compactMap { Int($0) })
             } else if part.hasPrefix("pending=") {
-                position.pending = Self.decode(pending: part.dropFirst(8))
+                position.pending = WaitingOrigins(text: part.dropFirst(8))
             } else if part.hasPrefix("inputs=") {
                 position.inputs = part.dropFirst(7).split(separator: ",", omittingEmptySubsequences: false).map(
                     String.init)
@@ -95,7 +95,7 @@ final class BatchCheckpoint: @unchecked Sendable {
     /// changes, not what waits (a million waiting records made every save re-encode them all).
     /// Written as runs per batch: `0.3:0-499;0.4:2,7-9` (source 0, batch 3, places 0 to 499; batch 4,
     /// places 2 and 7 to 9). Whole batches often wait together.
-    struct WaitingOrigins {
+    struct WaitingOrigins: Equatable {
         struct Batch: Hashable, Comparable {
             var source: Int
             var batch: Int
@@ -105,6 +105,39 @@ final class BatchCheckpoint: @unchecked Sendable {
         private var texts: [Batch: String] = [:]
 
         init(_ origins: some Sequence<PendingRecords.Origin> = []) { update(adding: origins, removing: []) }
+
+        /// The origins a checkpoint's `pending=` text names (each set as a bit: never a set of
+        /// millions of origins in memory).
+        init(text: some StringProtocol) {
+            var added: [PendingRecords.Origin] = []
+            for entry in text.split(separator: ";") {
+                let halves = entry.split(separator: ":")
+                let batch = halves.first?.split(separator: ".").compactMap { Int($0) } ?? []
+                guard halves.count == 2, batch.count == 2 else { continue }
+                for run in halves[1].split(separator: ",") {
+                    let ends = run.split(separator: "-").compactMap { Int($0) }
+                    guard let first = ends.first, let last = ends.last, first <= last else { continue }
+                    added += (first...last).lazy.map {
+                        PendingRecords.Origin(source: batch[0], batch: batch[1], record: $0)
+                    }
+                }
+                update(adding: added, removing: [])
+                added.removeAll(keepingCapacity: true)
+            }
+        }
+
+        /// Whether `origin` waits.
+        func contains(_ origin: PendingRecords.Origin) -> Bool {
+            guard let words = bits[Batch(source: origin.source, batch: origin.batch)], origin.record / 64 < words.count
+            else { return false }
+            return words[origin.record / 64] & (1 << UInt64(origin.record % 64)) != 0
+        }
+
+        /// The sources whose records wait.
+        var sources: [Int] { Set(bits.keys.map(\.source)).sorted() }
+
+        /// The last batch of `source` holding a waiting record.
+        func lastBatch(of source: Int) -> Int? { bits.keys.filter { $0.source == source }.map(\.batch).max() }
 
         /// `origins` now wait, `resolved` no longer.
         mutating func update(
@@ -156,34 +189,14 @@ final class BatchCheckpoint: @unchecked Sendable {
         var text: String { texts.sorted { $0.key < $1.key }.map(\.value).joined(separator: ";") }
     }
 
-    /// The checkpoint text of `pending`.
-    static func encode(pending: Set<PendingRecords.Origin>) -> String { WaitingOrigins(pending).text }
-
-    static func decode<S: StringProtocol>(pending text: S) -> Set<PendingRecords.Origin> {
-        var origins = Set<PendingRecords.Origin>()
-        for entry in text.split(separator: ";") {
-            let halves = entry.split(separator: ":")
-            let batch = halves.first?.split(separator: ".").compactMap { Int($0) } ?? []
-            guard halves.count == 2, batch.count == 2 else { continue }
-            for run in halves[1].split(separator: ",") {
-                let ends = run.split(separator: "-").compactMap { Int($0) }
-                guard let first = ends.first, let last = ends.last, first <= last else { continue }
-                for record in first...last {
-                    origins.insert(PendingRecords.Origin(source: batch[0], batch: batch[1], record: record))
-                }
-            }
-        }
-        return origins
-    }
-
     /// A source starts, its first `skipped` batches and `alsoDone` already in the store (the records
     /// waiting stay as they are, or become `pending` when given: a resumed run).
-    func begin(sourceIndex: Int, skipped: Int, alsoDone: Set<Int> = [], pending: Set<PendingRecords.Origin>? = nil) {
+    func begin(sourceIndex: Int, skipped: Int, alsoDone: Set<Int> = [], pending: WaitingOrigins? = nil) {
         lock.withLock {
             self.sourceIndex = sourceIndex
             prefix = skipped
             done = alsoDone
-            if let pending { self.pending = WaitingOrigins(pending) }
+            if let pending { self.pending = pending }
             while done.contains(prefix) {
                 done.remove(prefix)
                 prefix += 1

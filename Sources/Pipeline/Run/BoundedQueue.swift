@@ -1,7 +1,8 @@
 import Foundation
 
-/// A first-in first-out queue of at most `capacity` elements between threads: `push` waits while it
-/// is full, `pop` while it is empty; after `close()` pushes are dropped and `pop` returns what is
+/// A first-in first-out queue of at most `capacity` elements between threads — and of elements
+/// weighing at most `maxWeight` (bytes) from their push until they are finished: `push` waits while
+/// it is full, `pop` while it is empty; after `close()` pushes are dropped and `pop` returns what is
 /// left, then `nil`. How the reading thread hands batches of records to the importing contexts
 /// without reading ahead more than a few batches. Consumers call `finished()` for each element they
 /// are done with, so the producer can wait for everything it pushed (`waitUntilFinished()`).
@@ -22,30 +23,42 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     /// Elements popped so far, and the number of the element whose turn it is.
     private var popped = 0
     private var turn = 0
+    /// The weights of the elements pushed and not finished, oldest first, and their sum.
+    private var weights: [Int] = []
+    private var unfinishedWeight = 0
     let capacity: Int
+    let maxWeight: Int
 
-    init(capacity: Int) {
+    init(capacity: Int, maxWeight: Int = .max) {
         precondition(capacity > 0)
         self.capacity = capacity
+        self.maxWeight = maxWeight
     }
 
-    /// Adds an element, waiting for room; `false` (the element dropped) once the queue is closed.
+    /// Adds an element of `weight`, waiting for room (an element heavier than `maxWeight` goes once
+    /// nothing else is unfinished); `false` (the element dropped) once the queue is closed.
     @discardableResult
-    func push(_ element: Element) -> Bool {
+    func push(_ element: Element, weight: Int = 0) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while !isClosed && items.count >= capacity { condition.wait() }
+        while !isClosed && (items.count >= capacity || (unfinished > 0 && unfinishedWeight + weight > maxWeight)) {
+            condition.wait()
+        }
         guard !isClosed else { return false }
         items.append(element)
         unfinished += 1
+        weights.append(weight)
+        unfinishedWeight += weight
         condition.broadcast()
         return true
     }
 
-    /// A consumer is done with an element it popped.
+    /// A consumer is done with an element it popped (elements finish in about the order they were
+    /// pushed: the oldest weight goes).
     func finished() {
         condition.lock()
         unfinished -= 1
+        if !weights.isEmpty { unfinishedWeight -= weights.removeFirst() }
         condition.broadcast()
         condition.unlock()
     }

@@ -35,6 +35,7 @@ public enum OutputFile {
     public static func check(
         _ path: String, _ kind: Kind, config: PipelineConfig?, reads: [String] = [], target: String? = nil
     ) throws {
+        try requireFile(path, kind.option, folder: kind == .rejects)
         var protected: [(path: String, what: String)] = reads.map { ($0, "an input") }
         var target = target
         if let config {
@@ -63,6 +64,10 @@ public enum OutputFile {
             throw UsageError(
                 "\(kind.option) \(path) is \(what) (\(file)): an output never replaces what the run reads or writes")
         }
+        if isLockFile(path) {
+            throw UsageError(
+                "\(kind.option) \(path) is the lock file of a store: an output never replaces what runs lock with")
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else { return }
         defer { try? handle.close() }
         let head = String(decoding: (try? handle.read(upToCount: 64)) ?? Data(), as: UTF8.self)
@@ -75,6 +80,45 @@ public enum OutputFile {
         guard recognised else {
             throw UsageError("\(kind.option) \(path) exists and is not a file \(kind.option) wrote: it is not replaced")
         }
+    }
+
+    /// Whether `path` is a store's lock file: `<store>.lock` beside an existing store, or a file some
+    /// process holds a lock on now.
+    private static func isLockFile(_ path: String) -> Bool {
+        if path.hasSuffix(".lock"), FileManager.default.fileExists(atPath: String(path.dropLast(5))) { return true }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        if flock(descriptor, LOCK_SH | LOCK_NB) != 0 { return errno == EWOULDBLOCK }
+        flock(descriptor, LOCK_UN)
+        return false
+    }
+
+    /// Refuses a path a command would write unless it is a regular file or nothing yet (its links
+    /// followed): writing would replace a device (`/dev/null`) with a file, block forever on a FIFO,
+    /// copy a folder, or never end in a loop of links. A folder is taken where `folder` says it may
+    /// be (a rejects folder).
+    /// - Throws: `UsageError` (exit 2) naming the path and what it is.
+    public static func requireFile(_ path: String, _ role: String, folder: Bool = false) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ELOOP { throw UsageError("\(role) \(path) is a loop of symbolic links: give a file") }
+            return  // nothing there yet (or a folder missing: the write says so)
+        }
+        let kind: String
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR:
+            if folder { return }
+            kind = "a folder"
+        case S_IFCHR, S_IFBLK: kind = "a device"
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "not a regular file"
+        }
+        throw UsageError(
+            "\(role) \(path) is \(kind): Sluice writes regular files only (it would replace it, or wait on it "
+                + "forever); give a file\(folder ? " or a folder" : "")")
     }
 
     /// What makes two paths one file: device and inode when it exists, else the path made absolute

@@ -30,6 +30,8 @@ public final class PipelineRunner {
     /// The checkpoint of an interrupted run that `Options.discardCheckpoint` set aside: its source
     /// (from 1) and batches done.
     public private(set) var discardedCheckpoint: (source: Int, batches: Int)?
+    /// What the user should know of a run that worked (a commit that could not sync its folder).
+    public private(set) var notes: [String] = []
 
     public init(config: PipelineConfig) {
         self.config = config
@@ -92,7 +94,12 @@ public final class PipelineRunner {
             let counts = try FinalStage(config: config, transaction: target, rejects: rejects).run(clock: &clock)
             try RunStop.check()
             try target.commit()
+            notes = target.notes
             clock.end("commit")
+            // Every record read is stored, rejected with its reasons, counted unchanged or filtered.
+            assert(
+                counts.entities.allSatisfy { $0.value.isBalanced },
+                "the counts do not balance: \(counts.entities.filter { !$0.value.isBalanced })")
             finish(counts)
             return report
         } catch {
@@ -174,11 +181,11 @@ public final class PipelineRunner {
         let position = transaction.resumePosition
         if let position {
             // Records the interrupted run left waiting for a parent are read again.
-            for waiting in Set(position.pending.map(\.source)).sorted() {
+            for waiting in position.pending.sources {
                 let source = SourcePass(
                     members: waiting..<waiting + 1, config: config, rejects: rejects, keys: keys, pending: pending,
                     progress: progress)
-                pending.add(try source.reader.collect(position.pending))
+                try source.reader.collect(position.pending, into: pending)
             }
         }
         for members in SourcePass.plan(config, commit: transaction.commitsBatches ? .batches : .atomic) {

@@ -119,6 +119,13 @@ public struct RunFileError: Error, Sendable, CustomStringConvertible {
         RunFileError(operation, role, path: path, errno: Foundation.errno)
     }
 
+    /// Foundation's file error codes with the system's reason they stand for.
+    private static let posixCodes: [Int: Int32] = [
+        NSFileNoSuchFileError: ENOENT, NSFileReadNoSuchFileError: ENOENT, NSFileReadNoPermissionError: EACCES,
+        NSFileWriteNoPermissionError: EACCES, NSFileWriteOutOfSpaceError: ENOSPC,
+        NSFileWriteVolumeReadOnlyError: EROFS, NSFileWriteFileExistsError: EEXIST,
+    ]
+
     public var description: String {
         var reason = ""
         if let errno { reason = ": " + String(cString: strerror(errno)) }
@@ -127,8 +134,10 @@ public struct RunFileError: Error, Sendable, CustomStringConvertible {
             let error = underlying as NSError
             if let posix = error.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {
                 reason = ": " + String(cString: strerror(Int32(posix.code)))
-            } else if error.domain == NSCocoaErrorDomain, error.code == NSFileNoSuchFileError {
-                reason = ": " + String(cString: strerror(ENOENT))
+            } else if error.domain == NSCocoaErrorDomain, let code = Self.posixCodes[error.code] {
+                reason = ": " + String(cString: strerror(code))
+            } else if error.domain == NSCocoaErrorDomain {
+                reason = ": the system refused (Foundation's code \(error.code))"
             } else {
                 reason = ": " + ((underlying as? LocalizedError)?.errorDescription ?? "\(underlying)")
             }

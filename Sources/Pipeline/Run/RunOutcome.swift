@@ -189,14 +189,12 @@ public struct RunOutcome: Sendable, Codable {
 
 /// An output file of a run written whole or not at all.
 public enum ReportFile {
-    /// Checks that `path` can be written (its folder exists and takes a new file; it is not a folder)
-    /// — before a run touches its target.
-    /// - Throws: `RunFileError` naming the file and the system's reason.
+    /// Checks that `path` can be written (its folder exists and takes a new file; it is a regular file
+    /// or nothing yet) — before a run touches its target.
+    /// - Throws: `UsageError` for a device, FIFO, folder or link loop; `RunFileError` naming the file
+    ///   and the system's reason.
     public static func check(_ path: String, role: String = "the report") throws {
-        var info = stat()
-        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
-            throw RunFileError(.write, role, path: path, errno: EISDIR)
-        }
+        try OutputFile.requireFile(path, role)
         let probe = Leftovers.name(beside: path)
         let descriptor = createOwn(probe)
         guard descriptor >= 0 else { throw RunFileError.posix(.write, role, path: path) }

@@ -19,6 +19,10 @@ public struct RunReport: Sendable, Codable {
         /// filtered).
         public var filtered = 0
 
+        /// Whether every record read is accounted for: read = inserted + updated + unchanged +
+        /// rejected + filtered (true of every entity once a run has ended well).
+        public var isBalanced: Bool { read == inserted + updated + unchanged + rejected + filtered }
+
         mutating func add(_ other: Counts) {
             read += other.read
             inserted += other.inserted

@@ -8,8 +8,10 @@ import Glibc
 
 /// SIGINT, SIGTERM and SIGHUP, caught so that a run stops cleanly: the run checks `requested`
 /// between batches and before committing, and fails with `RunError.stopped` — the work copy
-/// removed, the report written. Outside a run (while `sluice import` infers its model) a signal
-/// calls the handler given to `catchSignals(outsideRun:)`, which ends the process.
+/// removed, the report written. Outside a run (while `sluice import` infers its model), at a
+/// second signal, or when a run does not reach a check within `grace` (blocked opening a FIFO no
+/// one writes), a signal calls the handler given to `catchSignals(outsideRun:)`, which ends the
+/// process.
 public enum RunStop {
     private static let received = Atomic<Int32>(0)
     private static let running = Atomic<Bool>(false)
@@ -24,6 +26,10 @@ public enum RunStop {
         return signal == 0 ? nil : signal
     }
 
+    /// How long a run has, after a signal, to reach a check and stop cleanly before the process
+    /// ends anyway (its target as before: a work copy is removed by the next run).
+    static let grace: DispatchTimeInterval = .seconds(10)
+
     /// Catches the signals from now on (call once, from the main thread, before any run).
     /// - Parameter outsideRun: what a signal does while no run is going (it ends the process).
     public static func catchSignals(outsideRun: @escaping @Sendable (Int32) -> Void) {
@@ -31,8 +37,14 @@ public enum RunStop {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                received.store(number, ordering: .releasing)
-                if !running.load(ordering: .acquiring) { outsideRun(number) }
+                let earlier = received.exchange(number, ordering: .acquiringAndReleasing)
+                guard running.load(ordering: .acquiring) else { return outsideRun(number) }
+                // A run stuck where it never checks (opening a FIFO no one writes, a hung mount)
+                // still ends: at a second signal, or once the grace period passes.
+                if earlier != 0 { return outsideRun(number) }
+                DispatchQueue.global().asyncAfter(deadline: .now() + grace) {
+                    if running.load(ordering: .acquiring) { outsideRun(number) }
+                }
             }
             source.resume()
             sources.append(source)

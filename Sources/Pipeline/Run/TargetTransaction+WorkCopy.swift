@@ -128,7 +128,10 @@ extension TargetTransaction {
             try replace()
             for suffix in ["-wal", "-shm"] { unlink(target.path + suffix) }
         }
-        try Self.sync(target.deletingLastPathComponent(), "the target's folder")
+        // The target is replaced now: a folder that does not sync is said, not a failed run.
+        do { try Self.sync(target.deletingLastPathComponent(), "the target's folder") } catch {
+            notes.append("the target is replaced, but \(error); a crash now could bring back the old one")
+        }
     }
 
     /// Fails unless the file at `work` is the one this run made (same device and inode as the

@@ -32,6 +32,8 @@ final class TargetTransaction {
     private(set) var resumePosition: BatchCheckpoint.Position?
     /// `commit: batches`: start over, setting aside the checkpoint an interrupted run left.
     private let discardCheckpoint: Bool
+    /// What the user should know of a commit that worked (a folder that did not sync after the rename).
+    var notes: [String] = []
     /// The checkpoint set aside (`discardCheckpoint`), if there was one.
     private(set) var discarded: BatchCheckpoint.Position?
     private var lock: StoreLock?
@@ -81,6 +83,8 @@ final class TargetTransaction {
         coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
         var work = target
         if let target {
+            // Before the lock: a device, FIFO, folder or link loop is never a target.
+            try OutputFile.requireFile(target.path, "the target")
             let folder = target.deletingLastPathComponent()
             do {
                 if !dryRun { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }

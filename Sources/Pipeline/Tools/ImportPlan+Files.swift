@@ -16,6 +16,8 @@ extension ImportPlan {
     /// - Throws: what `init(_:modelFile:folder:)` and `PipelineFile.load` throw; `RunFileError` when
     ///   a file cannot be written.
     public static func prepare(_ options: Options, savingPipelineTo savePipeline: String?) throws -> Prepared {
+        // Before the target is looked at (opening a FIFO would wait forever).
+        try OutputFile.requireFile(TargetTransaction.realFile(options.target).path, "the target")
         guard let savePipeline else {
             // Named after the first input, so that a message about them says what they were made from.
             let first = options.inputs.first.map { $0 == "-" ? "standard input" : $0 } ?? "the inputs"

@@ -41,7 +41,9 @@ extension ImportPlan {
                 ("merge", .text(options.merge)), ("errors", .map(errors, flow: true)),
                 ("sources", .list(try sources(inputs: inputs, model: model.model), flow: false)),
             ])
-            return file.document(comment: ImportPlan.pipelineComment)
+            // Names from the command line and the inputs are what they say: a `${` in one is no variable.
+            return file.mappingTexts { $0.replacingOccurrences(of: "${", with: "$${") }
+                .document(comment: ImportPlan.pipelineComment)
         }
 
         /// A path as the pipeline says it: relative to the pipeline's folder when both are under

@@ -32,6 +32,7 @@ public enum Seeding {
     ) throws -> Result {
         let model = try ModelFile.load(contentsOf: URL(fileURLWithPath: modelPath))
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        if let storePath { try OutputFile.requireFile(storePath, "the store") }
         let storeURL = storePath.map { URL(fileURLWithPath: $0) }
         try TargetStore.add(to: coordinator, at: storeURL)
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)

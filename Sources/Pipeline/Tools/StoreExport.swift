@@ -72,6 +72,7 @@ public struct StoreExport {
             type: type, at: url, options: type == SQLiteStore.storeType ? ["read_only": "true"] : [:])
         defer { coordinator.removePersistentStore(store) }
 
+        try OutputFile.requireFile(options.destination, "--to", folder: true)
         let destination = URL(fileURLWithPath: options.destination).standardizedFileURL
         let storePath = url.standardizedFileURL.path
         if ["", "-wal", "-shm", "-journal"].map({ storePath + $0 }).contains(destination.path) {

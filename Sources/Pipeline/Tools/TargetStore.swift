@@ -35,6 +35,11 @@ public enum TargetStore {
     /// The metadata of the store file at `url`, of whichever built-in type, read without a model.
     /// - Throws: `StoreError`.
     public static func metadata(ofStoreAt url: URL) throws -> StoreMetadata {
+        // A FIFO or device would be waited on forever, or read as a store it is not.
+        var info = stat()
+        if stat(url.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            throw StoreError(.io, "The file is not a store (it is not a regular file)", url: url)
+        }
         switch type(ofStoreAt: url) {
         case XMLStore.storeType: return try XMLStore.metadata(at: url)
         case BinaryStore.storeType: return try BinaryStore.metadata(at: url)
@@ -90,6 +95,7 @@ public enum TargetStore {
         var options: [String: String] = [:]
         if let layout { options["layout"] = layout }
         if let dates { options["dates"] = dates }
+        try OutputFile.requireFile(destination, "the destination")
         let destinationURL = URL(fileURLWithPath: destination)
         if !options.isEmpty, (type ?? Self.type(ofStoreAt: destinationURL)) != SQLiteStore.storeType {
             throw UsageError("--layout and --dates are options of a SQLite destination")

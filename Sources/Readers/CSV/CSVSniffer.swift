@@ -48,7 +48,11 @@ public enum CSVSniffer {
             return dialect  // the delimiter search below works on UTF-8 bytes; keep the defaults
         }
         if !isComplete, let lastBreak = bytes.lastIndex(of: 10) { bytes = Array(bytes[...lastBreak]) }
-        if bytes.withUnsafeBytes({ UTF8Validation.firstInvalidByte($0) }) != nil { dialect.encoding = .windows1252 }
+        // Not UTF-8: Windows-1252, unless it is UTF-8 with a few bad bytes (then those rows are
+        // rejected with their places, and the rest keeps its characters).
+        if bytes.withUnsafeBytes({ UTF8Validation.firstInvalidByte($0) != nil && !UTF8Validation.isMostlyUTF8($0) }) {
+            dialect.encoding = .windows1252
+        }
 
         var best: (score: Double, dialect: CSVDialect, rows: [[String?]])?
         for quote in [UInt8(ascii: "\""), UInt8(ascii: "'")] {

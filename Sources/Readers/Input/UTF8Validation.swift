@@ -15,6 +15,28 @@ enum UTF8Validation {
         return true
     }
 
+    /// Whether text that is not all valid UTF-8 still reads as UTF-8 with a few bad bytes rather than
+    /// as a single-byte encoding: at least as many valid multi-byte sequences as bytes that start
+    /// none (`naïve` and one stray byte is UTF-8; `caf\u{E9}` in Windows-1252 is not).
+    static func isMostlyUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var valid = 0, invalid = 0, offset = 0
+        while offset < bytes.count {
+            guard let bad = firstInvalidByte(UnsafeRawBufferPointer(rebasing: bytes[offset...])) else {
+                valid += multiByteStarts(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                break
+            }
+            valid += multiByteStarts(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + bad]))
+            invalid += 1
+            offset += bad + 1
+        }
+        return valid >= invalid
+    }
+
+    /// The multi-byte sequences in valid UTF-8 `bytes` (their lead bytes).
+    private static func multiByteStarts(_ bytes: UnsafeRawBufferPointer) -> Int {
+        bytes.reduce(0) { $0 + ($1 >= 0xC0 ? 1 : 0) }
+    }
+
     /// The offset of the first byte that does not start a valid UTF-8 sequence (no overlongs, no
     /// surrogates, nothing above U+10FFFF), or `nil` when all of `bytes` is valid.
     static func firstInvalidByte(_ bytes: UnsafeRawBufferPointer) -> Int? {

@@ -154,6 +154,9 @@ public struct Record: Sendable {
         }
     }
 
+    /// The bytes of all the record's fields (what it holds in memory, about).
+    public var totalByteCount: Int { Int(storage.byteCount) }
+
     /// The number of bytes in field `index`.
     @inlinable public func byteCount(_ index: Int) -> Int {
         let slot = slot(index)

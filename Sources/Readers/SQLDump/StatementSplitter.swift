@@ -7,8 +7,12 @@ struct StatementSplitter {
     let name: String
     let capacity = 1 << 20
     let buffer: UnsafeMutablePointer<UInt8>
-    /// The largest statement kept (`ReaderLimits.recordBytes`).
+    /// The largest value (a quoted string, a comment kept inside a statement) a statement may hold
+    /// (`ReaderLimits.recordBytes`): a quote never closed fails there.
     let maxBytes: Int
+    /// The largest statement kept: SQLite's own limit on a statement's length (a multi-row INSERT of
+    /// tiny rows may be far longer than one record), or `maxBytes` when that is larger.
+    var maxStatementBytes: Int { max(maxBytes, 1_000_000_000) }
     var pos = 0, end = 0
     var atEOF = false
     var line = 1
@@ -183,10 +187,14 @@ struct StatementSplitter {
     }
 
     /// - Throws: `recordTooLarge` once the statement — its text and its lines' starts — outgrew
-    /// `maxBytes` (checked a buffer or a line at a time).
-    private func checkSize() throws {
-        guard statement.count + lineStarts.count * MemoryLayout<Int>.stride > maxBytes else { return }
-        throw ReaderLimits(recordBytes: maxBytes).tooLarge(
+    /// `maxStatementBytes`, or the part of it from `value` on (a quoted value, with its line starts
+    /// from `lines` on) outgrew `maxBytes` (checked a buffer or a line at a time).
+    private func checkSize(value: Int = .max, lines: Int = .max) throws {
+        let cost = MemoryLayout<Int>.stride
+        let whole = statement.count + lineStarts.count * cost
+        let part = value > statement.count ? 0 : statement.count - value + max(0, lineStarts.count - lines) * cost
+        guard whole > maxStatementBytes || part > maxBytes else { return }
+        throw ReaderLimits(recordBytes: whole > maxStatementBytes ? maxStatementBytes : maxBytes).tooLarge(
             "the statement", at: SourcePosition(file: name, line: statementLine, column: 1),
             hint: "; is a quote never closed?")
     }
@@ -210,9 +218,10 @@ struct StatementSplitter {
 
     /// Copies a quoted run (string or identifier, closing quote doubled inside) including its quotes.
     private mutating func copyQuoted(until close: UInt8) throws {
+        let value = statement.count, lines = lineStarts.count
         append(buffer[pos])
         while try fill() {
-            try checkSize()
+            try checkSize(value: value, lines: lines)
             var i = pos
             while i < end, buffer[i] != close, buffer[i] != 10 { i += 1 }
             statement.append(contentsOf: UnsafeBufferPointer(start: buffer + pos, count: i - pos))
@@ -245,6 +254,7 @@ struct StatementSplitter {
     }
 
     private mutating func skipBlockComment(keep: Bool) throws {
+        let value = statement.count, lines = lineStarts.count
         pos += 2
         var previous: UInt8 = 0
         while try fill() {
@@ -255,7 +265,7 @@ struct StatementSplitter {
                 if keep {
                     statement.append(10)
                     lineStarts.append(statement.count)
-                    try checkSize()
+                    try checkSize(value: value, lines: lines)
                 }
             }
             if previous == UInt8(ascii: "*"), c == UInt8(ascii: "/") {

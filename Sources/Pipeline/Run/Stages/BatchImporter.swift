@@ -45,9 +45,9 @@ final class BatchImporter: @unchecked Sendable {
     func importBatch(
         _ records: [Record], number: Int?, origins: [PendingRecords.Origin]? = nil, final: Bool = false,
         repeats: [Int: KeyRepeats.Repeat] = [:], unreadable: [RecordReject] = [],
-        turn: BoundedQueue<ReadStage.Batch>.Turn? = nil
+        turn: BoundedQueue<ReadStage.Batch>.Turn? = nil, readAgain: [Bool]? = nil
     ) throws {
-        var batch = try map.map(records, number: number, origins: origins, repeats: repeats)
+        var batch = try map.map(records, number: number, origins: origins, repeats: repeats, readAgain: readAgain)
         // Planned before the turn too: the plan only chooses which objects batch inserts may write
         // (the store refuses a key written since, and the context links what found no parent yet),
         // so the outcome is the same whichever batches are written by then.
@@ -103,7 +103,9 @@ final class BatchImporter: @unchecked Sendable {
         }
         var batches = try zip(sources, importers).map { sourceIndex, importer in
             let waiting = groups[sourceIndex]!
-            return try importer.map.map(waiting.flatMap(\.records), number: nil, origins: waiting.map(\.origin))
+            return try importer.map.map(
+                waiting.flatMap(\.records), number: nil, origins: waiting.map(\.origin),
+                readAgain: waiting.map(\.readAgain))
         }
         for (part, importer) in importers.enumerated() { importer.link.insertObjects(&batches[part]) }
         // Again while a round rejects more: a record whose lookup found an object rejected since
@@ -181,7 +183,8 @@ final class BatchImporter: @unchecked Sendable {
                 // Read back a batch at a time: the rest stays packed.
                 let slice = waiting.takeNext(config.batchSize)
                 try importer.importBatch(
-                    slice.flatMap(\.records), number: nil, origins: slice.map(\.origin), final: final)
+                    slice.flatMap(\.records), number: nil, origins: slice.map(\.origin), final: final,
+                    readAgain: slice.map(\.readAgain))
             }
         }
     }

@@ -15,7 +15,7 @@ struct MapStage {
     ///   `RunError.unmappedRecord`.
     func map(
         _ records: [Record], number: Int?, origins: [PendingRecords.Origin]?,
-        repeats: [Int: KeyRepeats.Repeat] = [:]
+        repeats: [Int: KeyRepeats.Repeat] = [:], readAgain: [Bool]? = nil
     ) throws -> ImportBatch {
         let kinds = scope.kinds
         var batch = ImportBatch(number: number, retried: origins)
@@ -38,7 +38,10 @@ struct MapStage {
                 item.top = batch.items.count
                 topLevel += 1
             }
-            if origins == nil {
+            // Read now: a batch's records, or waiting ones a resumed run read again from its checkpoint
+            // (a nested record goes with the top-level record before it).
+            let isRead = origins == nil || (topLevel > 0 && readAgain?[topLevel - 1] == true)
+            if isRead {
                 if kind >= batch.readByKind.count {
                     batch.readByKind += repeatElement(0, count: kind + 1 - batch.readByKind.count)
                 }
@@ -51,7 +54,7 @@ struct MapStage {
             }
             do {
                 guard let mapped = try mapper.map(record) else {
-                    if origins == nil { batch.filteredByKind[kind, default: 0] += 1 }  // left out by `where`
+                    if isRead { batch.filteredByKind[kind, default: 0] += 1 }  // left out by `where`
                     continue
                 }
                 item.mapped = mapped

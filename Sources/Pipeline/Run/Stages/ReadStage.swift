@@ -2,8 +2,9 @@ import Foundation
 import Readers
 
 /// The read stage of a pass: opens its file's reader and cuts the records into batches of
-/// `batch.size` top-level records (a record's nested children stay in its batch), handed to the
-/// contexts through a bounded queue. Runs on the pass's reading thread.
+/// `batch.size` top-level records (a record's nested children stay in its batch) — fewer when their
+/// bytes reach `ReadStage.batchBytes` — handed to the contexts through a queue bounded in batches and
+/// in bytes. Runs on the pass's reading thread.
 ///
 /// A pass may read several consecutive sources of one file (`SourcePass.sharesPass`): a top-level
 /// record of another source of the pass ends the current source's batch, and is handed over once
@@ -34,6 +35,46 @@ struct ReadStage {
 
     private var source: PipelineConfig.Source { parts[0].source }
 
+    /// A batch ends before a top-level record once its records hold this many bytes (a batch of a
+    /// few huge records, or a very large `batch.size`, holds no more than that in memory).
+    static let batchBytes = 8 << 20
+    /// The bytes of the batches handed over and not yet imported (the reading thread waits beyond
+    /// it): with the batch being read, what a pass holds of its records at once.
+    static let queuedBytes = 32 << 20
+
+    /// Where batches end, the same way whenever a source is read (a resumed run finds the batches
+    /// its checkpoint names): before a top-level record, once the batch holds `size` of them or
+    /// its records hold `ReadStage.batchBytes`.
+    struct BatchCut {
+        let size: Int
+        /// The batch the last top-level record went in, and its place there.
+        private(set) var number = -1
+        private(set) var place = -1
+        private(set) var bytes = 0
+
+        init(size: Int) { self.size = size }
+
+        /// Whether a top-level record would start a new batch (the current one is full).
+        var isFull: Bool { place + 1 >= size || bytes >= ReadStage.batchBytes }
+
+        /// Notes a record read; `true` when it is top-level and starts a new batch.
+        @inline(__always)
+        mutating func add(_ record: Record) -> Bool {
+            var starts = false
+            if record.parentRecord == nil {
+                if number < 0 || isFull {
+                    number += 1
+                    place = -1
+                    bytes = 0
+                    starts = true
+                }
+                place += 1
+            }
+            bytes += record.totalByteCount
+            return starts
+        }
+    }
+
     init(parts: [(source: PipelineConfig.Source, index: Int)], batchSize: Int) {
         self.parts = parts
         self.batchSize = batchSize
@@ -53,15 +94,13 @@ struct ReadStage {
         // depends on timing.
         let keyRepeats = parts.map { KeyRepeats($0.source) }
         var mark = Date()
-        // A resumed run reads past the top-level records already imported, and their children.
-        var skipping = skippedBatches * batchSize, skippingChildren = skippedBatches > 0
         // Records of one kind share their reader context: the last one's part answers most records.
         var lastKind: (context: Record.Context, part: Int?)?
         while !isCancelled() {
             let next: Record?
             do {
                 next = try reader.next()
-            } catch let error as ReaderError where error.isRecoverable && source.format == .csv && skipping == 0 {
+            } catch let error as ReaderError where error.isRecoverable && source.format == .csv {
                 guard let position = error.position else { throw inputError(error) }
                 batch.unreadable.append(unreadableReject(error, at: position, part: batch.part))
                 // Many unreadable rows in a row are handed over a batch at a time, on their own.
@@ -71,14 +110,6 @@ struct ReadStage {
                 throw inputError(error)
             }
             guard let record = next else { break }
-            if skipping > 0 || (skippingChildren && record.parentRecord != nil) {
-                if record.parentRecord == nil {
-                    skipping -= 1
-                    _ = keyRepeats[0]?.repeated(record)  // imported before: its key is taken
-                }
-                continue
-            }
-            skippingChildren = false
             if record.parentRecord == nil {
                 if parts.count > 1, lastKind?.context !== record.context {
                     lastKind = (record.context, partOfKind[kindKey(record.kind ?? "")])
@@ -92,7 +123,7 @@ struct ReadStage {
                     batch.part = next
                     progress.switchTo(source: parts[batch.part].source.name)
                 }
-                if batch.topLevel >= batchSize { guard batch.hand(to: queue, progress: progress) else { return } }
+                if batch.isFull { guard batch.hand(to: queue, progress: progress) else { return } }
                 batch.topLevel += 1
                 // An update of an earlier record (`last-wins`) needs nothing here: batches are
                 // written in input order.
@@ -101,6 +132,7 @@ struct ReadStage {
                 }
             }
             batch.records.append(record)
+            batch.bytes += record.totalByteCount
         }
         if !batch.isEmpty { _ = batch.hand(to: queue, progress: progress) }
     }
@@ -114,18 +146,27 @@ struct ReadStage {
         var numbers: [Int]
         var records: [Record] = []
         var topLevel = 0
+        var bytes = 0
         var repeats: [Int: KeyRepeats.Repeat] = [:]
         var unreadable: [RecordReject] = []
-        /// Batches of the first part already in the store.
+        /// Batches of the first part already in the store (`--resume`): read, never handed over —
+        /// the first `skippedBatches`, and `alsoDone`.
+        let skippedBatches: Int
         let alsoDone: Set<Int>
 
         init(parts: Int, batchSize: Int, skippedBatches: Int, alsoDone: Set<Int>) {
             self.batchSize = batchSize
             numbers = Array(repeating: 0, count: parts)
-            numbers[0] = skippedBatches
-            records.reserveCapacity(batchSize)
+            self.skippedBatches = skippedBatches
+            records.reserveCapacity(Self.reserved(batchSize))
             self.alsoDone = alsoDone
         }
+
+        /// The records a batch makes room for at once (a `batch.size` of millions grows as it fills).
+        private static func reserved(_ batchSize: Int) -> Int { min(batchSize, 4_096) }
+
+        /// Whether a top-level record starts the next batch (the same rule as `BatchCut`).
+        var isFull: Bool { topLevel >= batchSize || (topLevel > 0 && bytes >= ReadStage.batchBytes) }
 
         /// Whether the batch holds neither records nor unreadable ones.
         var isEmpty: Bool { records.isEmpty && unreadable.isEmpty }
@@ -137,15 +178,20 @@ struct ReadStage {
                 // A batch of unreadable records only is not numbered: the numbers count records.
                 if hasRecords { numbers[part] += 1 }
                 records = []
-                records.reserveCapacity(batchSize)
+                records.reserveCapacity(Self.reserved(batchSize))
                 topLevel = 0
+                bytes = 0
                 repeats = [:]
                 unreadable = []
             }
             progress.read(records: records.count)
-            guard !hasRecords || part != 0 || !alsoDone.contains(numbers[part]) else { return true }
+            let number = numbers[part]
+            guard part != 0 || (number >= skippedBatches && !(hasRecords && alsoDone.contains(number))) else {
+                return true  // imported before: the keys it holds are taken (`KeyRepeats`), nothing more
+            }
             return queue.push(
-                Batch(part: part, number: numbers[part], records: records, repeats: repeats, unreadable: unreadable))
+                Batch(part: part, number: number, records: records, repeats: repeats, unreadable: unreadable),
+                weight: bytes)
         }
 
         /// Hands the unreadable records over on their own once there are a batch of them; `false`
@@ -155,6 +201,7 @@ struct ReadStage {
             guard unreadable.count >= batchSize else { return true }
             let rows = Batch(part: part, number: numbers[part], records: [], repeats: [:], unreadable: unreadable)
             unreadable = []
+            guard part != 0 || numbers[part] >= skippedBatches else { return true }  // rejected before
             return queue.push(rows)
         }
     }
@@ -187,27 +234,25 @@ struct ReadStage {
     }
 
     /// `--resume`: reads again the records a checkpoint names as waiting for a parent (top-level
-    /// records and their children) from the pass's first source.
+    /// records and their children) from the pass's first source, into `pending` as they are read
+    /// (packed: a million of them never wait in memory as records). They count as read by this run.
     /// - Throws: `RunError.input`.
-    func collect(_ origins: Set<PendingRecords.Origin>) throws -> [PendingRecords.Group] {
+    func collect(_ origins: BatchCheckpoint.WaitingOrigins, into pending: PendingRecords) throws {
         let sourceIndex = parts[0].index
-        let wanted = origins.filter { $0.source == sourceIndex }
-        guard let last = wanted.map(\.batch).max() else { return [] }
+        guard let last = origins.lastBatch(of: sourceIndex) else { return }
         var reader = try openReader(progress: RunProgress())
-        var groups: [PendingRecords.Group] = []
-        var topLevel = -1, current: PendingRecords.Origin?
+        var cut = BatchCut(size: batchSize), current: PendingRecords.Group?
         while let record = try readNext(&reader) {
+            _ = cut.add(record)
             if record.parentRecord == nil {
-                topLevel += 1
-                let origin = PendingRecords.Origin(
-                    source: sourceIndex, batch: topLevel / batchSize, record: topLevel % batchSize)
-                if origin.batch > last { break }
-                current = wanted.contains(origin) ? origin : nil
-                if let current { groups.append(.init(origin: current, records: [])) }
+                if let current { pending.add([current]) }
+                if cut.number > last { return }
+                let origin = PendingRecords.Origin(source: sourceIndex, batch: cut.number, record: cut.place)
+                current = origins.contains(origin) ? .init(origin: origin, records: [], readAgain: true) : nil
             }
-            if current != nil { groups[groups.count - 1].records.append(record) }
+            current?.records.append(record)
         }
-        return groups
+        if let current { pending.add([current]) }
     }
 
     private func readNext(_ reader: inout any RecordReader) throws -> Record? {

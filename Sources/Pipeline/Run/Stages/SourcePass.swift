@@ -77,7 +77,7 @@ struct SourcePass {
     /// - Throws: the first error of the reading thread or of any context.
     @discardableResult
     func run(contexts: [ManagedObjectContext]) throws -> [Double] {
-        let queue = BoundedQueue<ReadStage.Batch>(capacity: contexts.count)
+        let queue = BoundedQueue<ReadStage.Batch>(capacity: contexts.count, maxWeight: ReadStage.queuedBytes)
         let failure = FirstFailure()
         let readerDone = DispatchSemaphore(value: 0)
         let seconds = Seconds(count: members.count)
