@@ -103,7 +103,9 @@ struct Import: LoggingCommand {
         for field in fields where !field.contains("=") {
             throw ValidationError("--field takes NAME=PATH, not \(field.debugDescription)")
         }
-        guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1") }
+        guard batchSize > 0, batchSize <= PipelineConfig.maxBatchSize else {
+            throw ValidationError("--batch-size must be from 1 to \(PipelineConfig.maxBatchSize)")
+        }
         guard maxErrors >= 0 else { throw ValidationError("--max-errors cannot be negative") }
         if output.dryRun, let savePipeline {
             throw ValidationError(

@@ -196,9 +196,20 @@ import Testing
         #expect(left.contains("pending="), "\(left.prefix(200))")
         #expect(try rows(store).count < count)
 
-        let resumed = try runSluice(["run", file.path, "--resume", "--quiet"])
+        let report = directory.url.appendingPathComponent("resumed.json")
+        let resumed = try runSluice(["run", file.path, "--resume", "--quiet", "--report", report.path])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(try rows(store) == expected, "every reading, each once, with its sensor")
         #expect(Self.checkpoint(store) == nil)
+        // The records read again from the checkpoint count as read by the resumed run: its counts
+        // balance (they read 0 and inserted thousands before).
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [String: Any]
+        let entities = json?["entities"] as? [String: [String: Int]]
+        let reading = try #require(entities?["Reading"], "\(String(describing: json))")
+        #expect(reading["read"] ?? 0 > 0, "\(reading)")
+        #expect(
+            reading["read"] == (reading["inserted"] ?? 0) + (reading["updated"] ?? 0) + (reading["unchanged"] ?? 0)
+                + (reading["rejected"] ?? 0) + (reading["filtered"] ?? 0),
+            "\(reading)")
     }
 }

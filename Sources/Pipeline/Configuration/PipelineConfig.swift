@@ -57,6 +57,8 @@ public struct PipelineConfig: Sendable {
     public var contexts = 2
     /// The most `batch.contexts` a pipeline may ask for (each holds a batch of objects in memory).
     public static let maxContexts = 64
+    /// The most `batch.size` a pipeline may ask for.
+    public static let maxBatchSize = 1_000_000
     public var merge: MergePolicy = .error
     public var maxErrors = 0
     public var rejectsPath: String?

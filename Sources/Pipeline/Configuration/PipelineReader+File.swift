@@ -66,7 +66,12 @@ extension PipelineReader {
 
     private mutating func readBatch(_ node: Node, into config: inout PipelineConfig) {
         for (key, _, value) in pairs(node, allowed: ["size", "contexts"], what: "batch") {
-            if key == "size" { config.batchSize = number(value, "batch.size", minimum: 1) ?? config.batchSize }
+            if key == "size" {
+                // Each batch is a unit of memory and of a checkpoint's bookkeeping; memory is bounded by
+                // bytes too (`ReadStage.batchBytes`), so more would only cost.
+                config.batchSize =
+                    number(value, "batch.size", minimum: 1, maximum: PipelineConfig.maxBatchSize) ?? config.batchSize
+            }
             if key == "contexts" {
                 // Each context holds a batch in memory: more than the cores can use only costs memory.
                 config.contexts =

@@ -53,6 +53,15 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         return true
     }
 
+    /// Waits while the unfinished elements weigh `maxWeight` or more; `false` once the queue is
+    /// closed (the producer stops).
+    func waitForRoom() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while !isClosed && unfinished > 0 && unfinishedWeight >= maxWeight { condition.wait() }
+        return !isClosed
+    }
+
     /// A consumer is done with an element it popped (elements finish in about the order they were
     /// pushed: the oldest weight goes).
     func finished() {

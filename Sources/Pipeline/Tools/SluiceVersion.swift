@@ -1,5 +1,5 @@
 /// The version `sluice --version` prints and every run report names (CHANGELOG.md lists what each
 /// version changed).
 public enum SluiceVersion {
-    public static let current = "0.16.0"
+    public static let current = "0.17.0"
 }

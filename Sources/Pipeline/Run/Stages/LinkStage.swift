@@ -357,7 +357,7 @@ struct LinkStage {
         for kindIndex in kinds.all.indices {
             let members = keys.keys.filter { batch.items[$0].kind == kindIndex }.sorted()
             for (lookupIndex, resolver) in kinds[kindIndex].resolvers.enumerated()
-            where !members.isEmpty && !resolver.lookup.createsMissing {
+            where !members.isEmpty && !resolver.lookup.createsMissing && !mayArriveLater(resolver.entity) {
                 let wanted = members.map { keys[$0]![lookupIndex] }
                 let found = try resolver.resolveIDs(wanted.map(\.key), in: coordinator)
                 for (position, index) in members.enumerated() {
@@ -368,12 +368,22 @@ struct LinkStage {
                         RejectFailure(
                             property: resolver.lookup.relationship, raw: nil, rule: "lookup",
                             message:
-                                "no \(resolver.entity.name) with \(described) (none read or stored before the record "
-                                + "was rejected)",
+                                "no \(resolver.entity.name) with \(described) (none read or stored, and no "
+                                + "later source makes one)",
                             position: wanted[position].position))
                 }
             }
         }
+    }
+
+    /// Whether objects of `entity` may still come from this source or a later one (a parent later in
+    /// the input): a lookup of a rejected record that finds nothing now is then no failure to list.
+    private func mayArriveLater(_ entity: EntityDescription) -> Bool {
+        func makes(_ mapping: PipelineConfig.Mapping) -> Bool {
+            mapping.links == nil && scope.config.model.entity(named: mapping.entity)?.isKind(of: entity) == true
+                || mapping.children.contains { makes($0.mapping) }
+        }
+        return scope.config.sources[scope.sourceIndex...].contains { makes($0.mapping) }
     }
 
     /// Forgets what the lookups of the batch found in the context (which is being reset).

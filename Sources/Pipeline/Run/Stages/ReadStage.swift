@@ -35,9 +35,14 @@ struct ReadStage {
 
     private var source: PipelineConfig.Source { parts[0].source }
 
-    /// A batch ends before a top-level record once its records hold this many bytes (a batch of a
-    /// few huge records, or a very large `batch.size`, holds no more than that in memory).
+    /// A batch ends before a top-level record once its records weigh this much (`weight(of:)`): a
+    /// batch of a few huge records, or of a very large `batch.size`, holds no more than that.
     static let batchBytes = 8 << 20
+
+    /// What a record costs in memory while its batch is imported, about: its bytes, and the object,
+    /// snapshot and row it becomes (measured: some 500 bytes for a small record).
+    @inline(__always)
+    static func weight(of record: Record) -> Int { record.totalByteCount + 512 }
     /// The bytes of the batches handed over and not yet imported (the reading thread waits beyond
     /// it): with the batch being read, what a pass holds of its records at once.
     static let queuedBytes = 32 << 20
@@ -70,7 +75,7 @@ struct ReadStage {
                 }
                 place += 1
             }
-            bytes += record.totalByteCount
+            bytes += ReadStage.weight(of: record)
             return starts
         }
     }
@@ -97,6 +102,12 @@ struct ReadStage {
         // Records of one kind share their reader context: the last one's part answers most records.
         var lastKind: (context: Record.Context, part: Int?)?
         while !isCancelled() {
+            // Read on only while the batches handed over weigh less than the queue holds: a huge
+            // record is not read while the one before it is still being imported (asked as a batch
+            // starts, and after a heavy record: never a lock per small record).
+            if batch.records.isEmpty || batch.lastWasHeavy {
+                guard queue.waitForRoom() else { return }
+            }
             let next: Record?
             do {
                 next = try reader.next()
@@ -132,7 +143,9 @@ struct ReadStage {
                 }
             }
             batch.records.append(record)
-            batch.bytes += record.totalByteCount
+            let weight = Self.weight(of: record)
+            batch.bytes += weight
+            batch.lastWasHeavy = weight >= Self.batchBytes / 8
         }
         if !batch.isEmpty { _ = batch.hand(to: queue, progress: progress) }
     }
@@ -147,6 +160,8 @@ struct ReadStage {
         var records: [Record] = []
         var topLevel = 0
         var bytes = 0
+        /// Whether the last record read weighed an eighth of a batch or more.
+        var lastWasHeavy = false
         var repeats: [Int: KeyRepeats.Repeat] = [:]
         var unreadable: [RecordReject] = []
         /// Batches of the first part already in the store (`--resume`): read, never handed over —
