@@ -55,7 +55,7 @@ let package = Package(
             name: "TestSupport", dependencies: ["ObjectGraph", "Drivers"], path: "Tests/TestSupport",
             swiftSettings: settings),
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "TestSupport"], swiftSettings: settings),
-        .testTarget(name: "DriversTests", dependencies: ["Drivers"], swiftSettings: settings),
+        .testTarget(name: "DriversTests", dependencies: ["Drivers", "TestSupport"], swiftSettings: settings),
         .testTarget(
             name: "ReadersTests", dependencies: ["Readers", "Drivers", "TestSupport"], swiftSettings: settings),
         .testTarget(name: "StoresTests", dependencies: ["Stores", "Drivers", "TestSupport"], swiftSettings: settings),

@@ -185,13 +185,16 @@ func inMemoryCase(_ name: String, _ count: Int, _ coordinator: PersistentStoreCo
     try coordinator.addPersistentStore(type: InMemoryStore.storeType)
     let seconds = try time { try insertOrders(count, into: coordinator) }
     if name == "insert_inmemory" { return report(name, records: count, seconds: seconds) }
+    report(name, records: count, seconds: try countMatching(coordinator))
+}
+
+/// Seconds to count the orders `predicate` matches (it must match some).
+func countMatching(_ coordinator: PersistentStoreCoordinator) throws -> Double {
     let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
     var matched = 0
-    let filterSeconds = try time {
-        matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate))
-    }
+    let seconds = try time { matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate)) }
     precondition(matched > 0, "the predicate matched nothing")
-    report(name, records: count, seconds: filterSeconds)
+    return seconds
 }
 
 /// `insert_sqlite`, `insert_sqlite_keyed`: `count` orders into a new SQLite file, indexes included;
@@ -212,13 +215,7 @@ func sqliteInsertCase(_ name: String, _ count: Int, _ coordinator: PersistentSto
     }
     try checkStoredOrders(coordinator, count)
     if name != "fetch_sqlite" { return report(name, records: count, seconds: seconds, bytes: fileSize(url)) }
-    let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
-    var matched = 0
-    let fetchSeconds = try time {
-        matched = try context.count(for: FetchRequest(entityName: "Order", predicate: predicate))
-    }
-    precondition(matched > 0, "the predicate matched nothing")
-    report(name, records: count, seconds: fetchSeconds)
+    report(name, records: count, seconds: try countMatching(coordinator))
 }
 
 /// `insert_sqlite_2ctx`: the `insert_sqlite` load split between 2 private-queue contexts importing at

@@ -1,14 +1,12 @@
 import Drivers
 import Foundation
+import TestSupport
 
 /// Runs `body` with a folder of its own under the temporary directory, removed when `body` returns or
 /// throws, so a test touches nothing outside it.
 func withTemporaryFolder<Result>(_ body: (URL) throws -> Result) throws -> Result {
-    let folder = FileManager.default.temporaryDirectory
-        .appendingPathComponent("sluice-drivers-tests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
-    defer { try? FileManager.default.removeItem(at: folder) }
-    return try body(folder)
+    let directory = try TemporaryDirectory()
+    return try withExtendedLifetime(directory) { try body(directory.url) }
 }
 
 /// Opens (creating it) the database file `name` inside `folder`.

@@ -122,12 +122,11 @@ extension TargetTransaction {
             do { try SQLiteStore.whileWriteLocked(at: target, replace) } catch let error as StoreError {
                 throw RunError.store(error)
             }
-            // The old file's WAL and shared memory are not the new file's (made without them).
-            for suffix in ["-wal", "-shm"] { unlink(target.path + suffix) }
         } else {
             try replace()
-            for suffix in ["-wal", "-shm"] { unlink(target.path + suffix) }
         }
+        // The old file's WAL and shared memory are not the new file's (made without them).
+        for suffix in ["-wal", "-shm"] { unlink(target.path + suffix) }
         // The target is replaced now: a folder that does not sync is said, not a failed run.
         do { try Self.sync(target.deletingLastPathComponent(), "the target's folder") } catch {
             notes.append("the target is replaced, but \(error); a crash now could bring back the old one")

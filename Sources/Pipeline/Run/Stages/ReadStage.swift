@@ -60,7 +60,13 @@ struct ReadStage {
         init(size: Int) { self.size = size }
 
         /// Whether a top-level record would start a new batch (the current one is full).
-        var isFull: Bool { place + 1 >= size || bytes >= ReadStage.batchBytes }
+        var isFull: Bool { Self.isFull(topLevel: place + 1, weight: bytes, size: size) }
+
+        /// The rule: a batch of `topLevel` records weighing `weight` takes no more top-level records.
+        @inline(__always)
+        static func isFull(topLevel: Int, weight: Int, size: Int) -> Bool {
+            topLevel >= size || (topLevel > 0 && weight >= ReadStage.batchBytes)
+        }
 
         /// Notes a record read; `true` when it is top-level and starts a new batch.
         @inline(__always)
@@ -180,8 +186,8 @@ struct ReadStage {
         /// The records a batch makes room for at once (a `batch.size` of millions grows as it fills).
         private static func reserved(_ batchSize: Int) -> Int { min(batchSize, 4_096) }
 
-        /// Whether a top-level record starts the next batch (the same rule as `BatchCut`).
-        var isFull: Bool { topLevel >= batchSize || (topLevel > 0 && bytes >= ReadStage.batchBytes) }
+        /// Whether a top-level record starts the next batch.
+        var isFull: Bool { BatchCut.isFull(topLevel: topLevel, weight: bytes, size: batchSize) }
 
         /// Whether the batch holds neither records nor unreadable ones.
         var isEmpty: Bool { records.isEmpty && unreadable.isEmpty }
