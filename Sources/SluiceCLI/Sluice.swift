@@ -28,6 +28,7 @@ struct Sluice: ParsableCommand {
     /// Parses the command line, sets up logging and runs the command. A usage error exits 2 (the
     /// status the table above gives), not ArgumentParser's 64.
     static func main() {
+        PipelineRunner.configureProcessMemory()
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let message = Suggestions.unknownCommand(in: arguments) {
             FileHandle.standardError.write(Data((message + "\n").utf8))

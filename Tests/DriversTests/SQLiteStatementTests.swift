@@ -35,6 +35,56 @@ import Testing
         }
     }
 
+    /// Texts and blobs of `SQLiteStatement.inPlaceBytes` and more are bound without SQLite's copy:
+    /// each row still gets its own values, through multi-row statements, failed steps and resets.
+    @Test func largeValuesBoundInPlaceKeepEachRowsOwnBytes() throws {
+        try withTemporaryFolder { folder in
+            let db = try openDatabase(in: folder)
+            try db.execute("CREATE TABLE t(k INTEGER UNIQUE NOT NULL, s TEXT, b BLOB)")
+            let size = SQLiteStatement.inPlaceBytes + 3
+            func text(_ row: Int) -> String { String(repeating: "\(row % 10)é", count: size / 2) }
+            func blob(_ row: Int) -> Data { Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ row) }) }
+            let pair = try db.makeStatement("INSERT INTO t VALUES (?, ?, ?), (?, ?, ?)")
+            for row in [1, 3] {
+                try pair.reset()
+                for (offset, key) in [row, row + 1].enumerated() {
+                    let base = Int32(offset * 3)
+                    pair.bind(Int64(key), at: base + 1)
+                    pair.bind(text(key), at: base + 2)
+                    pair.bind(blob(key), at: base + 3)
+                }
+                try pair.stepToEnd()
+            }
+            // A step that fails lets its values go too; the statement runs again with new ones.
+            let one = try db.makeStatement("INSERT INTO t VALUES (?, ?, ?)")
+            for key in [4, 5] {
+                try one.reset()
+                one.bind(Int64(key), at: 1)
+                one.bind(text(key), at: 2)
+                one.bind(blob(key), at: 3)
+                if key == 4 {
+                    #expect(throws: SQLiteError.self) { try one.stepToEnd() }
+                } else {
+                    try one.stepToEnd()
+                }
+            }
+            // A step after the statement finished reads no value it let go: its parameters are NULL.
+            #expect {
+                try one.stepToEnd()
+            } throws: {
+                ($0 as? SQLiteError)?.message.contains("NOT NULL") == true
+            }
+            let select = try db.makeStatement("SELECT k, s, b FROM t ORDER BY k")
+            var keys: [Int64] = []
+            while try select.step() {
+                let key = select.int64(0)
+                keys.append(key)
+                #expect(select.string(1) == text(Int(key)) && select.data(2) == blob(Int(key)))
+            }
+            #expect(keys == [1, 2, 3, 4, 5])
+        }
+    }
+
     @Test func typedAccessorsReadEachStorageClass() throws {
         try withTemporaryFolder { folder in
             let db = try openDatabase(in: folder)

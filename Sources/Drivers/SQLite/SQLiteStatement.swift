@@ -9,6 +9,18 @@ public final class SQLiteStatement {
     let handle: OpaquePointer
     unowned let connection: SQLiteConnection
     public let sql: String
+    /// Large texts and blobs bound without SQLite's copy, kept alive here until the statement is
+    /// done with them (stepped to its end, reset, or finalized): a 60 MB value is not held twice.
+    private var kept: [Kept] = []
+
+    private enum Kept {
+        case text(String)
+        case blob(Data)
+    }
+
+    /// Values of at least this many bytes are bound in place (`kept`); smaller ones are copied, which
+    /// costs less than keeping them.
+    public static let inPlaceBytes = 1 << 16
 
     init(connection: SQLiteConnection, sql: String) throws {
         var statement: OpaquePointer?
@@ -38,7 +50,15 @@ public final class SQLiteStatement {
     }
     public func bind(_ value: String, at index: Int32) {
         var text = value
-        text.withUTF8 { bindText(utf8: $0, at: index) }
+        guard text.utf8.count >= Self.inPlaceBytes else { return text.withUTF8 { bindText(utf8: $0, at: index) } }
+        // The native storage `withUTF8` gives the bytes of stays where it is while `kept` holds it.
+        let rc = text.withUTF8 { bytes in
+            UnsafeRawPointer(bytes.baseAddress!).withMemoryRebound(to: CChar.self, capacity: 1) {
+                sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(bytes.count), nil, UInt8(SQLITE_UTF8))
+            }
+        }
+        kept.append(.text(text))
+        check(rc, index: index)
     }
     /// Binds UTF-8 text from a buffer (copied now, so the buffer may go away after the call).
     public func bindText(utf8 bytes: UnsafeBufferPointer<UInt8>, at index: Int32) {
@@ -50,11 +70,14 @@ public final class SQLiteStatement {
         check(rc, index: index)
     }
     public func bind(_ value: Data, at index: Int32) {
+        let inPlace = value.count >= Self.inPlaceBytes
+        // A large `Data` is one heap storage whose bytes stay where they are while `kept` holds it.
         let rc = value.withUnsafeBytes { raw in
             sqlite3_bind_blob64(
                 handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count),
-                Self.transient)
+                inPlace ? nil : Self.transient)
         }
+        if inPlace { kept.append(.blob(value)) }
         check(rc, index: index)
     }
     public func bind(_ value: SQLiteValue, at index: Int32) {
@@ -77,9 +100,22 @@ public final class SQLiteStatement {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
-        case SQLITE_DONE: return false
-        default: throw SQLiteError(code: rc, connection: connection.handle, sql: sql)
+        case SQLITE_DONE:
+            if !kept.isEmpty { releaseKept() }
+            return false
+        default:
+            let error = SQLiteError(code: rc, connection: connection.handle, sql: sql)
+            if !kept.isEmpty { releaseKept() }
+            throw error
         }
+    }
+
+    /// Lets the values bound in place go: the statement is reset and forgets its bindings first, so
+    /// SQLite never reads them again.
+    private func releaseKept() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        kept.removeAll()
     }
 
     /// Steps until the statement is done (for INSERT, UPDATE, DELETE, DDL).
@@ -89,6 +125,7 @@ public final class SQLiteStatement {
     public func reset() throws {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        kept.removeAll()
     }
 
     public var columnCount: Int { Int(sqlite3_column_count(handle)) }

@@ -80,7 +80,8 @@ public struct ModelInference {
             }
             if boolean, !["true", "false", "TRUE", "FALSE", "True", "False"].contains(text) { boolean = false }
             if date, !Self.isISODate(text) { date = false }
-            if uuid, UUID(uuidString: text) == nil { uuid = false }
+            // A UUID is 36 characters: a long text is not copied to be tried as one.
+            if uuid, text.utf8.count != 36 || UUID(uuidString: text) == nil { uuid = false }
             if distinct != nil, distinct!.insert(text.hashValue).inserted == false { distinct = nil }
         }
 

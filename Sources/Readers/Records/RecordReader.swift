@@ -11,4 +11,13 @@ public protocol RecordReader {
     /// - Throws: `ReaderError`; after a recoverable one (`isRecoverable`) the next call goes on with the
     ///   following record.
     mutating func next() throws -> Record?
+
+    /// Whether the next call may give a nested record of one already given, without reading on (an
+    /// XML record's children follow it): until it is `false`, a batch cannot know that its last
+    /// record is complete. `false` for readers without nested records.
+    var nextMayBeChild: Bool { get }
+}
+
+extension RecordReader {
+    public var nextMayBeChild: Bool { false }
 }

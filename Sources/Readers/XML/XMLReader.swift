@@ -95,6 +95,10 @@ public final class XMLReader: XMLEventHandler, RecordReader {
         return ready[readyIndex].take()
     }
 
+    /// Records finished with the last one given (its children among them) are handed out before
+    /// the input is read on.
+    public var nextMayBeChild: Bool { readyIndex < ready.count }
+
     // MARK: Events
 
     override public func startElement(

@@ -152,6 +152,9 @@ struct ReadStage {
             let weight = Self.weight(of: record)
             batch.bytes += weight
             batch.lastWasHeavy = weight >= Self.batchBytes / 8
+            // A full batch goes as soon as no child of its records can follow, so that the next record
+            // is not read while this batch waits (a huge record is not held next to another).
+            if batch.isFull, !reader.nextMayBeChild { guard batch.hand(to: queue, progress: progress) else { return } }
         }
         if !batch.isEmpty { _ = batch.hand(to: queue, progress: progress) }
     }
