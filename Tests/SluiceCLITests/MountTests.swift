@@ -149,4 +149,29 @@ enum Mounts {
         let names = try FileManager.default.contentsOfDirectory(atPath: mountPoint).sorted()
         #expect(names == ["items.sqlite"], "\(names)")
     }
+
+    /// An export onto a full file system: exit 3 with the system's reason for the export file (never
+    /// Foundation's dump of its error).
+    @Test func anExportOnAFullDiskSaysTheSystemsReason() throws {
+        let directory = try TemporaryDirectory()
+        let mountPoint = directory.url.appendingPathComponent("small").path
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        try Mounts.mount(mountPoint, size: "64k")
+        defer { Mounts.unmount(mountPoint) }
+        var csv = "id,name\n"
+        for row in 1...2000 { csv += "\(row),\(String(repeating: "x", count: 60))\n" }
+        let input = try directory.file("items.csv", contents: csv)
+        let store = directory.url.appendingPathComponent("items.sqlite").path
+        #expect(try runSluice(["import", input.path, "--to", store]).status == 0)
+        for output in ["out.csv", "out.jsonl"] {
+            let path = mountPoint + "/" + output
+            let result = try runSluice(["export", store, "--to", path])
+            #expect(result.status == 3, "\(result.stderr)")
+            #expect(
+                result.stderr.contains("cannot write the export file \(path): No space left on device"),
+                "\(result.stderr)")
+            #expect(!result.stderr.contains("Domain"), "\(result.stderr)")
+            try FileManager.default.removeItem(atPath: path)
+        }
+    }
 }

@@ -77,13 +77,20 @@ public struct SluiceBinaryError: Error, CustomStringConvertible, Sendable {
 /// - Parameters:
 ///   - environment: variables added to (or replacing) this process's environment.
 ///   - input: what the command reads on standard input (none: it reads nothing).
+///   - launcher: a program and its arguments that run `sluice` (`["/usr/bin/strace", …]`); none: run
+///     directly.
 public func runSluice(
-    _ arguments: [String], environment: [String: String] = [:], input: Data? = nil,
+    _ arguments: [String], environment: [String: String] = [:], input: Data? = nil, launcher: [String] = [],
     sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> CommandResult {
     let process = Process()
-    process.executableURL = try sluiceBinary
-    process.arguments = arguments
+    if let program = launcher.first {
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = launcher.dropFirst() + [try sluiceBinary.path] + arguments
+    } else {
+        process.executableURL = try sluiceBinary
+        process.arguments = arguments
+    }
     process.currentDirectoryURL = repositoryRoot
     if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
     let out = Pipe(), err = Pipe(), stdin = Pipe()

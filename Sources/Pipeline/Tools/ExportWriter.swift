@@ -26,7 +26,7 @@ final class ExportWriter {
         self.format = format
         self.namesTables = namesTables
         do { sink = try FileByteSink(path: path) } catch {
-            throw RunFileError(.open, "the export file", path: path, underlying: error)
+            throw Self.fileError(.open, path: path, error)
         }
         if format == .sqldump { append("PRAGMA foreign_keys = OFF;\nBEGIN TRANSACTION;\n") }
     }
@@ -38,7 +38,7 @@ final class ExportWriter {
             var dialect = CSVDialect()
             dialect.nullMarkers = [""]
             let writer = try CSVWriter(sink: sink, dialect: dialect)
-            try writer.write(table.columns.map(\.name))
+            try writing { try writer.write(table.columns.map(\.name)) }
             csv = writer
         case .jsonl:
             break
@@ -52,7 +52,7 @@ final class ExportWriter {
         guard let table else { return }
         switch format {
         case .csv:
-            try csv?.write(values.map(Self.text))
+            try writing { try csv?.write(values.map(Self.text)) }
         case .jsonl:
             var parts: [String] = []
             if namesTables { parts.append("\"table\":" + Self.json(string: table.name)) }
@@ -71,19 +71,30 @@ final class ExportWriter {
     /// Writes what is buffered and ends the file (SQL: the transaction).
     func finish() throws {
         if format == .sqldump { append("COMMIT;\n") }
-        try csv?.flush()
         try flush()
     }
 
     private func append(_ text: String) { buffer += text.utf8 }
 
     private func flush() throws {
-        try csv?.flush()
+        try writing { try csv?.flush() }
         guard !buffer.isEmpty else { return }
-        do { try buffer.withUnsafeBytes { try sink.write($0) } } catch {
-            throw RunFileError(.write, "the export file", path: path, underlying: error)
-        }
+        try writing { try buffer.withUnsafeBytes { try sink.write($0) } }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Runs a write to the file: its failure is the export file's.
+    private func writing(_ body: () throws -> Void) throws {
+        do { try body() } catch { throw Self.fileError(.write, path: path, error) }
+    }
+
+    /// The sink's failure as the export file's, with the system's reason it carries.
+    private static func fileError(_ operation: RunFileError.Operation, path: String, _ error: any Error) -> RunFileError
+    {
+        if let posix = (error as? ReaderError)?.underlying as? POSIXError {
+            return RunFileError(operation, "the export file", path: path, errno: posix.code.rawValue)
+        }
+        return RunFileError(operation, "the export file", path: path, underlying: error)
     }
 
     // MARK: Values

@@ -5,30 +5,43 @@ public protocol ByteSink: AnyObject {
     func write(_ bytes: UnsafeRawBufferPointer) throws
 }
 
-/// Writes to a file (created or truncated) or to standard output (`-`).
+/// Writes to a file (created or truncated) or to standard output (`-`), through the system's calls:
+/// a failure says the system's reason (`POSIXError` under the `ReaderError`).
 public final class FileByteSink: ByteSink {
-    private let handle: FileHandle
+    private let descriptor: Int32
     private let path: String
 
     /// - Throws: `ReaderError.Kind.io` when the file cannot be created.
     public init(path: String) throws {
         self.path = path
         if path == "-" {
-            handle = .standardOutput
+            descriptor = STDOUT_FILENO
         } else {
-            guard FileManager.default.createFile(atPath: path, contents: nil),
-                let handle = FileHandle(forWritingAtPath: path)
-            else {
-                throw ReaderError(.io, "cannot create \(path)")
-            }
-            self.handle = handle
+            descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw Self.failure("cannot create", path) }
         }
     }
 
+    deinit { if descriptor != STDOUT_FILENO { close(descriptor) } }
+
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
-        do { try handle.write(contentsOf: Data(bytes)) } catch {
-            throw ReaderError(.io, "cannot write \(path): \(error)", underlying: error)
+        var offset = 0
+        while offset < bytes.count {
+            let written = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw Self.failure("cannot write", path)
+            }
+            offset += written
         }
+    }
+
+    /// The failure of the call that just failed: `errno`'s reason, and the `POSIXError` under it.
+    private static func failure(_ what: String, _ path: String) -> ReaderError {
+        let code = errno
+        return ReaderError(
+            .io, "\(what) \(path): \(String(cString: strerror(code)))",
+            underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
     }
 }
 
