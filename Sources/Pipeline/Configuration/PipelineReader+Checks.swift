@@ -57,12 +57,22 @@ extension PipelineReader {
                 || mapping.relationships.contains { $0.relationship == name }
         }
         if let keyNode {
+            // A key may name a field as the input spells it (`CustomerID`): the attribute read from it.
+            mapping.key = mapping.key.map { name in
+                guard entity.attribute(named: name) == nil, entity.relationship(named: name) == nil,
+                    let field = mapping.fields.first(where: { $0.from == name })
+                else { return name }
+                return field.attribute
+            }
             for name in mapping.key
             where entity.attribute(named: name) == nil && entity.relationship(named: name).map({ !$0.isToMany }) != true
             {
+                let names = entity.attributes.map(\.name) + entity.relationships.filter { !$0.isToMany }.map(\.name)
+                let near = NearestName.nearest(to: name, among: names + mapping.fields.map(\.from))
                 fail(
                     keyNode,
-                    "key \(name.debugDescription) is not an attribute or to-one relationship of \(entity.name)",
+                    "key \(name.debugDescription) is not an attribute or to-one relationship of \(entity.name), nor a "
+                        + "field it reads\(near.map { " (did you mean \($0.debugDescription)?)" } ?? "")",
                     entity: source)
             }
             // A key without a constraint would silently insert every record again on a re-run.

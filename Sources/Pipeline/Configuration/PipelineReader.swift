@@ -82,7 +82,9 @@ struct PipelineReader: YAMLFileReader {
                 entity: source)
             return nil
         }
-        return URL(fileURLWithPath: text, relativeTo: folder).standardizedFileURL.path
+        let path = URL(fileURLWithPath: text, relativeTo: folder).standardizedFileURL.path
+        // `rejects: dir/` names a folder, existing or not: the slash stays.
+        return text.hasSuffix("/") && !path.hasSuffix("/") ? path + "/" : path
     }
 
     mutating func number(

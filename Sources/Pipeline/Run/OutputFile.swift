@@ -103,6 +103,7 @@ public enum OutputFile {
         var info = stat()
         guard stat(path, &info) == 0 else {
             if errno == ELOOP { throw UsageError("\(role) \(path) is a loop of symbolic links: give a file") }
+            if path.hasSuffix("/"), !folder { throw UsageError("\(role) \(path) names a folder: give a file") }
             return  // nothing there yet (or a folder missing: the write says so)
         }
         let kind: String

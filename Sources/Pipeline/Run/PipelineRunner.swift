@@ -86,7 +86,11 @@ public final class PipelineRunner {
             discardedCheckpoint = target.discarded.map { ($0.sourceIndex + 1, $0.batches) }
             clock.end("target")
             if let rejectsPath {
-                if !fresh { try OutputFile.check(rejectsPath, .rejects, config: config) }
+                if fresh {
+                    try Self.makeFolder(of: rejectsPath)
+                } else {
+                    try OutputFile.check(rejectsPath, .rejects, config: config)
+                }
                 try ReportFile.check(rejectsPath, role: "the rejects file")
             }
             try importSources(into: target, rejects: rejects, showsProgress: options.showsProgress, clock: &clock)
@@ -143,6 +147,15 @@ public final class PipelineRunner {
         let stamp = start.formatted(Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted))
         let name = "\(target?.lastPathComponent ?? "sluice").rejects-\(stamp).jsonl"
         return (folder.appendingPathComponent(name).path, true)
+    }
+
+    /// Makes the folder a run's own rejects file goes in (`errors.rejects: dir/`), as the target's
+    /// folder is made: before anything is read, never after the run.
+    private static func makeFolder(of rejectsPath: String) throws {
+        let folder = URL(fileURLWithPath: rejectsPath).deletingLastPathComponent()
+        do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
+            throw RunError.file(RunFileError(.createFolder, "for the rejects", path: folder.path, underlying: error))
+        }
     }
 
     /// The uniqueness constraints of the sources' entities that no source keys its records by: a

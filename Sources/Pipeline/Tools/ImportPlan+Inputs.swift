@@ -57,13 +57,15 @@ extension ImportPlan {
             if let key = options.key { applyKey(key) }
         }
 
-        /// A key given for an inferred model becomes its uniqueness constraint (upserts need one).
+        /// A key given for an inferred model becomes its uniqueness constraint (upserts need one): each
+        /// name the attribute of that name, else the column the input spells so (as the mapping takes it).
         private mutating func applyKey(_ key: [String]) {
             for source in sources {
-                let columns = inference.entities[source.firstEntity].columns.map(\.source).filter {
-                    key.contains(ModelInference.attributeName($0))
+                let columns = inference.entities[source.firstEntity].columns.map(\.source)
+                let found = key.compactMap { name in
+                    columns.first { ModelInference.attributeName($0) == name } ?? columns.first { $0 == name }
                 }
-                if columns.count == key.count { inference.entities[source.firstEntity].uniqueKeys.append(columns) }
+                if found.count == key.count { inference.entities[source.firstEntity].uniqueKeys.append(found) }
             }
         }
 

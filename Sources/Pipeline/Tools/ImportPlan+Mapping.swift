@@ -10,16 +10,23 @@ extension ImportPlan {
     ///   column (importing it would drop the column's values).
     static func mapping(
         _ plans: [ModelInference.EntityPlan], _ index: Int, spec: XMLRecordSpec?, numberedColumns: Bool,
-        key: [String]?, model: ManagedObjectModel?
+        key: inout KeyRequest?, model: ManagedObjectModel?
     ) throws -> [(String, YAMLValue)] {
         var plan = plans[index]
         var parts: [(String, YAMLValue)] = [("entity", .text(plan.name))]
-        var keyNames = key ?? plan.key
+        var keyNames = plan.key
         if let entity = model?.entity(named: plan.name) {
             try mapColumns(of: &plan, onto: entity)
-            if key == nil {
-                // The model's key, when the input maps all of it (upserts go through a uniqueness constraint).
-                keyNames = entity.constraintsWithInherited.map(\.names).first { $0.allSatisfy(plan.maps) } ?? []
+            // The model's key, when the input maps all of it (upserts go through a uniqueness constraint).
+            keyNames = entity.constraintsWithInherited.map(\.names).first { $0.allSatisfy(plan.maps) } ?? []
+        }
+        // `--key` where the records map every name it gives (else this source keeps its own key).
+        if let names = key?.names {
+            let found = names.compactMap(plan.property(standingFor:))
+            if found.count == names.count {
+                keyNames = found.map(\.name)
+                key?.used = true
+                key?.notes += found.compactMap(\.note)
             }
         }
         // A key names attributes the fields fill, or to-one relationships a lookup finds.
@@ -62,7 +69,8 @@ extension ImportPlan {
                 ModelInference.entityName($0.kind ?? $0.path) == plans[child].name
             })
         else { return nil }
-        let mapping = try mapping(plans, child, spec: childSpec, numberedColumns: false, key: nil, model: model)
+        var noKey: KeyRequest?
+        let mapping = try mapping(plans, child, spec: childSpec, numberedColumns: false, key: &noKey, model: model)
         return .map([("record", .text(childSpec.path)), ("parent", .text(parent.relationship))] + mapping)
     }
 
@@ -172,9 +180,56 @@ extension ImportPlan {
     }
 }
 
+/// `--key` as the command line gives it, and what the sources made of it.
+struct KeyRequest {
+    let names: [String]
+    /// Whether some source's records map every name.
+    var used = false
+    /// A name that is an attribute and another column's name: which one it is taken for.
+    var notes: [String] = []
+
+    /// The error for names no source maps: each with the columns it could be, and the nearest.
+    func unmatched(in plans: [ModelInference.EntityPlan], inputs: [String]) -> ReaderError {
+        let unmatched = names.filter { name in !plans.contains { $0.property(standingFor: name) != nil } }
+        let columns = plans.flatMap { $0.fields.map(\.column) + $0.lookups.map(\.column) }
+        let attributes = plans.flatMap { $0.fields.map(\.attribute) + $0.lookups.map(\.relationship) }
+        let said = (unmatched.isEmpty ? names : unmatched).map { name in
+            name.debugDescription
+                + (NearestName.nearest(to: name, among: columns + attributes).map {
+                    " (did you mean \($0.debugDescription)?)"
+                }
+                    ?? "")
+        }
+        let whole = unmatched.isEmpty ? " together" : ""
+        return ReaderError(
+            .invalidOption,
+            "--key \(said.joined(separator: ", ")) names no column or attribute\(whole) of "
+                + "\(inputs.joined(separator: ", ")) (its columns: \(columns.joined(separator: ", ")))")
+    }
+}
+
 extension ModelInference.EntityPlan {
     /// Whether the plan fills `name`: an attribute its fields fill, or a to-one relationship a lookup finds.
     func maps(_ name: String) -> Bool {
         fields.contains { $0.attribute == name } || lookups.contains { $0.relationship == name }
+    }
+
+    /// The attribute or to-one relationship a name a user gave stands for: the one of that name, else
+    /// the one read from the column the input spells so (`Invoice No`), else the one read from the
+    /// column inference names so (`invoiceNo`, onto a model whose attribute is `invoice_no`).
+    /// `note` says which won when the name is an attribute and another one's column.
+    func property(standingFor name: String) -> (name: String, note: String?)? {
+        func read(from column: (String) -> Bool) -> String? {
+            fields.first { column($0.column) }?.attribute ?? lookups.first { column($0.column) }?.relationship
+        }
+        let byColumn = read { $0 == name }
+        if maps(name) {
+            guard let byColumn, byColumn != name else { return (name, nil) }
+            return (
+                name,
+                "--key \(name) is taken for the attribute \(name), not for the column \(name) (read into \(byColumn))"
+            )
+        }
+        return byColumn.map { ($0, nil) } ?? read { ModelInference.attributeName($0) == name }.map { ($0, nil) }
     }
 }

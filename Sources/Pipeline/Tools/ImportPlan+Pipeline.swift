@@ -64,6 +64,7 @@ extension ImportPlan {
         private mutating func sources(inputs: Inputs, model: ManagedObjectModel?) throws -> [YAMLValue] {
             let plans = inputs.inference.plans()
             var sources: [YAMLValue] = []
+            var key = options.key.map { KeyRequest(names: $0) }
             for (number, input) in inputs.sources.enumerated() {
                 for index in inputs.entities(of: number) where plans[index].parent == nil {
                     let plan = plans[index]
@@ -99,10 +100,16 @@ extension ImportPlan {
                         parts += ImportPlan.linksMapping(links)
                     } else {
                         parts += try ImportPlan.mapping(
-                            plans, index, spec: input.spec, numberedColumns: numbered, key: options.key, model: model)
+                            plans, index, spec: input.spec, numberedColumns: numbered, key: &key, model: model)
                     }
                     sources.append(.map(parts))
                 }
+            }
+            if let key {
+                guard key.used else {
+                    throw key.unmatched(in: plans.filter { $0.parent == nil }, inputs: inputs.sources.map(\.path))
+                }
+                guesses += key.notes
             }
             return sources
         }

@@ -1,0 +1,122 @@
+import Drivers
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 34, names and output places: every name a user writes is checked, as the attribute or as
+/// the input spells the column; output folders are settled before anything is read.
+@Suite struct NightlyNameTests {
+    static let invoices = "Invoice No,CustomerID,Total\nA-1,C1,10.5\nA-2,C2,7\nA-3,C1,3.25\n"
+
+    /// `--key` as the file spells the column (`Invoice No`, `CustomerID`) or as the attribute
+    /// (`invoiceNo`): the key is used, so a second run of the same file changes nothing.
+    @Test(arguments: [("Invoice No", 1), ("CustomerID", 5000), ("invoiceNo", 5000), ("Total", 1)])
+    func aKeyAsTheFileSpellsItIsUsed(key: String, batchSize: Int) throws {
+        let directory = try TemporaryDirectory()
+        let csv = key == "CustomerID" ? "Invoice No,CustomerID,Total\nA-1,C1,10.5\nA-2,C2,7\n" : Self.invoices
+        let input = try directory.file("invoices.csv", contents: csv)
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let options = ["--to", store, "--key", key, "--batch-size", String(batchSize)]
+        let first = try runSluice(["import", input.path] + options)
+        #expect(first.status == 0, "\(first.stderr)")
+        let rows = csv.split(separator: "\n").count - 1
+        let again = try runSluice(["import", input.path] + options)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(
+            again.stdout.contains("\(rows) read, 0 inserted, 0 updated, \(rows) unchanged, 0 rejected"),
+            "\(again.stdout)")
+        #expect(try sqliteRows(store, "SELECT count(*) FROM invoices") == [[.integer(Int64(rows))]])
+    }
+
+    /// A `--key` that names nothing is refused before the store is made, listing the columns and
+    /// the nearest name; so is one that names two sources' columns but no one source's both.
+    @Test func aKeyThatNamesNothingIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let input = try directory.file("invoices.csv", contents: Self.invoices)
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let typo = try runSluice(["import", input.path, "--to", store, "--key", "Invoice Nr"])
+        #expect(typo.status == 2, "\(typo.stderr)")
+        #expect(
+            typo.stderr.contains("--key \"Invoice Nr\" (did you mean \"Invoice No\"?) names no column or attribute of")
+                && typo.stderr.contains("its columns: Invoice No, CustomerID, Total"), "\(typo.stderr)")
+        let none = try runSluice(["import", input.path, "--to", store, "--key", "NoSuchColumn"])
+        #expect(none.status == 2 && none.stderr.contains("--key \"NoSuchColumn\" names no column"), "\(none.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: store))
+    }
+
+    /// A pipeline's `key:` may name the field as the input spells it; a name that is neither says
+    /// the nearest.
+    @Test(arguments: [1, 2])
+    func aPipelineKeyMayNameTheField(contexts: Int) throws {
+        let directory = try TemporaryDirectory()
+        _ = try directory.file("invoices.csv", contents: Self.invoices)
+        _ = try directory.file(
+            "m.yaml",
+            contents: """
+                version: 1
+                entities:
+                  Invoice:
+                    attributes: { number: string!, customer: string, total: decimal }
+                    unique: [[number]]
+                """)
+        func pipeline(key: String) throws -> URL {
+            try directory.file(
+                "p.yaml",
+                contents: """
+                    version: 1
+                    model: m.yaml
+                    target: { store: sqlite, path: t.sqlite }
+                    merge: object-trumps
+                    batch: { size: 1, contexts: \(contexts) }
+                    sources:
+                      - { name: invoices, path: invoices.csv, entity: Invoice, key: [\(key)],
+                          fields: { number: Invoice No, customer: CustomerID, total: Total } }
+                    """)
+        }
+        let byField = try pipeline(key: "Invoice No")
+        #expect(try runSluice(["run", byField.path, "--quiet"]).status == 0)
+        let again = try runSluice(["run", byField.path])
+        #expect(again.stdout.contains("3 read, 0 inserted, 0 updated, 3 unchanged"), "\(again.stdout)\(again.stderr)")
+        let typo = try runSluice(["check", try pipeline(key: "numbr").path])
+        #expect(typo.status == 2 && typo.stderr.contains("(did you mean \"number\"?)"), "\(typo.stderr)")
+    }
+
+    /// A rejects folder that does not exist yet (`--rejects dir/`, `errors.rejects: dir/`) is made
+    /// before the run reads, and each run writes a file of its own there; a report path naming a
+    /// folder is refused before anything is read.
+    @Test func outputFoldersAreSettledBeforeReading() throws {
+        let directory = try TemporaryDirectory()
+        let input = try directory.file("people.csv", contents: "id,age\n1,3\n2,x\n")
+        let model = try directory.file(
+            "m.yaml", contents: "version: 1\nentities:\n  Person:\n    attributes: { id: integer64!, age: integer16 }\n"
+        )
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let flag = directory.url.appendingPathComponent("flagged/rejects/").path + "/"
+        let run = try runSluice([
+            "import", input.path, "--to", store, "--model", model.path, "--entity", "Person", "--max-errors", "5",
+            "--rejects", flag,
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: flag).count == 1)
+        let pipeline = try directory.file(
+            "p.yaml",
+            contents: """
+                version: 1
+                model: m.yaml
+                target: { store: sqlite, path: p.sqlite }
+                errors: { max: 5, rejects: nightly/ }
+                sources:
+                  - { name: people, path: people.csv, entity: Person, fields: { id: id, age: age } }
+                """)
+        for _ in 0..<2 {
+            #expect(try runSluice(["run", pipeline.path, "--quiet"]).status == 0)
+            Thread.sleep(forTimeInterval: 1.1)  // the files are named by the second the run starts
+        }
+        let nightly = directory.url.appendingPathComponent("nightly").path
+        #expect(try FileManager.default.contentsOfDirectory(atPath: nightly).count == 2)
+        let report = directory.url.appendingPathComponent("reports/").path + "/"
+        let refused = try runSluice(["run", pipeline.path, "--report", report])
+        #expect(refused.status == 2 && refused.stderr.contains("names a folder: give a file"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: report))
+    }
+}
