@@ -44,3 +44,8 @@ enum DatesOption: String, CaseIterable, ExpressibleByArgument {
 enum FormatOption: String, CaseIterable, ExpressibleByArgument {
     case auto, csv, xml, sqldump, sqlite
 }
+
+/// `--mode`: `PipelineConfig.LoadMode` on the command line.
+enum ModeOption: String, CaseIterable, ExpressibleByArgument {
+    case merge, append, replace, sync
+}

@@ -60,6 +60,18 @@ struct Import: LoggingCommand {
         help: "An attribute identifying objects (upserts); repeatable. Default: the input's primary key or unique id.")
     var keys: [String] = []
 
+    @Option(
+        help: """
+            How records meet stored objects: merge (new keys inserted, stored ones updated), append (inserted \
+            only: a stored key is rejected), replace (the stored objects of the entity deleted first), sync \
+            (merge, then delete the stored objects whose key the input lacks).
+            """)
+    var mode = ModeOption.merge
+
+    @Option(
+        help: "With --mode sync: the most stored objects it may delete, a count (100) or a share (5%). Default 10%.")
+    var maxDelete: String?
+
     @Option(help: "A model file (YAML, JSON or Xcode) instead of an inferred one.")
     var model: String?
 
@@ -107,6 +119,12 @@ struct Import: LoggingCommand {
             throw ValidationError("--batch-size must be from 1 to \(PipelineConfig.maxBatchSize)")
         }
         guard maxErrors >= 0 else { throw ValidationError("--max-errors cannot be negative") }
+        if let maxDelete {
+            guard mode == .sync else { throw ValidationError("--max-delete applies to --mode sync") }
+            guard PipelineConfig.DeleteLimit(maxDelete) != nil else {
+                throw ValidationError("--max-delete takes a count (100) or a share of the stored objects (5%)")
+            }
+        }
         if output.dryRun, let savePipeline {
             throw ValidationError(
                 "--save-pipeline writes \(savePipeline) and its model, and --dry-run writes nothing: "
@@ -126,6 +144,8 @@ struct Import: LoggingCommand {
         }
         options.key = keys.isEmpty ? nil : keys.flatMap { $0.split(separator: ",").map(String.init) }
         options.modelPath = model
+        options.mode = PipelineConfig.LoadMode(rawValue: mode.rawValue) ?? .merge
+        options.maxDelete = maxDelete
         options.batchSize = batchSize
         options.maxErrors = maxErrors
         options.rejects = output.rejects
@@ -142,10 +162,12 @@ struct Import: LoggingCommand {
             let plan = try ImportPlan.prepare(options, savingPipelineTo: savePipeline)
             for name in plan.notImported { warn("not imported: \(name)") }
             for guess in plan.guesses { warn(guess) }
-            // Records without a key are added again by every run into the same store: say so.
+            // Nested records without a key are added again by every run into the same store: say so (a
+            // source without one is refused by the run, unless --mode append says it is meant).
             let existing = (try? FileManager.default.attributesOfItem(atPath: to)[.size] as? Int) ?? 0
+            let sources = Set(plan.config.sources.map(\.mapping.entity))
             if existing > 0 {
-                for entity in plan.config.entitiesWithoutKey {
+                for entity in plan.config.entitiesWithoutKey where !sources.contains(entity) {
                     warn("\(entity) has no key: its records are added to what \(to) holds, again on every run")
                 }
             }

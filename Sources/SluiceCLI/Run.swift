@@ -174,6 +174,7 @@ func execute(
                 "read": .stringConvertible(counts.read), "inserted": .stringConvertible(counts.inserted),
                 "updated": .stringConvertible(counts.updated), "unchanged": .stringConvertible(counts.unchanged),
                 "rejected": .stringConvertible(report.rejected), "filtered": .stringConvertible(counts.filtered),
+                "deleted": .stringConvertible(counts.deleted),
                 "seconds": .stringConvertible((report.seconds * 100).rounded() / 100),
             ])
         if report.rejected > 0 {

@@ -95,7 +95,7 @@ struct RunnerFixture {
                     where: "id < 1000"
                     relationships:
                       manager: { entity: Employee, key: { id: manager_id }, missing: reject }
-                  - { name: events, path: events.csv, entity: Event, fields: { at: at, text: text } }
+                  - { name: events, path: events.csv, entity: Event, mode: append, fields: { at: at, text: text } }
                 """)
         return try PipelineFile.load(contentsOf: file, environment: [:])
     }

@@ -106,7 +106,7 @@ import Testing
                 target: { store: sqlite, path: p.sqlite }
                 errors: { max: 5, rejects: nightly/ }
                 sources:
-                  - { name: people, path: people.csv, entity: Person, fields: { id: id, age: age } }
+                  - { name: people, path: people.csv, entity: Person, mode: append, fields: { id: id, age: age } }
                 """)
         for _ in 0..<2 {
             #expect(try runSluice(["run", pipeline.path, "--quiet"]).status == 0)

@@ -114,8 +114,9 @@ import Testing
     }
 
     /// A key is inferred from a column that says it identifies (`customer_no`), so a re-import
-    /// changes nothing; without one, a re-import into the same store warns that it adds the records again.
-    @Test func keysAreInferredAndAKeylessReimportWarns() throws {
+    /// changes nothing; without one, a re-import into a store holding its rows is refused (it would
+    /// add the records again), unless `--mode append` says that is meant.
+    @Test func keysAreInferredAndAKeylessReimportIsRefused() throws {
         let directory = try TemporaryDirectory()
         let keyed = try directory.file("k.csv", contents: "customer_no,name\n10,Ann\n11,Bob\n12,Cy\n")
         let store = directory.url.appendingPathComponent("k.sqlite").path
@@ -128,9 +129,15 @@ import Testing
         let other = directory.url.appendingPathComponent("n.sqlite").path
         let first = try runSluice(["import", plain.path, "--to", other])
         #expect(first.status == 0 && !first.stderr.contains("has no key"), "\(first.stderr)")
+        let before = try sqliteRows(other, "SELECT count(*) FROM n")
         let second = try runSluice(["import", plain.path, "--to", other])
-        #expect(second.status == 0 && second.stderr.contains("N has no key"), "\(second.stderr)")
-        #expect(Self.addsUp(Self.counts(second.stdout, "N")))
+        #expect(second.status == 2, "\(second.stderr)")
+        #expect(
+            second.stderr.contains("source N has no key, and the target holds 2 N objects already")
+                && second.stderr.contains("--mode append"), "\(second.stderr)")
+        #expect(try sqliteRows(other, "SELECT count(*) FROM n") == before)
+        let appended = try runSluice(["import", plain.path, "--to", other, "--mode", "append"])
+        #expect(appended.status == 0 && Self.counts(appended.stdout, "N") == [2, 2, 0, 0, 0], "\(appended.stderr)")
     }
 
     /// XML namespaces: prefixes bound on the command line (`--namespace p=URI`) or in a pipeline

@@ -30,6 +30,7 @@ import Testing
                   - name: readings
                     path: readings.csv
                     entity: Reading
+                    mode: append
                     fields: { sensor: sensor, value: value }
                 """)
     }

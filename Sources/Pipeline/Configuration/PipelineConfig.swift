@@ -83,6 +83,55 @@ public struct PipelineConfig: Sendable {
         public var line: Int
         /// What a record repeating a key of an earlier record of this source does.
         public var duplicates = Duplicates.reject
+        /// How the records meet the stored objects of the entity (`mode:`).
+        public var mode = LoadMode.merge
+        /// `mode: sync`: the most stored objects of the entity a run may delete (`sync: { max_delete: }`).
+        public var maxDelete = DeleteLimit.share(0.10)
+    }
+
+    /// How a source's records meet the stored objects of its entity.
+    public enum LoadMode: String, Sendable, CaseIterable {
+        /// A record meeting a stored object by key goes through the merge policy (the default).
+        case merge
+        /// Insert only: a record whose key is stored already is rejected, whatever the merge policy.
+        case append
+        /// The entity's stored objects are deleted before the records are read (their delete rules
+        /// apply), in the same commit as the records' objects.
+        case replace
+        /// Merge, then delete the stored objects of the entity whose key no record held.
+        case sync
+    }
+
+    /// How many stored objects a `sync` may delete: a count, or a share of the objects stored before.
+    public enum DeleteLimit: Sendable, Equatable, CustomStringConvertible {
+        case count(Int)
+        case share(Double)
+
+        /// `100` or `5%`; `nil` for anything else.
+        public init?(_ text: String) {
+            if text.hasSuffix("%") {
+                guard let percent = Double(text.dropLast()), percent >= 0, percent <= 100 else { return nil }
+                self = .share(percent / 100)
+            } else {
+                guard let count = Int(text), count >= 0 else { return nil }
+                self = .count(count)
+            }
+        }
+
+        /// Whether deleting `deletions` of `stored` objects stays within the limit.
+        public func allows(_ deletions: Int, of stored: Int) -> Bool {
+            switch self {
+            case .count(let most): return deletions <= most
+            case .share(let share): return Double(deletions) <= share * Double(stored)
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .count(let most): return String(most)
+            case .share(let share): return "\((share * 100).formatted(.number.precision(.fractionLength(0...2))))%"
+            }
+        }
     }
 
     /// A key that appears twice in one source: the later record is rejected naming the first

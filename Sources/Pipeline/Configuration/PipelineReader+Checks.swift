@@ -21,6 +21,9 @@ extension PipelineReader {
                     entity: "source \(source.name)")
             }
         }
+        for source in config.sources where source.mode != .merge {
+            checkMode(of: source, config: config, root: root)
+        }
         let target = entries.first { $0.key == "target" }?.value
         if config.store != .inMemory, target?.mapping?.first(where: { $0.key.scalar?.string == "path" }) == nil {
             fail(
@@ -48,6 +51,30 @@ extension PipelineReader {
     /// its uniqueness constraints (upserts go through one), and filled by the records. Without a
     /// `key:`, the first constraint the records fill is the key objects are found by; the others
     /// are checked for collisions (rejects, never merges).
+    /// A mode that deletes needs one commit (a run stopped between batches would leave the
+    /// deletions without the records); `sync` needs a key of attributes to tell what vanished.
+    mutating func checkMode(of source: PipelineConfig.Source, config: PipelineConfig, root: Node) {
+        let subject = "source \(source.name)"
+        if source.mode == .replace || source.mode == .sync, config.commit == .batches {
+            fail(
+                root,
+                "mode: \(source.mode.rawValue) deletes stored objects, which needs commit: atomic (with commit: "
+                    + "batches a stopped run would keep the deletions without the records)", entity: subject)
+        }
+        guard source.mode == .sync else { return }
+        let entity = config.model.entity(named: source.mapping.entity)
+        if source.mapping.key.isEmpty || source.mapping.links != nil {
+            fail(
+                root, "mode: sync needs a key: it deletes the stored objects whose key no record holds", entity: subject
+            )
+        } else if let relationship = source.mapping.key.first(where: { entity?.relationship(named: $0) != nil }) {
+            fail(
+                root,
+                "mode: sync needs a key of attributes (\(relationship) is a relationship): it deletes the stored "
+                    + "objects whose key no record holds", entity: subject)
+        }
+    }
+
     mutating func checkKey(
         of mapping: inout PipelineConfig.Mapping, keyNode: Node?, entity: EntityDescription, source: String
     ) {

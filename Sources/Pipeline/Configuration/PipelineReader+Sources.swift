@@ -10,7 +10,7 @@ extension PipelineReader {
     mutating func readSource(_ node: Node, model: ManagedObjectModel) -> PipelineConfig.Source? {
         let allowed: Set<String> = [
             "name", "format", "path", "csv", "record", "table", "entity", "key", "fields", "relationships", "children",
-            "where", "duplicates", "find", "namespaces",
+            "where", "duplicates", "find", "namespaces", "mode", "sync",
         ]
         let entries = pairs(node, allowed: allowed, what: "a source")
         func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }
@@ -65,6 +65,7 @@ extension PipelineReader {
                 fail(node, "unknown duplicates \(name.debugDescription) (use reject or last-wins)", entity: subject)
             }
         }
+        readMode(entry("mode"), sync: entry("sync"), into: &source, subject: subject)
         if let table = entry("table") {
             source.table = text(table, "table", source: subject)
             if let name = source.table, ModelInference.isSluiceOwn(name) {
@@ -85,6 +86,31 @@ extension PipelineReader {
             fail(entry("children"), "children (nested records) apply to xml sources only", entity: subject)
         }
         return source
+    }
+
+    /// `mode:` and, for `mode: sync`, `sync: { max_delete: N | P% }`.
+    mutating func readMode(_ modeNode: Node?, sync: Node?, into source: inout PipelineConfig.Source, subject: String) {
+        if let modeNode, let name = text(modeNode, "mode", source: subject) {
+            if let mode = PipelineConfig.LoadMode(rawValue: name) {
+                source.mode = mode
+            } else {
+                fail(
+                    modeNode, "unknown mode \(name.debugDescription) (use merge, append, replace or sync)",
+                    entity: subject)
+            }
+        }
+        guard let sync else { return }
+        if source.mode != .sync { fail(sync, "`sync` options apply to a source with `mode: sync`", entity: subject) }
+        for (_, _, value) in pairs(sync, allowed: ["max_delete"], what: "sync options", entity: subject) {
+            guard let text = text(value, "sync.max_delete", source: subject) else { continue }
+            if let limit = PipelineConfig.DeleteLimit(text) {
+                source.maxDelete = limit
+            } else {
+                fail(
+                    value, "sync.max_delete must be a count (100) or a share of the stored objects (5%)",
+                    entity: subject)
+            }
+        }
     }
 
     mutating func readCSV(_ node: Node, into dialect: inout CSVDialect, source: String) {

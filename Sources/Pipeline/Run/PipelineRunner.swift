@@ -98,7 +98,7 @@ public final class PipelineRunner {
             let counts = try FinalStage(config: config, transaction: target, rejects: rejects).run(clock: &clock)
             try RunStop.check()
             try target.commit()
-            notes = target.notes
+            notes += target.notes
             clock.end("commit")
             // Every record read is stored, rejected with its reasons, counted unchanged or filtered.
             assert(
@@ -188,6 +188,11 @@ public final class PipelineRunner {
         }
         let keys = KnownKeysRegistry(lookups: config.lookups)
         let pending = PendingRecords(retryAt: config.batchSize)
+        let modes = LoadModes(config: config, coordinator: transaction.coordinator, rejects: rejects)
+        let seen = modes.syncs ? SeenKeys() : nil
+        // A resumed run finds the objects of the run it resumes.
+        if transaction.resumePosition == nil { try modes.refuseKeylessRepeats() }
+        try modes.replace()
         let progress = RunProgress()
         let line = showsProgress ? ProgressLine(progress) : nil
         defer { line?.stop() }
@@ -207,6 +212,7 @@ public final class PipelineRunner {
             var pass = SourcePass(
                 members: members, config: config, rejects: rejects, keys: keys, pending: pending, progress: progress)
             pass.checkpoint = transaction.checkpoint
+            pass.seen = seen
             let resumed = position.flatMap { index == $0.sourceIndex ? $0 : nil }
             if let resumed { (pass.skippedBatches, pass.alsoDone) = (resumed.batches, resumed.alsoDone) }
             transaction.checkpoint?.begin(
@@ -222,6 +228,7 @@ public final class PipelineRunner {
             try pass.settleWaitingRecords(in: contexts[0], last: index == config.sources.count - 1)
             clock.end(config.sources[index].name)
         }
+        if let seen { notes += try modes.sync(seen) }
     }
 
     /// Whether every object a mapping makes gets the members of its to-many relationships that have

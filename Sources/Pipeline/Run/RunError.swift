@@ -16,6 +16,13 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
     case tooManyRejects(count: Int, max: Int, rejects: String?, committed: Bool = false, first: [RecordReject] = [])
     /// The final stage found rules the imported graph breaks as a whole.
     case invalidGraph([GraphViolation])
+    /// `mode: sync` would delete more stored objects than `sync.max_delete` allows (a cut export):
+    /// nothing was committed.
+    case tooManyDeletions(
+        source: String, entity: String, count: Int, stored: Int, limit: PipelineConfig.DeleteLimit)
+    /// A source without a key, under `mode: merge`, into a target that holds objects of its entity:
+    /// its records would be added again beside them. Nothing was written.
+    case keylessRepeat(source: String, entity: String, stored: Int)
     /// Another run holds the target's lock (the lock file's path).
     case locked(path: String)
     /// A source could not be read (or opened): the reader's error, with its position.
@@ -63,6 +70,16 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
             return
                 "the imported graph breaks \(violations.count) rule\(violations.count == 1 ? "" : "s") of the model:\n"
                 + violations.map { "  \($0)" }.joined(separator: "\n")
+        case .tooManyDeletions(let source, let entity, let count, let stored, let limit):
+            return "source \(source) (mode: sync) would delete \(count) of the \(stored) \(entity) objects stored "
+                + "before the run (their keys are not in the input), more than sync.max_delete (\(limit)); the target "
+                + "is unchanged. A cut or partial export? If the deletions are meant, raise sync.max_delete"
+        case .keylessRepeat(let source, let entity, let stored):
+            return
+                "source \(source) has no key, and the target holds \(stored) \(entity) object\(stored == 1 ? "" : "s") "
+                + "already: its records would be added again beside them. Give it a key (key:, or --key), or say "
+                + "mode: append (--mode append) to add them anyway, or mode: replace to load them instead; the target "
+                + "is unchanged"
         case .locked(let path): return "another run is writing the target (lock \(path) is held)"
         case .input(let source, let error): return "source \(source): \(error)"
         case .unmappedRecord(let source, let kind): return "source \(source): a record of kind \(kind) has no mapping"

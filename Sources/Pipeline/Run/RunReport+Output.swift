@@ -2,7 +2,8 @@ import Foundation
 
 extension RunReport {
     /// What `sluice run` prints when a run is done: the target, time and memory, a line per entity
-    /// (read, inserted, updated, unchanged, rejected, left out by `where`), the stages' times and where rejects went.
+    /// (read, inserted, updated, unchanged, rejected, left out by `where`, deleted), the stages' times
+    /// and where rejects went.
     /// - Parameter first: the first rejected records, listed for a dry run (which writes no file).
     public func summary(
         for config: PipelineConfig, dryRun: Bool, rejectsFile: String?, first: [RecordReject] = []
@@ -17,7 +18,8 @@ extension RunReport {
             lines.append(
                 "  \(entity): \(counts.read) read, \(counts.inserted) inserted, \(counts.updated) updated, "
                     + "\(counts.unchanged) unchanged, \(counts.rejected) rejected"
-                    + (counts.filtered > 0 ? ", \(counts.filtered) left out by where" : ""))
+                    + (counts.filtered > 0 ? ", \(counts.filtered) left out by where" : "")
+                    + (counts.deleted > 0 ? ", \(counts.deleted) deleted" : ""))
         }
         if !stages.isEmpty {
             lines.append(

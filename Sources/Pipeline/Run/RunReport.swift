@@ -18,6 +18,9 @@ public struct RunReport: Sendable, Codable {
         /// Records a source's `where` left out (read = inserted + updated + unchanged + rejected +
         /// filtered).
         public var filtered = 0
+        /// Stored objects deleted: by `mode: replace` or `mode: sync`, or by the delete rules of
+        /// those deletions (stored before + inserted − deleted = stored after).
+        public var deleted = 0
 
         /// Whether every record read is accounted for: read = inserted + updated + unchanged +
         /// rejected + filtered (true of every entity once a run has ended well).
@@ -30,6 +33,7 @@ public struct RunReport: Sendable, Codable {
             unchanged += other.unchanged
             rejected += other.rejected
             filtered += other.filtered
+            deleted += other.deleted
         }
     }
     public var entities: [String: Counts] = [:]

@@ -44,14 +44,14 @@ public enum ExitStatus: Int32, Sendable {
 
     private static func status(of error: RunError) -> ExitStatus {
         switch error {
-        case .tooManyRejects, .invalidGraph: return .dataErrors
+        case .tooManyRejects, .invalidGraph, .tooManyDeletions: return .dataErrors
         case .locked: return .locked
         case .input(_, let reader): return ExitStatus(for: reader)
         case .store(let store): return status(of: store)
         case .interrupted(let run):
             if case .inputChanged = run.reason { return .failure }
             return .usage
-        case .unmappedRecord: return .usage
+        case .unmappedRecord, .keylessRepeat: return .usage
         case .batchNotSaved, .file, .targetChanged, .stopped: return .failure
         }
     }

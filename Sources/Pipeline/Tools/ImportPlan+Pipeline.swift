@@ -99,6 +99,10 @@ extension ImportPlan {
                     if let links {
                         parts += ImportPlan.linksMapping(links)
                     } else {
+                        if options.mode != .merge { parts.append(("mode", .text(options.mode.rawValue))) }
+                        if let most = options.maxDelete {
+                            parts.append(("sync", .map([("max_delete", .text(most))], flow: true)))
+                        }
                         parts += try ImportPlan.mapping(
                             plans, index, spec: input.spec, numberedColumns: numbered, key: &key, model: model)
                     }

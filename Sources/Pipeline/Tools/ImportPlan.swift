@@ -37,6 +37,10 @@ public struct ImportPlan {
         public var maxErrors = 0
         public var rejects: String?
         public var merge = "object-trumps"
+        /// How each input's records meet the stored objects of their entity (`mode:`).
+        public var mode = PipelineConfig.LoadMode.merge
+        /// `mode: sync`: `sync.max_delete` as given (`100`, `5%`).
+        public var maxDelete: String?
         /// A new target's `layout` and `dates` (the SQLite store's options; `nil`: its defaults).
         public var layout: String?
         public var dates: String?

@@ -12,11 +12,13 @@ final class BatchImporter: @unchecked Sendable {
     private let write: WriteStage
     private let rejects: RejectsCollector
     private let pending: PendingRecords
+    /// `mode: sync`: where the keys of the source's records are noted.
+    private let seen: SeenKeys?
 
     init(
         source: PipelineConfig.Source, sourceIndex: Int, config: PipelineConfig, context: ManagedObjectContext,
         rejects: RejectsCollector, keys: KnownKeysRegistry, pending: PendingRecords, checkpoint: BatchCheckpoint?,
-        bulk: BulkInsertChoice = BulkInsertChoice()
+        bulk: BulkInsertChoice = BulkInsertChoice(), seen: SeenKeys? = nil
     ) {
         let kinds = RecordKinds(source: source, config: config, keys: keys) { entity, relationships in
             WriteStage.canInsertInBulk(entity, setting: relationships, context: context, checkpoint: checkpoint)
@@ -27,6 +29,7 @@ final class BatchImporter: @unchecked Sendable {
         write = WriteStage(scope: scope, checkpoint: checkpoint, bulk: bulk)
         self.rejects = rejects
         self.pending = pending
+        self.seen = seen
     }
 
     /// Imports a batch the read stage handed over: maps it, then links and writes it in its `turn`
@@ -34,6 +37,26 @@ final class BatchImporter: @unchecked Sendable {
     func importBatch(_ read: ReadStage.Batch, turn: BoundedQueue<ReadStage.Batch>.Turn) throws {
         try importBatch(
             read.records, number: read.number, repeats: read.repeats, unreadable: read.unreadable, turn: turn)
+    }
+
+    /// `mode: sync`: notes the keys of the batch's records, as mapped; a record rejected for its key
+    /// holds an unknown one.
+    private func noteKeys(of batch: ImportBatch, in seen: SeenKeys) {
+        let key = scope.source.mapping.key
+        var keys: [[AttributeValue]] = [], unknown = 0
+        for item in batch.items where item.parent == nil {
+            let mapper = scope.kinds[item.kind].mapper
+            let places = key.compactMap { name in
+                mapper.entity.attribute(named: name).flatMap { mapper.attributes.firstIndex(of: $0.index) }
+            }
+            let broken = item.reject?.failures.contains { key.contains($0.property) } ?? false
+            guard !broken, places.count == key.count, places.allSatisfy({ $0 < item.mapped.values.count }) else {
+                unknown += 1
+                continue
+            }
+            keys.append(places.map { item.mapped.values[$0] })
+        }
+        seen.add(keys, unknown: unknown, entity: scope.source.mapping.entity)
     }
 
     /// Imports a batch: records read now (batch `number` of the source), or records that waited for
@@ -47,7 +70,10 @@ final class BatchImporter: @unchecked Sendable {
         repeats: [Int: KeyRepeats.Repeat] = [:], unreadable: [RecordReject] = [],
         turn: BoundedQueue<ReadStage.Batch>.Turn? = nil, readAgain: [Bool]? = nil
     ) throws {
+        // `mode: append`: a record meeting a stored key is rejected, whatever the merge policy.
+        scope.context.mergePolicy = scope.source.mode == .append ? .error : scope.config.merge
         var batch = try map.map(records, number: number, origins: origins, repeats: repeats, readAgain: readAgain)
+        if let seen { noteKeys(of: batch, in: seen) }
         // Planned before the turn too: the plan only chooses which objects batch inserts may write
         // (the store refuses a key written since, and the context links what found no parent yet),
         // so the outcome is the same whichever batches are written by then.

@@ -19,6 +19,8 @@ struct SourcePass {
     let progress: RunProgress
     /// `commit: batches`: each save commits with the checkpoint.
     var checkpoint: BatchCheckpoint?
+    /// `mode: sync`: where the keys the records hold are noted.
+    var seen: SeenKeys?
     /// Batches of the first source already in the store (`--resume`).
     var skippedBatches = 0
     var alsoDone: Set<Int> = []
@@ -100,7 +102,8 @@ struct SourcePass {
             members.map {
                 BatchImporter(
                     source: config.sources[$0], sourceIndex: $0, config: config, context: context, rejects: rejects,
-                    keys: keys, pending: pending, checkpoint: checkpoint, bulk: bulk[$0 - members.lowerBound])
+                    keys: keys, pending: pending, checkpoint: checkpoint, bulk: bulk[$0 - members.lowerBound],
+                    seen: config.sources[$0].mode == .sync ? seen : nil)
             }
         }
         DispatchQueue.concurrentPerform(iterations: importers.count) { index in
