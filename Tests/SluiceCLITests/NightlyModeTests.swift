@@ -1,0 +1,168 @@
+import Drivers
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 34, load modes: a nightly full export kept in step with `mode: sync` (and refused when it
+/// is cut), `append` rejecting stored keys, `replace` loading the input instead of the stored rows.
+@Suite struct NightlyModeTests {
+    /// Day 1: 1,000 accounts. Day 2: the same, 5% changed, 2% new, 1% gone. Day 3: day 2 cut in the middle.
+    struct Export {
+        var rows: [(id: Int, name: String, amount: String)]
+
+        static let day1 = Export(rows: (1...1_000).map { ($0, "account \($0)", "\($0 * 3).25") })
+
+        static var day2: Export {
+            var rows = day1.rows.filter { $0.id % 100 != 7 }  // 10 gone
+            for index in rows.indices where rows[index].id % 20 == 3 { rows[index].name += " (moved)" }  // 50 changed
+            rows += (1_001...1_020).map { ($0, "new account \($0)", "0.5") }  // 20 new
+            return Export(rows: rows)
+        }
+
+        var csv: String { "id,name,amount\n" + rows.map { "\($0.id),\($0.name),\($0.amount)\n" }.joined() }
+        var cut: Export { Export(rows: Array(rows.prefix(rows.count / 2))) }
+        var stored: [[SQLiteValue]] {
+            rows.sorted { $0.id < $1.id }.map { [.integer(Int64($0.id)), .text($0.name), .text($0.amount)] }
+        }
+    }
+
+    static func pipeline(
+        _ directory: TemporaryDirectory, mode: String, size: Int, contexts: Int, extra: String = ""
+    ) throws -> URL {
+        _ = try directory.file(
+            "m.yaml",
+            contents: """
+                version: 1
+                entities:
+                  Account:
+                    attributes: { id: integer64!, name: string, amount: decimal }
+                    unique: [[id]]
+                """)
+        return try directory.file(
+            "p.yaml",
+            contents: """
+                version: 1
+                model: m.yaml
+                target: { store: sqlite, path: t.sqlite }
+                merge: object-trumps
+                batch: { size: \(size), contexts: \(contexts) }
+                errors: { max: 2000, rejects: r.jsonl }
+                sources:
+                  - { name: accounts, path: accounts.csv, entity: Account, key: [id], mode: \(mode), \(extra)
+                      fields: { id: id, name: name, amount: amount } }
+                """)
+    }
+
+    static func rows(_ store: String) throws -> [[SQLiteValue]] {
+        try sqliteRows(store, "SELECT id, name, CAST(amount AS TEXT) FROM Account ORDER BY id")
+    }
+
+    @Test(arguments: [(1, 1), (5000, 2)])
+    func aSyncedStoreFollowsTheExportAndACutOneIsRefused(size: Int, contexts: Int) throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(
+            directory, mode: "sync", size: size, contexts: contexts, extra: "sync: { max_delete: 5% },")
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let input = directory.url.appendingPathComponent("accounts.csv")
+        try Export.day1.csv.write(to: input, atomically: true, encoding: .utf8)
+        #expect(try runSluice(["run", pipeline.path, "--quiet"]).status == 0)
+        #expect(try Self.rows(store) == Export.day1.stored)
+
+        try Export.day2.csv.write(to: input, atomically: true, encoding: .utf8)
+        let report = directory.url.appendingPathComponent("day2.json").path
+        let day2 = try runSluice(["run", pipeline.path, "--report", report])
+        #expect(day2.status == 0, "\(day2.stderr)")
+        #expect(
+            day2.stdout.contains("Account: 1010 read, 20 inserted, 50 updated, 940 unchanged, 0 rejected, 10 deleted"),
+            "\(day2.stdout)")
+        #expect(try Self.rows(store) == Export.day2.stored, "the store is the day-2 file")
+        // Stored before + inserted − deleted = stored after.
+        #expect(1_000 + 20 - 10 == Export.day2.rows.count)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report)))
+        let counts = ((json as? [String: Any])?["entities"] as? [String: Any])?["Account"] as? [String: Any]
+        #expect(counts?["deleted"] as? Int == 10, "\(String(describing: counts))")
+
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        try Export.day2.cut.csv.write(to: input, atomically: true, encoding: .utf8)
+        let day3 = try runSluice(["run", pipeline.path])
+        #expect(day3.status == 1, "\(day3.stderr)")
+        #expect(
+            day3.stderr.contains("would delete 505 of the 1010 Account objects stored before the run")
+                && day3.stderr.contains("more than sync.max_delete (5%)"), "\(day3.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before, "day 3 leaves the store as day 2 left it")
+    }
+
+    /// `mode: append` inserts new keys and rejects stored ones, naming the stored object, whatever the
+    /// merge policy.
+    @Test(arguments: [(1, 2), (5000, 1)])
+    func appendRejectsStoredKeys(size: Int, contexts: Int) throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(directory, mode: "append", size: size, contexts: contexts)
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let input = directory.url.appendingPathComponent("accounts.csv")
+        try Export.day1.csv.write(to: input, atomically: true, encoding: .utf8)
+        #expect(try runSluice(["run", pipeline.path, "--quiet"]).status == 0)
+        try Export.day2.csv.write(to: input, atomically: true, encoding: .utf8)
+        let again = try runSluice(["run", pipeline.path])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(
+            again.stdout.contains("1010 read, 20 inserted, 0 updated, 0 unchanged, 990 rejected"), "\(again.stdout)")
+        let rejects = try String(contentsOf: directory.url.appendingPathComponent("r.jsonl"), encoding: .utf8)
+        #expect(rejects.contains("is taken by the stored Account 1"), "\(rejects.prefix(400))")
+        let stored = try Self.rows(store)
+        #expect(stored.count == 1_020 && stored.prefix(1_000).elementsEqual(Export.day1.stored))
+    }
+
+    /// `mode: replace` deletes the stored objects first: the store is the input, every object new.
+    @Test(arguments: [(1, 1), (5000, 2)])
+    func replaceLoadsTheInputInsteadOfTheStoredObjects(size: Int, contexts: Int) throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(directory, mode: "replace", size: size, contexts: contexts)
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let input = directory.url.appendingPathComponent("accounts.csv")
+        try Export.day1.csv.write(to: input, atomically: true, encoding: .utf8)
+        #expect(try runSluice(["run", pipeline.path, "--quiet"]).status == 0)
+        try Export.day2.csv.write(to: input, atomically: true, encoding: .utf8)
+        let again = try runSluice(["run", pipeline.path])
+        #expect(
+            again.stdout.contains("1010 read, 1010 inserted, 0 updated, 0 unchanged, 0 rejected, 1000 deleted"),
+            "\(again.stdout)\(again.stderr)")
+        #expect(try Self.rows(store) == Export.day2.stored)
+    }
+
+    /// What `check` says of modes that cannot work.
+    @Test func modesThatCannotWorkAreRefusedByCheck() throws {
+        let directory = try TemporaryDirectory()
+        _ = try directory.file("accounts.csv", contents: Export.day1.csv)
+        func check(_ mode: String, target: String = "t.sqlite", key: String = "key: [id],") throws -> CommandResult {
+            _ = try Self.pipeline(directory, mode: mode, size: 10, contexts: 1)
+            let url = directory.url.appendingPathComponent("p.yaml")
+            let text = try String(contentsOf: url, encoding: .utf8)
+                .replacingOccurrences(of: "path: t.sqlite }", with: "path: \(target) }")
+                .replacingOccurrences(of: "key: [id],", with: key)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+            if key.isEmpty {  // no key given, and none the model could lend
+                let model = directory.url.appendingPathComponent("m.yaml")
+                let kept = try String(contentsOf: model, encoding: .utf8).replacingOccurrences(
+                    of: "unique: [[id]]", with: "")
+                try kept.write(to: model, atomically: true, encoding: .utf8)
+            }
+            return try runSluice(["check", url.path])
+        }
+        let batches = try check("replace", target: "t.sqlite, commit: batches")
+        #expect(
+            batches.status == 2
+                && batches.stderr.contains("mode: replace deletes stored objects, which needs commit: atomic"))
+        let keyless = try check("sync", key: "")
+        #expect(keyless.status == 2 && keyless.stderr.contains("mode: sync needs a key"), "\(keyless.stderr)")
+        let unknown = try check("upsert")
+        #expect(unknown.status == 2 && unknown.stderr.contains("unknown mode \"upsert\""), "\(unknown.stderr)")
+        let limit = try check("sync, sync: { max_delete: lots }")
+        #expect(limit.status == 2 && limit.stderr.contains("sync.max_delete must be a count"), "\(limit.stderr)")
+        let flag = try runSluice([
+            "import", directory.url.appendingPathComponent("accounts.csv").path, "--to", "x.sqlite", "--max-delete",
+            "5%",
+        ])
+        #expect(flag.status == 2 && flag.stderr.contains("--max-delete applies to --mode sync"), "\(flag.stderr)")
+    }
+}
