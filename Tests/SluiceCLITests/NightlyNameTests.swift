@@ -119,4 +119,25 @@ import Testing
         #expect(refused.status == 2 && refused.stderr.contains("names a folder: give a file"), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: report))
     }
+
+    /// Without a key, `infer` and `import` say which column almost was one and why not — a repeat or
+    /// a gap, at its lines — and what to do; a second import of the keyless file is refused.
+    @Test func aKeyThatAlmostWasOneIsNamedWithItsLines() throws {
+        let directory = try TemporaryDirectory()
+        var csv = "Kundennummer,Name\n"
+        for row in 1...20 { csv += "\(row == 12 ? 11 : row),Kunde \(row)\n" }
+        let input = try directory.file("kunden.csv", contents: csv)
+        let hint = "Kunden has no key: \"Kundennummer\" looks like one but repeats at lines 12 and 13"
+        let infer = try runSluice(["infer", input.path])
+        #expect(infer.status == 0 && infer.stderr.contains(hint), "\(infer.stderr)")
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let first = try runSluice(["import", input.path, "--to", store])
+        #expect(first.status == 0 && first.stderr.contains(hint), "\(first.stderr)")
+        #expect(first.stderr.contains("--key \"Kundennummer\" with --max-errors"), "\(first.stderr)")
+        let second = try runSluice(["import", input.path, "--to", store])
+        #expect(second.status == 2 && second.stderr.contains("has no key, and the target holds 20"), "\(second.stderr)")
+        let gap = try directory.file("codes.csv", contents: "code,label\nA,a\n,b\nC,c\n")
+        let empty = try runSluice(["infer", gap.path])
+        #expect(empty.stderr.contains("\"code\" looks like one but is empty at line 3"), "\(empty.stderr)")
+    }
 }

@@ -26,9 +26,18 @@ public struct ModelInference {
         package var nulls = 0
         package var integer = true, decimal = true, double = true, boolean = true, date = true, uuid = true
         package var maxLength = 0
-        /// Hashes of the values seen, while they are all different (for key detection); `nil` once a
-        /// value repeats or the column is not a key candidate.
-        package var distinct: Set<Int>?
+        /// Hashes of the values seen and the line each came at, while they are all different (for
+        /// key detection); `nil` once a value repeats or the column is not a key candidate.
+        package var distinct: [Int: Int]?
+        /// Why a key candidate is not a key: the first value it repeats or lacks.
+        package var flaw: KeyFlaw?
+
+        package enum KeyFlaw: Equatable {
+            /// A value at `line` repeats the one at `first`.
+            case repeats(first: Int, line: Int)
+            /// No value at `line`.
+            case empty(line: Int)
+        }
         /// The SQL affinity of the declared type, when the input declares one.
         package var affinity: String?
         /// Whether the declared type names BLOB.
@@ -48,12 +57,13 @@ public struct ModelInference {
 
         init(source: String, keyCandidate: Bool, declaredType: String? = nil) {
             self.source = source
-            distinct = keyCandidate ? [] : nil
+            distinct = keyCandidate ? [:] : nil
             affinity = declaredType.map(TableSchema.affinity(of:))
             declaresBlob = declaredType?.uppercased().contains("BLOB") == true
         }
 
-        mutating func observe(_ text: String?, isBlob: Bool = false) {
+        /// Takes a value of the column, from the record at `line`.
+        mutating func observe(_ text: String?, isBlob: Bool = false, line: Int = 0) {
             if isBlob, text != nil {
                 values += 1
                 blobs += 1
@@ -62,6 +72,7 @@ public struct ModelInference {
             }
             guard let text, !text.isEmpty else {
                 nulls += 1
+                if distinct != nil, flaw == nil { flaw = .empty(line: line) }
                 return
             }
             values += 1
@@ -82,7 +93,10 @@ public struct ModelInference {
             if date, !Self.isISODate(text) { date = false }
             // A UUID is 36 characters: a long text is not copied to be tried as one.
             if uuid, text.utf8.count != 36 || UUID(uuidString: text) == nil { uuid = false }
-            if distinct != nil, distinct!.insert(text.hashValue).inserted == false { distinct = nil }
+            if distinct != nil, let first = distinct!.updateValue(line, forKey: text.hashValue) {
+                distinct = nil
+                if flaw == nil { flaw = .repeats(first: first, line: line) }
+            }
         }
 
         /// Whether a double would not keep the value of `text` (`12345678901234567890123` is not
@@ -268,7 +282,8 @@ public struct ModelInference {
                 indexByKind[kind] = index
             }
             for column in 0..<min(record.count, entities[index].columns.count) {
-                entities[index].columns[column].observe(record.string(column), isBlob: record.isBlob(column))
+                entities[index].columns[column].observe(
+                    record.string(column), isBlob: record.isBlob(column), line: record.line)
             }
             // Children follow their parent record, so the last record seen with that number is the parent.
             if let parent = record.parentRecord, let last = lastEntityByNumber, last.number == parent {
@@ -313,12 +328,14 @@ public struct ModelInference {
     }
 
     /// Whether a column's name says it identifies a row: `id`, `customer_id`, `customerId`, `CustomerID`,
-    /// `order_no`, `order_nr`, `code`, `key`, `sku` (and `…_code`, `…_key`, `…_sku`).
+    /// `order_no`, `order_nr`, `Invoice No`, `Kundennummer`, `code`, `key`, `sku` (and `…_code`,
+    /// `…_key`, `…_sku`, `…_nummer`, `…_numero`).
     static func namesIdentifier(_ name: String) -> Bool {
         let lower = name.lowercased()
-        if ["id", "code", "key", "sku", "nr", "no"].contains(lower) { return true }
+        let words = ["id", "code", "key", "sku", "nr", "no", "nummer", "numero", "número"]
+        if words.contains(lower) || lower.hasSuffix("nummer") { return true }
         if name.hasSuffix("Id") || name.hasSuffix("ID") || name.hasSuffix("Nr") || name.hasSuffix("No") { return true }
-        for suffix in ["id", "code", "key", "sku", "nr", "no"] {
+        for suffix in words {
             for separator in ["_", "-", " ", "."] where lower.hasSuffix(separator + suffix) { return true }
         }
         return false
@@ -346,6 +363,27 @@ public struct ModelInference {
             }
             ?? candidates.first { $0.type == .integer64 } ?? candidates.first
         return best.map { [$0.source] } ?? []
+    }
+
+    /// Why the entities without a key have none, per column whose name says it identifies: the
+    /// first value it repeats or lacks, and what to do (for `infer` and `import` to say).
+    package func keyHints() -> [String] {
+        entities.filter { key(of: $0).isEmpty && rowKey(of: $0) == nil }.flatMap { entity in
+            entity.columns.compactMap { column -> String? in
+                guard let flaw = column.flaw else { return nil }
+                let name = column.source.debugDescription
+                let why: String
+                switch flaw {
+                case .repeats(let first, let line):
+                    why =
+                        "repeats at lines \(first) and \(line): --key \(name) with --max-errors rejects the repeats "
+                        + "(or a saved pipeline's duplicates: last-wins keeps the last of each)"
+                case .empty(let line):
+                    why = "is empty at line \(line): --key \(name) with --max-errors rejects the records without one"
+                }
+                return "\(entity.name) has no key: \(name) looks like one but \(why)"
+            }
+        }
     }
 
     /// For a SQL table without a key of any kind (declared, unique, or found in its values): the

@@ -75,7 +75,9 @@ public struct ImportPlan {
         notImported = inputs.inference.notImported
         var writer = PipelineWriter(options: options, folder: folder)
         pipelineText = try writer.pipeline(inputs: inputs, model: model)
-        guesses = writer.guesses
+        // Why an input has no key, when none was given and the model gives none.
+        let hints = options.key == nil && model.model == nil ? inputs.inference.keyHints() : []
+        guesses = writer.guesses + hints
     }
 
     /// `--namespace p=URI` options as prefix → URI bindings.

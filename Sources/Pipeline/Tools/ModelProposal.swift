@@ -27,6 +27,7 @@ public enum ModelProposal {
                     + "columns: nothing to infer")
         }
         for name in inference.notImported { warn("not imported: \(name)") }
+        for hint in inference.keyHints() { warn(hint) }
         for error in inference.unreadable.first { warn("left out of the model (an import rejects it): \(error)") }
         if inference.unreadable.count > inference.unreadable.first.count {
             warn("\(inference.unreadable.count - inference.unreadable.first.count) more records left out likewise")
