@@ -67,13 +67,16 @@ func runSluice(_ arguments: [String]) throws -> (status: Int32, seconds: Double,
     return (process.terminationStatus, seconds, Double(usage.ru_maxrss) / 1024)
 }
 
-func reportChild(_ name: String, records: Int, bytes: Double, _ run: (status: Int32, seconds: Double, peakMB: Double)) {
+func reportChild(
+    _ name: String, records: Int, bytes: Double, _ run: (status: Int32, seconds: Double, peakMB: Double),
+    extra: String = ""
+) {
     print(
         String(
             format:
                 "BENCH case=%@ records=%d seconds=%.3f records_per_s=%.0f mb_per_s=%.1f peak_rss_mb=%.1f exit=%d",
             name, records, run.seconds, Double(records) / run.seconds, bytes / 1_048_576 / run.seconds, run.peakMB,
-            run.status))
+            run.status) + extra)
 }
 
 func fileBytes(_ path: String) -> Double {

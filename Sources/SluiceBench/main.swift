@@ -34,6 +34,8 @@ import Synchronization
 //                      `sluice` on hostile and unlucky inputs (HostileCases.swift)
 //   memory_*           the built `sluice` on huge records, huge batches, a resume of a million
 //                      waiting records (MemoryCases.swift)
+//   rerun_*            the built `sluice` loading 1,000,000 keyed rows, then again: unchanged, or
+//                      10% updated (RerunCases.swift)
 
 func peakRSSMegabytes() -> Double {
     var usage = rusage()
@@ -354,7 +356,9 @@ let arguments = CommandLine.arguments
 if arguments.count == 3, let count = Int(arguments[2]) {
     try runCase(arguments[1], count)
 } else if arguments.count == 2 {
-    if try !runHostileCase(arguments[1]), try !runMemoryCase(arguments[1]) { try runReaderCase(arguments[1]) }
+    if try !runHostileCase(arguments[1]), try !runMemoryCase(arguments[1]), try !runRerunCase(arguments[1]) {
+        try runReaderCase(arguments[1])
+    }
 } else {
     // Each case in a fresh process: its peak RSS is its own.
     let plan: [(String, Int)] = [
@@ -370,7 +374,7 @@ if arguments.count == 3, let count = Int(arguments[2]) {
         ("hostile_text_100mb", 0), ("hostile_gzip_bomb", 0), ("hostile_gzip_bomb_infer", 0),
         ("waiting_children_1m", 0), ("xml_depth_1m_infer", 0), ("contexts_max", 0), ("contexts_100000", 0),
         ("xml_target_200k", 0), ("memory_huge_records_gz", 0), ("memory_batch_size_1m", 0),
-        ("memory_resume_waiting", 0),
+        ("memory_resume_waiting", 0), ("rerun_unchanged", 0), ("rerun_10pct_updated", 0),
     ]
     for (name, count) in plan {
         let process = Process()
