@@ -140,4 +140,52 @@ import Testing
         let empty = try runSluice(["infer", gap.path])
         #expect(empty.stderr.contains("\"code\" looks like one but is empty at line 3"), "\(empty.stderr)")
     }
+
+    /// In `key:`, `find:` and a lookup's key, an attribute may be named as its column is (`column:
+    /// CustomerID`, as `sluice infer` writes a model); a name that is neither says the nearest.
+    @Test func anAttributeMayBeNamedAsItsColumn() throws {
+        let directory = try TemporaryDirectory()
+        _ = try directory.file("customers.csv", contents: "CustomerID,Full Name\n1,Ann\n2,Bo\n")
+        _ = try directory.file("orders.csv", contents: "Order No,cust\n10,1\n11,2\n")
+        _ = try directory.file(
+            "m.yaml",
+            contents: """
+                version: 1
+                entities:
+                  Customer:
+                    attributes:
+                      customerID: { type: integer64, optional: false, column: CustomerID }
+                      fullName: { type: string, column: Full Name }
+                    relationships: { orders: { destination: Order, toMany: true, inverse: customer } }
+                    unique: [[customerID]]
+                  Order:
+                    attributes: { orderNo: { type: integer64, optional: false, column: Order No } }
+                    relationships: { customer: { destination: Customer, inverse: orders } }
+                    unique: [[orderNo]]
+                """)
+        func pipeline(_ lookupKey: String) throws -> URL {
+            try directory.file(
+                "p.yaml",
+                contents: """
+                    version: 1
+                    model: m.yaml
+                    target: { store: sqlite, path: t.sqlite }
+                    merge: object-trumps
+                    sources:
+                      - { name: customers, path: customers.csv, entity: Customer, key: [CustomerID],
+                          fields: { customerID: CustomerID, fullName: Full Name } }
+                      - { name: orders, path: orders.csv, entity: Order, key: [Order No], fields: { orderNo: Order No },
+                          relationships: { customer: { entity: Customer, key: { \(lookupKey): cust } } } }
+                    """)
+        }
+        let good = try pipeline("CustomerID")
+        #expect(try runSluice(["run", good.path, "--quiet"]).status == 0)
+        let again = try runSluice(["run", good.path])
+        #expect(again.stdout.contains("Order: 2 read, 0 inserted, 0 updated, 2 unchanged"), "\(again.stdout)")
+        let typo = try runSluice(["check", try pipeline("CustomerId").path])
+        #expect(
+            typo.status == 2
+                && typo.stderr.contains("Customer has no attribute \"CustomerId\" (did you mean \"customerID\"?)"),
+            "\(typo.stderr)")
+    }
 }

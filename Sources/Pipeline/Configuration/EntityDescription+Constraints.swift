@@ -12,3 +12,11 @@ extension EntityDescription {
         return all
     }
 }
+
+extension EntityDescription {
+    /// The attribute of that name, else the one whose stored column has that name (a model `sluice
+    /// infer` wrote keeps the input's spelling there: `invoiceNo` with `column: Invoice No`).
+    func attribute(namedOrStoredAs name: String) -> AttributeDescription? {
+        attribute(named: name) ?? attributes.first { $0.columnName == name }
+    }
+}

@@ -84,12 +84,12 @@ extension PipelineReader {
                 || mapping.relationships.contains { $0.relationship == name }
         }
         if let keyNode {
-            // A key may name a field as the input spells it (`CustomerID`): the attribute read from it.
+            // A key may name a field as the input spells it (`CustomerID`), or an attribute as its
+            // column is named (`column: Invoice No`): the attribute it stands for.
             mapping.key = mapping.key.map { name in
-                guard entity.attribute(named: name) == nil, entity.relationship(named: name) == nil,
-                    let field = mapping.fields.first(where: { $0.from == name })
-                else { return name }
-                return field.attribute
+                guard entity.attribute(named: name) == nil, entity.relationship(named: name) == nil else { return name }
+                return mapping.fields.first(where: { $0.from == name })?.attribute
+                    ?? entity.attribute(namedOrStoredAs: name)?.name ?? name
             }
             for name in mapping.key
             where entity.attribute(named: name) == nil && entity.relationship(named: name).map({ !$0.isToMany }) != true

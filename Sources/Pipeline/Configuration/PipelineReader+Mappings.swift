@@ -123,8 +123,9 @@ extension PipelineReader {
         }
     }
 
-    /// A key given as `{ <attribute of entity>: <column or path> }` (`find:`, a lookup's `key:`); an
-    /// attribute the entity lacks is reported (on `property`, else on the attribute).
+    /// A key given as `{ <attribute of entity>: <column or path> }` (`find:`, a lookup's `key:`); the
+    /// attribute may be named as its stored column is (`Invoice No` for `invoiceNo` with `column:
+    /// Invoice No`). An attribute the entity lacks is reported (on `property`, else on the attribute).
     mutating func readKeyParts(
         _ node: Node, of entity: EntityDescription, what: String, label: String, source: String, property: String?
     ) -> [(attribute: String, from: String)] {
@@ -132,13 +133,16 @@ extension PipelineReader {
         for (attribute, attributeNode, from) in pairs(
             node, allowed: nil, what: what, entity: source, property: property)
         {
-            guard entity.attribute(named: attribute) != nil else {
+            guard let found = entity.attribute(namedOrStoredAs: attribute) else {
+                let near = NearestName.nearest(to: attribute, among: entity.attributes.map(\.name))
                 fail(
-                    attributeNode, "\(entity.name) has no attribute \(attribute.debugDescription)", entity: source,
+                    attributeNode,
+                    "\(entity.name) has no attribute \(attribute.debugDescription)"
+                        + (near.map { " (did you mean \($0.debugDescription)?)" } ?? ""), entity: source,
                     property: property ?? attribute)
                 continue
             }
-            if let column = text(from, "\(label) \(attribute)", source: source) { key.append((attribute, column)) }
+            if let column = text(from, "\(label) \(attribute)", source: source) { key.append((found.name, column)) }
         }
         return key
     }
