@@ -196,6 +196,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try destinations(of: relationship, for: objectID)
     }
 
+    /// The stored rows of `entity` (sub-entities included) whose `properties` hold one of `keys`
+    /// (`properties.count` values each, one key after another), as the stores have them now; no
+    /// object is registered anywhere (a re-run compares its records with them).
+    public func storedRows(
+        of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
+    ) throws -> [StoreRow] {
+        try rows(of: entity, matching: keys, on: properties)
+    }
+
     /// Stored rows of `entity` whose `attributes` hold one of `keys` (uniqueness checks).
     func rows(
         of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]

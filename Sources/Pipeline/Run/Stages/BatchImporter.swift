@@ -10,6 +10,7 @@ final class BatchImporter: @unchecked Sendable {
     private let map: MapStage
     private let link: LinkStage
     private let write: WriteStage
+    private let match: StoredMatch
     private let rejects: RejectsCollector
     private let pending: PendingRecords
     /// `mode: sync`: where the keys of the source's records are noted.
@@ -27,6 +28,7 @@ final class BatchImporter: @unchecked Sendable {
         map = MapStage(scope: scope)
         link = LinkStage(scope: scope)
         write = WriteStage(scope: scope, checkpoint: checkpoint, bulk: bulk)
+        match = StoredMatch(scope: scope)
         self.rejects = rejects
         self.pending = pending
         self.seen = seen
@@ -74,6 +76,7 @@ final class BatchImporter: @unchecked Sendable {
         scope.context.mergePolicy = scope.source.mode == .append ? .error : scope.config.merge
         var batch = try map.map(records, number: number, origins: origins, repeats: repeats, readAgain: readAgain)
         if let seen { noteKeys(of: batch, in: seen) }
+        try match.skipUnchanged(&batch)
         // Planned before the turn too: the plan only chooses which objects batch inserts may write
         // (the store refuses a key written since, and the context links what found no parent yet),
         // so the outcome is the same whichever batches are written by then.
