@@ -165,4 +165,41 @@ import Testing
         ])
         #expect(flag.status == 2 && flag.stderr.contains("--max-delete applies to --mode sync"), "\(flag.stderr)")
     }
+
+    /// A sync keeps the stored object of a record rejected for another field (its key converts),
+    /// deletes nothing when a row could not be read or its key does not convert (saying so), and a
+    /// record without a key is rejected — never stored anew on every run.
+    @Test func aSyncKeepsWhatARejectedRecordNames() throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(
+            directory, mode: "sync", size: 7, contexts: 2, extra: "sync: { max_delete: 50% },")
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let input = directory.url.appendingPathComponent("accounts.csv")
+        let day1 = Export(rows: Array(Export.day1.rows.prefix(20)))
+        try day1.csv.write(to: input, atomically: true, encoding: .utf8)
+        #expect(try runSluice(["run", pipeline.path, "--quiet"]).status == 0)
+
+        // Row 5's amount is no number; rows 19 and 20 are gone; one row has no id.
+        var lines = day1.csv.split(separator: "\n").prefix(19).map(String.init)
+        lines[5] = "5,account 5,six"
+        lines.append(",nobody,1")
+        try (lines.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
+        let day2 = try runSluice(["run", pipeline.path])
+        #expect(day2.status == 0, "\(day2.stderr)")
+        #expect(
+            day2.stdout.contains("19 read, 0 inserted, 0 updated, 17 unchanged, 2 rejected, 2 deleted"),
+            "\(day2.stdout)")
+        #expect(try Self.rows(store).map { $0[0] } == (1...18).map { .integer(Int64($0)) })
+        let rejects = try String(contentsOf: directory.url.appendingPathComponent("r.jsonl"), encoding: .utf8)
+        #expect(rejects.contains("has no key (id empty)"), "\(rejects)")
+
+        // A row the reader cannot read (one field too many): its key is unknown, nothing is deleted.
+        lines = day1.csv.split(separator: "\n").prefix(15).map(String.init)
+        lines[3] = "3,account 3,9.25,extra"
+        try (lines.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
+        let day3 = try runSluice(["run", pipeline.path])
+        #expect(day3.status == 0, "\(day3.stderr)")
+        #expect(day3.stderr.contains("mode: sync deleted no Account: 1 record(s) were rejected"), "\(day3.stderr)")
+        #expect(try Self.rows(store).count == 18)
+    }
 }

@@ -119,6 +119,20 @@ public final class RecordMapper {
 
     /// The record's values and lookup keys; `nil` when the `where` filter skips it.
     /// - Throws: `RecordReject` with every field that failed.
+    /// The values of the attributes `names` in a record, each converted as the mapping converts it
+    /// (the key of a record rejected for another field); `nil` when one is not mapped or does not
+    /// convert.
+    public func values(of names: [String], in record: Record) -> [AttributeValue]? {
+        var values: [AttributeValue] = []
+        for name in names {
+            guard let (_, field, converter) = fields.first(where: { $0.converter.attribute.name == name }),
+                case .success(let value) = Self.convert(record, field: field, converter)
+            else { return nil }
+            values.append(value)
+        }
+        return values
+    }
+
     public func map(_ record: Record) throws(RecordReject) -> MappedRecord? {
         var mapped = MappedRecord()
         mapped.values.reserveCapacity(valueCount)

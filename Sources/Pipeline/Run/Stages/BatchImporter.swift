@@ -41,22 +41,24 @@ final class BatchImporter: @unchecked Sendable {
             read.records, number: read.number, repeats: read.repeats, unreadable: read.unreadable, turn: turn)
     }
 
-    /// `mode: sync`: notes the keys of the batch's records, as mapped; a record rejected for its key
-    /// holds an unknown one.
-    private func noteKeys(of batch: ImportBatch, in seen: SeenKeys) {
+    /// `mode: sync`: notes the keys of the batch's records — as mapped, or for a record rejected
+    /// for another field as its key field converts; a record whose key does not convert, and a row
+    /// the reader could not read, hold an unknown one.
+    private func noteKeys(of batch: ImportBatch, unreadable: Int, in seen: SeenKeys) {
         let key = scope.source.mapping.key
-        var keys: [[AttributeValue]] = [], unknown = 0
+        var keys: [[AttributeValue]] = [], unknown = unreadable
         for item in batch.items where item.parent == nil {
             let mapper = scope.kinds[item.kind].mapper
             let places = key.compactMap { name in
                 mapper.entity.attribute(named: name).flatMap { mapper.attributes.firstIndex(of: $0.index) }
             }
-            let broken = item.reject?.failures.contains { key.contains($0.property) } ?? false
-            guard !broken, places.count == key.count, places.allSatisfy({ $0 < item.mapped.values.count }) else {
+            if places.count == key.count, places.allSatisfy({ $0 < item.mapped.values.count }) {
+                keys.append(places.map { item.mapped.values[$0] })
+            } else if let values = mapper.values(of: key, in: item.record) {
+                keys.append(values)
+            } else {
                 unknown += 1
-                continue
             }
-            keys.append(places.map { item.mapped.values[$0] })
         }
         seen.add(keys, unknown: unknown, entity: scope.source.mapping.entity)
     }
@@ -75,7 +77,7 @@ final class BatchImporter: @unchecked Sendable {
         // `mode: append`: a record meeting a stored key is rejected, whatever the merge policy.
         scope.context.mergePolicy = scope.source.mode == .append ? .error : scope.config.merge
         var batch = try map.map(records, number: number, origins: origins, repeats: repeats, readAgain: readAgain)
-        if let seen { noteKeys(of: batch, in: seen) }
+        if let seen { noteKeys(of: batch, unreadable: unreadable.count, in: seen) }
         try match.skipUnchanged(&batch)
         // Planned before the turn too: the plan only chooses which objects batch inserts may write
         // (the store refuses a key written since, and the context links what found no parent yet),

@@ -81,8 +81,8 @@ struct LoadModes {
             let entity = source.mapping.entity
             if seen.unknownCount(of: entity) > 0 {
                 notes.append(
-                    "mode: sync deleted no \(entity): \(seen.unknownCount(of: entity)) record(s) were rejected before "
-                        + "their key was known, so what vanished from the input cannot be told")
+                    "mode: sync deleted no \(entity): \(seen.unknownCount(of: entity)) record(s) were rejected "
+                        + "without a key that could be read, so what vanished from the input cannot be told")
                 continue
             }
             let stored = try deletion.stored(entity, key: source.mapping.key)
