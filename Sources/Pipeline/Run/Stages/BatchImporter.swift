@@ -78,7 +78,8 @@ final class BatchImporter: @unchecked Sendable {
         scope.context.mergePolicy = scope.source.mode == .append ? .error : scope.config.merge
         var batch = try map.map(records, number: number, origins: origins, repeats: repeats, readAgain: readAgain)
         if let seen { noteKeys(of: batch, unreadable: unreadable.count, in: seen) }
-        try match.skipUnchanged(&batch)
+        // While batch inserts find new keys (a first load) there is nothing stored to compare with.
+        if !(write.bulk.worthTrying && scope.kinds.anyBulk) { try match.skipUnchanged(&batch) }
         // Planned before the turn too: the plan only chooses which objects batch inserts may write
         // (the store refuses a key written since, and the context links what found no parent yet),
         // so the outcome is the same whichever batches are written by then.

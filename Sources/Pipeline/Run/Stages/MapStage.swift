@@ -22,7 +22,6 @@ struct MapStage {
         batch.items.reserveCapacity(records.count)
         let hasChildren = !scope.source.mapping.children.isEmpty
         var byNumber: [Int: Int] = [:]  // record number → item index (for children)
-        var keyCache: [Int: [Int]?] = [:]  // kind → where its key's values are (`keyPlaces`)
         var topLevel = 0
         for (offset, record) in records.enumerated() {
             let kind = try kinds.kind(of: record)
@@ -59,9 +58,7 @@ struct MapStage {
                     continue
                 }
                 item.mapped = mapped
-                if !kinds[kind].isNested, let places = keyPlaces(kind, mapper, cache: &keyCache),
-                    places.allSatisfy({ mapped.values[$0].isNull })
-                {
+                if let places = kinds[kind].keyPlaces, places.allSatisfy({ mapped.values[$0].isNull }) {
                     item.reject = keyless(record, mapper)
                 }
             } catch {
@@ -82,23 +79,6 @@ struct MapStage {
             }
         }
         return batch
-    }
-
-    /// Where a mapped record of `kind` holds its key's attribute values, for the check that a CSV or
-    /// XML record of a keyed source holds one (without, it could never be found again, and every
-    /// run would store it anew; a SQL row's NULL key is SQLite's to give). `nil`: no check.
-    private func keyPlaces(_ kind: Int, _ mapper: RecordMapper, cache: inout [Int: [Int]?]) -> [Int]? {
-        if let known = cache[kind] { return known }
-        let key = scope.source.mapping.key
-        var places: [Int]?
-        if !key.isEmpty, scope.source.format == .csv || scope.source.format == .xml {
-            let found = key.compactMap { name in
-                mapper.entity.attribute(named: name).flatMap { mapper.attributes.firstIndex(of: $0.index) }
-            }
-            places = found.count == key.count ? found : nil
-        }
-        cache[kind] = places
-        return places
     }
 
     private func keyless(_ record: Record, _ mapper: RecordMapper) -> RecordReject {

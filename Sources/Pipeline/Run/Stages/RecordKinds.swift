@@ -19,6 +19,10 @@ final class RecordKinds {
         /// For records of links: the object they add to (the first resolver finds it for `.found`);
         /// their destinations come from the other resolvers.
         var links: PipelineConfig.LinkOwner?
+        /// For the top-level CSV or XML records of a keyed source: where a mapped record holds its
+        /// key's attribute values (a record without any is rejected: it could never be found again,
+        /// and every run would store it anew; a SQL row's NULL key is SQLite's to give).
+        var keyPlaces: [Int]?
 
         /// The resolvers of a link kind's destinations (all of them for other kinds).
         var destinationResolvers: ArraySlice<LookupResolver> {
@@ -106,12 +110,19 @@ final class RecordKinds {
         let insertedKeys = keys.singleKeys(of: mapper.entity.name).compactMap { name, known in
             mapper.entity.attributeIndex(named: name).map { ($0, known) }
         }
+        var keyPlaces: [Int]?
+        if !nested, !mapping.key.isEmpty, source.format == .csv || source.format == .xml {
+            let found = mapping.key.compactMap { name in
+                mapper.entity.attribute(named: name).flatMap { mapper.attributes.firstIndex(of: $0.index) }
+            }
+            keyPlaces = found.count == mapping.key.count ? found : nil
+        }
         all.append(
             Kind(
                 mapper: mapper, parentRelationship: parentRelationship, resolvers: resolvers,
                 bulk: mapping.links == nil && canInsertInBulk(mapper.entity, relationships),
                 insertedKeys: mapping.links == nil ? insertedKeys : [], isNested: parentRelationship != nil || nested,
-                links: mapping.links))
+                links: mapping.links, keyPlaces: keyPlaces))
         byName[name] = all.count - 1
         return all.count - 1
     }
