@@ -162,15 +162,6 @@ struct Import: LoggingCommand {
             let plan = try ImportPlan.prepare(options, savingPipelineTo: savePipeline)
             for name in plan.notImported { warn("not imported: \(name)") }
             for guess in plan.guesses { warn(guess) }
-            // Nested records without a key are added again by every run into the same store: say so (a
-            // source without one is refused by the run, unless --mode append says it is meant).
-            let existing = (try? FileManager.default.attributesOfItem(atPath: to)[.size] as? Int) ?? 0
-            let sources = Set(plan.config.sources.map(\.mapping.entity))
-            if existing > 0 {
-                for entity in plan.config.entitiesWithoutKey where !sources.contains(entity) {
-                    warn("\(entity) has no key: its records are added to what \(to) holds, again on every run")
-                }
-            }
             return plan.config
         }
     }

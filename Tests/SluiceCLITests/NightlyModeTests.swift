@@ -153,6 +153,11 @@ import Testing
         #expect(
             batches.status == 2
                 && batches.stderr.contains("mode: replace deletes stored objects, which needs commit: atomic"))
+        #expect(batches.stderr.contains("p.yaml:8:"), "at the source's line: \(batches.stderr)")
+        let shown = try check("sync, sync: { max_delete: 5% }")
+        #expect(shown.status == 0 && shown.stdout.contains("mode sync (deletes at most 5%)"), "\(shown.stdout)")
+        let twice = try check("merge", key: "key: [id, id],")
+        #expect(twice.status == 2 && twice.stderr.contains("key names \"id\" twice"), "\(twice.stderr)")
         let keyless = try check("sync", key: "")
         #expect(keyless.status == 2 && keyless.stderr.contains("mode: sync needs a key"), "\(keyless.stderr)")
         let unknown = try check("upsert")
@@ -201,5 +206,77 @@ import Testing
         #expect(day3.status == 0, "\(day3.stderr)")
         #expect(day3.stderr.contains("mode: sync deleted no Account: 1 record(s) were rejected"), "\(day3.stderr)")
         #expect(try Self.rows(store).count == 18)
+    }
+
+    /// Keyless nested records are found again by their parent's key and their place: the same feed
+    /// again is unchanged throughout; a changed child is updated, a new one inserted, a vanished
+    /// one deleted — never added again beside the stored ones.
+    @Test(arguments: [(1, 1), (5000, 2)])
+    func keylessChildrenAreFoundAgainByTheirPlace(size: Int, contexts: Int) throws {
+        let directory = try TemporaryDirectory()
+        func feed(_ orders: [(Int, [(String, Int)])]) -> String {
+            "<orders>\n"
+                + orders.map { id, lines in
+                    "<order id=\"\(id)\"><placed>2024-01-0\(id)</placed>"
+                        + lines.map { "<line sku=\"\($0.0)\" qty=\"\($0.1)\"/>" }.joined() + "</order>\n"
+                }.joined() + "</orders>\n"
+        }
+        let input = try directory.file("feed.xml", contents: feed([(1, [("A", 1), ("B", 2)]), (2, [("C", 3)])]))
+        _ = try directory.file(
+            "m.yaml",
+            contents: """
+                version: 1
+                entities:
+                  Order:
+                    attributes: { id: integer64!, placed: string }
+                    relationships: { lines: { destination: Line, toMany: true, inverse: order, deleteRule: cascade } }
+                    unique: [[id]]
+                  Line:
+                    attributes: { sku: string, qty: integer64 }
+                    relationships: { order: { destination: Order, inverse: lines, optional: false } }
+                """)
+        let pipeline = try directory.file(
+            "p.yaml",
+            contents: """
+                version: 1
+                model: m.yaml
+                target: { store: sqlite, path: t.sqlite }
+                merge: object-trumps
+                batch: { size: \(size), contexts: \(contexts) }
+                sources:
+                  - name: orders
+                    path: feed.xml
+                    record: /orders/order
+                    entity: Order
+                    key: [id]
+                    fields: { id: "@id", placed: placed }
+                    children:
+                      - { record: line, entity: Line, parent: order, fields: { sku: "@sku", qty: "@qty" } }
+                """)
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        func lines() throws -> [[SQLiteValue]] {
+            try sqliteRows(
+                store, "SELECT order_id, sku, qty FROM Line ORDER BY 1, 2")
+        }
+        #expect(try runSluice(["run", pipeline.path, "--quiet"]).status == 0)
+        let again = try runSluice(["run", pipeline.path])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(
+            again.stdout.contains("Line: 3 read, 0 inserted, 0 updated, 3 unchanged, 0 rejected"), "\(again.stdout)")
+        #expect(
+            again.stdout.contains("Order: 2 read, 0 inserted, 0 updated, 2 unchanged, 0 rejected"), "\(again.stdout)")
+        #expect(try lines().count == 3)
+
+        try feed([(1, [("A", 1), ("B", 5), ("D", 4)]), (2, [])]).write(to: input, atomically: true, encoding: .utf8)
+        let changed = try runSluice(["run", pipeline.path])
+        #expect(changed.status == 0, "\(changed.stderr)")
+        #expect(
+            changed.stdout.contains("Line: 3 read, 1 inserted, 1 updated, 1 unchanged, 0 rejected, 1 deleted"),
+            "\(changed.stdout)")
+        #expect(
+            try lines() == [
+                [.integer(1), .text("A"), .integer(1)], [.integer(1), .text("B"), .integer(5)],
+                [.integer(1), .text("D"), .integer(4)],
+            ])
     }
 }

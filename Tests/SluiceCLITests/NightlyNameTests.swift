@@ -114,6 +114,9 @@ import Testing
         }
         let nightly = directory.url.appendingPathComponent("nightly").path
         #expect(try FileManager.default.contentsOfDirectory(atPath: nightly).count == 2)
+        let file = try directory.file("taken", contents: "")
+        let onFile = try runSluice(["run", pipeline.path, "--rejects", file.path + "/"])
+        #expect(onFile.status == 2 && onFile.stderr.contains("is a file: give a folder"), "\(onFile.stderr)")
         let report = directory.url.appendingPathComponent("reports/").path + "/"
         let refused = try runSluice(["run", pipeline.path, "--report", report])
         #expect(refused.status == 2 && refused.stderr.contains("names a folder: give a file"), "\(refused.stderr)")

@@ -4,8 +4,9 @@ extension ModelInference {
     /// The first lines of every model file inference writes.
     static let modelFileComment = """
         Proposed by `sluice infer` from every value of the inputs; review before use.
-        A table without a key is keyed by its rows' places (an integer64 attribute); nested records
-        have a required relationship to the record that encloses them.
+        A SQL table without a key is keyed by its rows' places (an integer64 attribute); a CSV or XML
+        input without one has none (`sluice import --key` names one); nested records have a required
+        relationship to the record that encloses them.
         """
 
     /// The proposal as a model file (YAML).

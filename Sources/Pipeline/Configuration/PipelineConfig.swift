@@ -34,18 +34,6 @@ public struct PipelineConfig: Sendable {
     /// tables (the SQLite store's options of those names; an existing store keeps its own).
     public var layoutOptions: [String: String] = [:]
 
-    /// The entities whose records the sources add with no key to find stored objects by — a
-    /// source's without `key:`, nested records' without a uniqueness constraint: a run into a store
-    /// holding them adds them again.
-    public var entitiesWithoutKey: [String] {
-        sources.filter { $0.mapping.links == nil }.flatMap { source in
-            (source.mapping.key.isEmpty ? [source.mapping.entity] : [])
-                + source.mapping.children.map(\.mapping.entity).filter {
-                    model.entity(named: $0)?.uniquenessConstraints.isEmpty ?? true
-                }
-        }
-    }
-
     /// The options the target store is opened with.
     public var storeOptions: [String: String] {
         var options = layoutOptions

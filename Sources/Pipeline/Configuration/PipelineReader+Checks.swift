@@ -21,8 +21,9 @@ extension PipelineReader {
                     entity: "source \(source.name)")
             }
         }
+        let sourceNodes = entries.first { $0.key == "sources" }?.value.sequence.map(Array.init) ?? []
         for source in config.sources where source.mode != .merge {
-            checkMode(of: source, config: config, root: root)
+            checkMode(of: source, config: config, at: sourceNodes.first { $0.mark?.line == source.line } ?? root)
         }
         let target = entries.first { $0.key == "target" }?.value
         if config.store != .inMemory, target?.mapping?.first(where: { $0.key.scalar?.string == "path" }) == nil {
@@ -47,17 +48,13 @@ extension PipelineReader {
         }
     }
 
-    /// A mapping's key against the model: attributes or to-one relationships of the entity, one of
-    /// its uniqueness constraints (upserts go through one), and filled by the records. Without a
-    /// `key:`, the first constraint the records fill is the key objects are found by; the others
-    /// are checked for collisions (rejects, never merges).
     /// A mode that deletes needs one commit (a run stopped between batches would leave the
     /// deletions without the records); `sync` needs a key of attributes to tell what vanished.
-    mutating func checkMode(of source: PipelineConfig.Source, config: PipelineConfig, root: Node) {
+    mutating func checkMode(of source: PipelineConfig.Source, config: PipelineConfig, at node: Node) {
         let subject = "source \(source.name)"
         if source.mode == .replace || source.mode == .sync, config.commit == .batches {
             fail(
-                root,
+                node,
                 "mode: \(source.mode.rawValue) deletes stored objects, which needs commit: atomic (with commit: "
                     + "batches a stopped run would keep the deletions without the records)", entity: subject)
         }
@@ -65,16 +62,20 @@ extension PipelineReader {
         let entity = config.model.entity(named: source.mapping.entity)
         if source.mapping.key.isEmpty || source.mapping.links != nil {
             fail(
-                root, "mode: sync needs a key: it deletes the stored objects whose key no record holds", entity: subject
+                node, "mode: sync needs a key: it deletes the stored objects whose key no record holds", entity: subject
             )
         } else if let relationship = source.mapping.key.first(where: { entity?.relationship(named: $0) != nil }) {
             fail(
-                root,
+                node,
                 "mode: sync needs a key of attributes (\(relationship) is a relationship): it deletes the stored "
                     + "objects whose key no record holds", entity: subject)
         }
     }
 
+    /// A mapping's key against the model: attributes or to-one relationships of the entity, one of
+    /// its uniqueness constraints (upserts go through one), and filled by the records. Without a
+    /// `key:`, the first constraint the records fill is the key objects are found by; the others
+    /// are checked for collisions (rejects, never merges).
     mutating func checkKey(
         of mapping: inout PipelineConfig.Mapping, keyNode: Node?, entity: EntityDescription, source: String
     ) {
@@ -90,6 +91,9 @@ extension PipelineReader {
                 guard entity.attribute(named: name) == nil, entity.relationship(named: name) == nil else { return name }
                 return mapping.fields.first(where: { $0.from == name })?.attribute
                     ?? entity.attribute(namedOrStoredAs: name)?.name ?? name
+            }
+            if let twice = mapping.key.first(where: { name in mapping.key.filter { $0 == name }.count > 1 }) {
+                fail(keyNode, "key names \(twice.debugDescription) twice", entity: source)
             }
             for name in mapping.key
             where entity.attribute(named: name) == nil && entity.relationship(named: name).map({ !$0.isToMany }) != true

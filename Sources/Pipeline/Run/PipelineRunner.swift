@@ -153,6 +153,12 @@ public final class PipelineRunner {
     /// folder is made: before anything is read, never after the run.
     private static func makeFolder(of rejectsPath: String) throws {
         let folder = URL(fileURLWithPath: rejectsPath).deletingLastPathComponent()
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), !isFolder.boolValue {
+            throw UsageError(
+                "the rejects folder \(folder.path) is a file: give a folder, or the rejects file's name without a "
+                    + "trailing /")
+        }
         do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
             throw RunError.file(RunFileError(.createFolder, "for the rejects", path: folder.path, underlying: error))
         }

@@ -35,7 +35,8 @@ public struct PipelineCheck: Sendable {
         ]
         for source in config.sources {
             lines.append(
-                "  source \(source.name): \(source.format.rawValue) \(source.path) → \(Self.describe(source.mapping))")
+                "  source \(source.name): \(source.format.rawValue) \(source.path) → \(Self.describe(source.mapping))"
+                    + Self.describe(mode: source))
         }
         summary = lines.joined(separator: "\n")
     }
@@ -71,6 +72,15 @@ public struct PipelineCheck: Sendable {
             }
         }
         return problems
+    }
+
+    /// `; mode sync (deletes at most 10%)`, or nothing for `merge`.
+    private static func describe(mode source: PipelineConfig.Source) -> String {
+        switch source.mode {
+        case .merge: return ""
+        case .sync: return "; mode sync (deletes at most \(source.maxDelete))"
+        default: return "; mode \(source.mode.rawValue)"
+        }
     }
 
     private static func describe(_ mapping: PipelineConfig.Mapping) -> String {

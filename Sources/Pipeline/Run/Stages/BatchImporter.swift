@@ -11,6 +11,7 @@ final class BatchImporter: @unchecked Sendable {
     private let link: LinkStage
     private let write: WriteStage
     private let match: StoredMatch
+    private let children: ChildIdentity
     private let rejects: RejectsCollector
     private let pending: PendingRecords
     /// `mode: sync`: where the keys of the source's records are noted.
@@ -29,6 +30,7 @@ final class BatchImporter: @unchecked Sendable {
         link = LinkStage(scope: scope)
         write = WriteStage(scope: scope, checkpoint: checkpoint, bulk: bulk)
         match = StoredMatch(scope: scope)
+        children = ChildIdentity(scope: scope)
         self.rejects = rejects
         self.pending = pending
         self.seen = seen
@@ -99,6 +101,7 @@ final class BatchImporter: @unchecked Sendable {
         guard !batch.items.isEmpty else { return try account(write.outcome(of: batch)) }
         if let plan { try write.insert(plan, into: &batch) }
         let waiting = try link.linkInContext(&batch, final: final)
+        let vanished = try children.pair(&batch)
         let waitingOrigins = waiting.map(\.origin)
         let resolved = origins.map { tried in
             let still = Set(waitingOrigins)
@@ -107,7 +110,10 @@ final class BatchImporter: @unchecked Sendable {
         try write.save(&batch, waiting: waitingOrigins, resolved: resolved ?? [])
         try link.listMissingDestinationsOfRejected(&batch)
         if origins != nil { pending.putBack(waiting) } else { pending.add(waiting) }
-        let outcome = write.outcome(of: batch)
+        var outcome = write.outcome(of: batch)
+        for (entity, count) in try write.deleteVanished(vanished, of: batch) {
+            outcome.counts[entity, default: .init()].deleted += count
+        }
         if outcome.counts.values.contains(where: { $0.inserted > 0 }) { pending.noteInserted() }
         scope.context.reset()
         link.reset()

@@ -144,6 +144,18 @@ final class WriteStage {
         }
     }
 
+    /// Deletes the stored children no record stood for (`ChildIdentity`) of the parents the save
+    /// kept, and saves; returns the deletions by entity. (Its save is not the batch's: counted here.)
+    func deleteVanished(_ vanished: [Int: [ManagedObjectID]], of batch: ImportBatch) throws -> [String: Int] {
+        let ids = vanished.filter { batch.items[$0.key].reject == nil && !batch.items[$0.key].waits }.flatMap(\.value)
+        guard !ids.isEmpty else { return [:] }
+        let context = scope.context
+        for id in ids { context.delete(context.object(with: id)) }
+        try context.save()
+        _ = lastSave.take()
+        return Dictionary(grouping: ids, by: \.entityName).mapValues(\.count)
+    }
+
     /// A failure of a save that names one object: a rule its values break, or a key it shares.
     struct SaveFailure {
         var objectID: ManagedObjectID
