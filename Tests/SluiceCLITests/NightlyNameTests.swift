@@ -191,4 +191,26 @@ import Testing
                 && typo.stderr.contains("Customer has no attribute \"CustomerId\" (did you mean \"customerID\"?)"),
             "\(typo.stderr)")
     }
+
+    /// A `--field` whose path matches nothing in the records is refused before the store is made,
+    /// with the fields the records hold and the nearest.
+    @Test func aFieldPathThatMatchesNothingIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let xml = try directory.file(
+            "o.xml", contents: "<orders><order id=\"1\"><placed>2024-01-01</placed></order></orders>\n")
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let typo = try runSluice([
+            "import", xml.path, "--record", "/orders/order", "--field", "number=@idd", "--field", "placed=placed",
+            "--to", store,
+        ])
+        #expect(typo.status == 2, "\(typo.stderr)")
+        #expect(
+            typo.stderr.contains("--field number=@idd (did you mean @id?) matches nothing in the /orders/order records")
+                && typo.stderr.contains("their fields: @id, placed"), "\(typo.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: store))
+        let good = try runSluice([
+            "import", xml.path, "--record", "/orders/order", "--field", "number=@id", "--to", store,
+        ])
+        #expect(good.status == 0, "\(good.stderr)")
+    }
 }

@@ -46,6 +46,9 @@ extension ImportPlan {
                     inputAt: path, format: format, recordPath: options.record, entity: options.entity,
                     dialect: options.csv, spec: spec, namespaces: options.namespaces)
                 sources.append(Source(path: path, format: format, firstEntity: first, spec: spec))
+                if format == .xml, !options.fields.isEmpty, first < inference.entities.count {
+                    try Self.checkFields(options, of: inference.entities[first], path: path)
+                }
             }
             guard !inference.entities.isEmpty else {
                 let inputs = options.inputs
@@ -67,6 +70,22 @@ extension ImportPlan {
                 }
                 if found.count == key.count { inference.entities[source.firstEntity].uniqueKeys.append(found) }
             }
+        }
+
+        /// Each `--field` must find something in the records (a path that matches nothing would make a
+        /// column of nulls): one that never does is refused, with the fields the records hold.
+        private static func checkFields(_ options: Options, of entity: ModelInference.Entity, path: String) throws {
+            guard entity.columns.contains(where: { $0.values > 0 }) else { return }  // no records: nothing to say
+            let empty = options.fields.filter { field in
+                entity.columns.first { $0.source == field.name }.map { $0.values == 0 } ?? true
+            }
+            guard let first = empty.first, let record = options.record, path != "-" else { return }
+            let held = ((try? XMLReader.discoverSpec(path: path, recordPath: record))?.fields ?? []).map(\.path)
+            let near = NearestName.nearest(to: first.path, among: held).map { " (did you mean \($0)?)" } ?? ""
+            throw ReaderError(
+                .invalidOption,
+                "--field \(first.name)=\(first.path)\(near) matches nothing in the \(record) records of \(path) (their "
+                    + "fields: \(held.joined(separator: ", ")))")
         }
 
         /// XML-only options with no XML input are refused rather than ignored (standard input is
