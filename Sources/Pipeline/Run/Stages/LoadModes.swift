@@ -40,10 +40,12 @@ struct LoadModes {
     let coordinator: PersistentStoreCoordinator
     let rejects: RejectsCollector
 
-    /// The entities `mode` sources fill, once each, in pipeline order.
-    private func entities(_ mode: PipelineConfig.LoadMode) -> [PipelineConfig.Source] {
+    /// The first source of each entity among the `mode` sources that `matching` takes, in pipeline order.
+    private func entities(
+        _ mode: PipelineConfig.LoadMode, matching: (PipelineConfig.Source) -> Bool = { _ in true }
+    ) -> [PipelineConfig.Source] {
         var seen = Set<String>()
-        return config.sources.filter { $0.mode == mode && seen.insert($0.mapping.entity).inserted }
+        return config.sources.filter { $0.mode == mode && matching($0) && seen.insert($0.mapping.entity).inserted }
     }
 
     /// Whether any source syncs (the run then notes the keys its records hold).
@@ -53,7 +55,7 @@ struct LoadModes {
     /// merge`: its records would be added again beside them (`mode: append` says that is meant).
     func refuseKeylessRepeats() throws {
         let deletion = StoredDeletion(coordinator: coordinator)
-        for source in entities(.merge) where source.mapping.key.isEmpty && source.mapping.links == nil {
+        for source in entities(.merge, matching: { $0.mapping.key.isEmpty && $0.mapping.links == nil }) {
             let stored = try deletion.count(source.mapping.entity)
             if stored > 0 {
                 throw RunError.keylessRepeat(source: source.name, entity: source.mapping.entity, stored: stored)

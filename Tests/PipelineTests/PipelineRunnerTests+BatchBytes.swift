@@ -7,10 +7,13 @@ import Testing
 
 /// Batches of big records end at `ReadStage.batchBytes`, not at `batch.size`: memory is bounded per
 /// batch — and a resumed `commit: batches` run cuts the same batches, so it skips exactly what its
-/// checkpoint names and reads again exactly the records that waited (counted as read by it).
-@Suite(.serialized) struct BatchBytesTests {
+/// checkpoint names and reads again exactly the records that waited (counted as read by it). In the
+/// runner tests' suite: its stop (`RunStop.stopForTesting`) would stop any run going in process.
+extension PipelineRunnerTests {
     /// Documents of 1 MiB each before the folders they belong to (each waits for its folder).
-    static func pipeline(in directory: TemporaryDirectory, name: String, size: Int = 100) throws -> PipelineConfig {
+    static func bigDocsPipeline(
+        in directory: TemporaryDirectory, name: String, size: Int = 100
+    ) throws -> PipelineConfig {
         let body = String(repeating: "x", count: 1 << 20)
         _ = try directory.file(
             "docs.csv", contents: "id,folder,body\n" + (1...40).map { "\($0),f\($0 % 3),\(body)\n" }.joined())
@@ -48,20 +51,20 @@ import Testing
         return try PipelineFile.load(contentsOf: file)
     }
 
-    static func rows(_ store: String) throws -> [[SQLiteValue]] {
+    static func bigDocRows(_ store: String) throws -> [[SQLiteValue]] {
         try sqliteRows(
             store, "SELECT d.id, f.code, length(d.body) FROM Doc d JOIN Folder f ON f.code = d.folder_id ORDER BY d.id")
     }
 
     @Test func bigRecordsMakeSmallBatchesAndAResumeFindsThem() throws {
         let directory = try TemporaryDirectory()
-        let whole = PipelineRunner(config: try Self.pipeline(in: directory, name: "whole"))
+        let whole = PipelineRunner(config: try Self.bigDocsPipeline(in: directory, name: "whole"))
         let report = try whole.run()
         #expect(report.entities["Doc"] == .init(read: 40, inserted: 40))
-        let expected = try Self.rows(directory.url.appendingPathComponent("whole.sqlite").path)
+        let expected = try Self.bigDocRows(directory.url.appendingPathComponent("whole.sqlite").path)
         #expect(expected.count == 40)
 
-        let config = try Self.pipeline(in: directory, name: "cut")
+        let config = try Self.bigDocsPipeline(in: directory, name: "cut")
         let store = directory.url.appendingPathComponent("cut.sqlite").path
         RunStop.stopForTesting(atCheck: 3)  // after the docs' second batch: 16 of them (or more) wait
         let stopped = PipelineRunner(config: config)
@@ -78,6 +81,6 @@ import Testing
         options.resume = true
         let resumed = try PipelineRunner(config: config).run(options)
         #expect(resumed.entities["Doc"] == .init(read: 40, inserted: 40), "the 16 read again count as read")
-        #expect(try Self.rows(store) == expected)
+        #expect(try Self.bigDocRows(store) == expected)
     }
 }
