@@ -279,4 +279,24 @@ import Testing
                 [.integer(1), .text("D"), .integer(4)],
             ])
     }
+
+    /// Under `duplicates: last-wins` the last record of a key wins on a re-run too, even when it is
+    /// the one equal to the stored row (the re-run's shortcut, which starts once a first batch met
+    /// stored keys, leaves such sources alone).
+    @Test func theLastRecordOfAKeyWinsOnAReRun() throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(
+            directory, mode: "merge", size: 70, contexts: 1, extra: "duplicates: last-wins,")
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let input = directory.url.appendingPathComponent("accounts.csv")
+        let day1 = Export(rows: Array(Export.day1.rows.prefix(100)))
+        try day1.csv.write(to: input, atomically: true, encoding: .utf8)
+        #expect(try runSluice(["run", pipeline.path, "--quiet"]).status == 0)
+        var rows = day1.rows
+        rows.insert((71, "changed", "9.5"), at: 70)  // the second batch: 71 changed, then 71 as stored
+        try Export(rows: rows).csv.write(to: input, atomically: true, encoding: .utf8)
+        let again = try runSluice(["run", pipeline.path])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try Self.rows(store) == day1.stored)
+    }
 }

@@ -1,11 +1,13 @@
 import ObjectGraph
+import Readers
 
 /// A re-run's shortcut: a record equal to the stored row it meets by key is counted unchanged
 /// before it becomes an object — one read of the stored rows by key a batch, instead of an object,
 /// a snapshot and a merge a record. Taken where that is exactly what the merge would find: a key
 /// of one attribute, every attribute of the entity (which has no sub-entities) mapped, no
 /// relationship set, no nested records, a policy under which the record's values win
-/// (`object-trumps`, `overwrite`), `mode: merge` or `sync`. Anything not equal goes the usual way.
+/// (`object-trumps`, `overwrite`), `mode: merge` or `sync`, `duplicates: reject`. Anything not equal
+/// goes the usual way.
 struct StoredMatch {
     let scope: StageScope
 
@@ -16,6 +18,8 @@ struct StoredMatch {
         let mapping = scope.source.mapping, kinds = scope.kinds
         guard kinds.all.count == 1, mapping.key.count == 1, mapping.children.isEmpty, mapping.relationships.isEmpty,
             mapping.links == nil, scope.source.mode == .merge || scope.source.mode == .sync,
+            // With `last-wins` a later record of a key may undo an earlier one: each goes the usual way.
+            scope.source.duplicates == .reject,
             scope.config.merge == .objectTrumps || scope.config.merge == .overwrite
         else { return nil }
         let mapper = kinds[0].mapper, entity = mapper.entity
@@ -30,7 +34,10 @@ struct StoredMatch {
     /// unchanged.
     func skipUnchanged(_ batch: inout ImportBatch) throws {
         guard !batch.items.isEmpty, let (key, place, attributes) = plan() else { return }
-        let candidates = batch.items.indices.filter { batch.items[$0].reject == nil }
+        // A SQL row with a conflict clause (`OR REPLACE`, `OR IGNORE`) goes the usual way too.
+        let candidates = batch.items.indices.filter {
+            batch.items[$0].reject == nil && batch.items[$0].record.conflict == nil
+        }
         guard !candidates.isEmpty else { return }
         let entity = scope.kinds[0].mapper.entity
         let rows = try scope.context.persistentStoreCoordinator.storedRows(
