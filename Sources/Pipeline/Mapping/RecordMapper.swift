@@ -119,6 +119,15 @@ public final class RecordMapper {
 
     /// The record's values and lookup keys; `nil` when the `where` filter skips it.
     /// - Throws: `RecordReject` with every field that failed.
+    /// Where a mapped record holds the values of the attributes `names`; `nil` unless the mapping
+    /// fills every one of them.
+    public func places(of names: [String]) -> [Int]? {
+        let found = names.compactMap { name in
+            entity.attribute(named: name).flatMap { attributes.firstIndex(of: $0.index) }
+        }
+        return found.count == names.count ? found : nil
+    }
+
     /// The values of the attributes `names` in a record, each converted as the mapping converts it
     /// (the key of a record rejected for another field); `nil` when one is not mapped or does not
     /// convert.

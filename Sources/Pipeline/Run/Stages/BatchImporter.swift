@@ -50,13 +50,9 @@ final class BatchImporter: @unchecked Sendable {
         let key = scope.source.mapping.key
         var keys: [[AttributeValue]] = [], unknown = unreadable
         for item in batch.items where item.parent == nil {
-            let mapper = scope.kinds[item.kind].mapper
-            let places = key.compactMap { name in
-                mapper.entity.attribute(named: name).flatMap { mapper.attributes.firstIndex(of: $0.index) }
-            }
-            if places.count == key.count, places.allSatisfy({ $0 < item.mapped.values.count }) {
+            if let places = scope.kinds[item.kind].keyPlaces, places.allSatisfy({ $0 < item.mapped.values.count }) {
                 keys.append(places.map { item.mapped.values[$0] })
-            } else if let values = mapper.values(of: key, in: item.record) {
+            } else if let values = scope.kinds[item.kind].mapper.values(of: key, in: item.record) {
                 keys.append(values)
             } else {
                 unknown += 1

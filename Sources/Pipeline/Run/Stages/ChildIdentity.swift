@@ -35,8 +35,7 @@ struct ChildIdentity {
         guard !kinds.isEmpty, !key.isEmpty, let first = tops.first else { return [:] }
         let mapper = scope.kinds[batch.items[first].kind].mapper
         let attributes = key.compactMap { mapper.entity.attribute(named: $0) }
-        let places = attributes.compactMap { mapper.attributes.firstIndex(of: $0.index) }
-        guard places.count == key.count else { return [:] }
+        guard let places = scope.kinds[batch.items[first].kind].keyPlaces else { return [:] }
         func keyOf(_ index: Int) -> [AttributeValue] { places.map { batch.items[index].mapped.values[$0] } }
         let coordinator = scope.context.persistentStoreCoordinator
         let stored = try coordinator.objectIDs(of: mapper.entity, matching: tops.flatMap(keyOf), on: attributes)

@@ -58,7 +58,9 @@ struct MapStage {
                     continue
                 }
                 item.mapped = mapped
-                if let places = kinds[kind].keyPlaces, places.allSatisfy({ mapped.values[$0].isNull }) {
+                if kinds[kind].requiresKey, let places = kinds[kind].keyPlaces,
+                    places.allSatisfy({ mapped.values[$0].isNull })
+                {
                     item.reject = keyless(record, mapper)
                 }
             } catch {

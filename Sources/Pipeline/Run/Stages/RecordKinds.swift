@@ -19,10 +19,12 @@ final class RecordKinds {
         /// For records of links: the object they add to (the first resolver finds it for `.found`);
         /// their destinations come from the other resolvers.
         var links: PipelineConfig.LinkOwner?
-        /// For the top-level CSV or XML records of a keyed source: where a mapped record holds its
-        /// key's attribute values (a record without any is rejected: it could never be found again,
-        /// and every run would store it anew; a SQL row's NULL key is SQLite's to give).
+        /// For the top-level records of a keyed source: where a mapped record holds its key's
+        /// attribute values.
         var keyPlaces: [Int]?
+        /// A record without any key value is rejected (CSV and XML: it could never be found again,
+        /// and every run would store it anew; a SQL row's NULL key is SQLite's to give).
+        var requiresKey: Bool
 
         /// The resolvers of a link kind's destinations (all of them for other kinds).
         var destinationResolvers: ArraySlice<LookupResolver> {
@@ -110,19 +112,14 @@ final class RecordKinds {
         let insertedKeys = keys.singleKeys(of: mapper.entity.name).compactMap { name, known in
             mapper.entity.attributeIndex(named: name).map { ($0, known) }
         }
-        var keyPlaces: [Int]?
-        if !nested, !mapping.key.isEmpty, source.format == .csv || source.format == .xml {
-            let found = mapping.key.compactMap { name in
-                mapper.entity.attribute(named: name).flatMap { mapper.attributes.firstIndex(of: $0.index) }
-            }
-            keyPlaces = found.count == mapping.key.count ? found : nil
-        }
+        let keyPlaces = nested || mapping.key.isEmpty ? nil : mapper.places(of: mapping.key)
         all.append(
             Kind(
                 mapper: mapper, parentRelationship: parentRelationship, resolvers: resolvers,
                 bulk: mapping.links == nil && canInsertInBulk(mapper.entity, relationships),
                 insertedKeys: mapping.links == nil ? insertedKeys : [], isNested: parentRelationship != nil || nested,
-                links: mapping.links, keyPlaces: keyPlaces))
+                links: mapping.links, keyPlaces: keyPlaces,
+                requiresKey: keyPlaces != nil && (source.format == .csv || source.format == .xml)))
         byName[name] = all.count - 1
         return all.count - 1
     }
