@@ -68,7 +68,7 @@ fuzz: ## Fuzz the readers, model and pipeline files (libFuzzer, FUZZ_SECONDS eac
 	cd Fuzz && $(SWIFT) build -c release --scratch-path ../.build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 	for t in $(FUZZ_TARGETS); do \
 		mkdir -p .build-fuzz/corpus/$$t && cp -n Fuzz/Corpus/$$t/* .build-fuzz/corpus/$$t/ && \
-		.build-fuzz/release/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 .build-fuzz/corpus/$$t || exit 1; \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/Fuzz/lsan-suppressions.txt .build-fuzz/release/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 .build-fuzz/corpus/$$t || exit 1; \
 	done
 
 clean: ## Remove build products
