@@ -67,6 +67,15 @@ extension ManagedObjectContext {
 
     // MARK: Materialising rows
 
+    /// The registered objects of rows just read from the stores
+    /// (`PersistentStoreCoordinator.storedRows`), filled with the rows' values — objects this
+    /// context already holds with their values are returned as they are. An importer that compared
+    /// its records with the rows updates those objects directly instead of fetching them again.
+    public func objects(for rows: [StoreRow]) -> [ManagedObject] {
+        checkQueue()
+        return materialize(rows)
+    }
+
     func materialize(_ row: StoreRow) -> ManagedObject { materialize([row])[0] }
 
     /// The registered object of each row (new ones made, faults filled), in order.

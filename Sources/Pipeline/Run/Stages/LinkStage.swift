@@ -90,6 +90,16 @@ struct LinkStage {
         for index in batch.items.indices where batch.items[index].reject == nil && batch.items[index].bulkID == nil {
             let kind = kinds[batch.items[index].kind]
             guard kind.links == nil else { continue }  // records of links make no object
+            if let row = batch.items[index].stored {
+                // The stored object of its key (`StoredMatch`), updated where the record differs.
+                let object = context.objects(for: [row])[0]
+                for (attribute, value) in zip(kind.mapper.attributes, batch.items[index].mapped.values)
+                where object[attributeAt: attribute] != value {
+                    object[attributeAt: attribute] = value
+                }
+                batch.items[index].object = object
+                continue
+            }
             let object = context.insertNewObject(forEntityName: kind.mapper.entity.name)
             for (attribute, value) in zip(kind.mapper.attributes, batch.items[index].mapped.values) {
                 object[attributeAt: attribute] = value

@@ -1,61 +1,134 @@
 import ObjectGraph
 import Readers
 
-/// A re-run's shortcut: a record equal to the stored row it meets by key is counted unchanged
-/// before it becomes an object — one read of the stored rows by key a batch, instead of an object,
-/// a snapshot and a merge a record. Taken where that is exactly what the merge would find: a key
-/// of one attribute, every attribute of the entity (which has no sub-entities) mapped, no
-/// relationship set, no nested records, a policy under which the record's values win
-/// (`object-trumps`, `overwrite`), `mode: merge` or `sync`, `duplicates: reject`. Anything not equal
-/// goes the usual way.
+/// A re-run's shortcut: the batch's stored rows are read by key once, before the records become
+/// objects. A record equal to its row — every attribute, and every lookup finding the object the row
+/// points at — is counted unchanged and goes no further; a record that differs updates the row's
+/// object directly (`ImportBatch.Item.stored`) instead of being inserted and merged into it at the
+/// save, which would read the row again. Either way the outcome is the merge's.
+///
+/// Taken where that is exactly what the merge would do: a key of attributes, every attribute of the
+/// entity (which has no sub-entities) mapped, no nested records or links, a policy under which the
+/// record's values win (`object-trumps`, `overwrite`), `mode: merge` or `sync`, `duplicates:
+/// reject`. A row that points somewhere the record says nothing about (a to-one relationship the
+/// source does not set, or a lookup whose key is empty) goes the usual way, as does a record
+/// whose lookup finds nothing stored.
 struct StoredMatch {
     let scope: StageScope
 
-    /// The key attribute, its place among a mapped record's values, and the mapped attributes (their
-    /// indexes in the entity) in that order; `nil`: no shortcut. Asked once the batch is mapped (a
+    private struct Plan {
+        let entity: EntityDescription
+        let key: [AttributeDescription]
+        /// Where a mapped record holds the key's values.
+        let places: [Int]
+        /// The mapped attributes (indexes in the entity), in the mapped record's order.
+        let attributes: [Int]
+        /// Per lookup: the relationship it sets.
+        let lookups: [Int]
+        /// The entity's to-one relationships the source does not set.
+        let unset: [Int]
+    }
+
+    /// The shortcut's plan, `nil` when it cannot be taken. Asked once the batch is mapped (a
     /// source's record kinds are known from its first record on).
-    private func plan() -> (key: AttributeDescription, place: Int, attributes: [Int])? {
+    private func plan() -> Plan? {
         let mapping = scope.source.mapping, kinds = scope.kinds
-        guard kinds.all.count == 1, mapping.key.count == 1, mapping.children.isEmpty, mapping.relationships.isEmpty,
-            mapping.links == nil, scope.source.mode == .merge || scope.source.mode == .sync,
+        guard kinds.all.count == 1, !mapping.key.isEmpty, mapping.children.isEmpty, mapping.links == nil,
+            scope.source.mode == .merge || scope.source.mode == .sync,
             // With `last-wins` a later record of a key may undo an earlier one: each goes the usual way.
             scope.source.duplicates == .reject,
             scope.config.merge == .objectTrumps || scope.config.merge == .overwrite
         else { return nil }
-        let mapper = kinds[0].mapper, entity = mapper.entity
-        guard entity.subentities.isEmpty, let key = entity.attribute(named: mapping.key[0]),
-            Set(mapper.attributes) == Set(entity.attributes.filter { !$0.isTransient }.map(\.index)),
-            let place = mapper.attributes.firstIndex(of: key.index)
+        let kind = kinds[0], mapper = kind.mapper, entity = mapper.entity
+        let key = mapping.key.compactMap { entity.attribute(named: $0) }
+        guard entity.subentities.isEmpty, key.count == mapping.key.count, let places = kind.keyPlaces,
+            Set(mapper.attributes) == Set(entity.attributes.filter { !$0.isTransient }.map(\.index))
         else { return nil }
-        return (key, place, mapper.attributes)
+        var lookups: [Int] = []
+        for resolver in kind.resolvers {
+            guard let relationship = entity.relationship(named: resolver.lookup.relationship), !relationship.isToMany
+            else { return nil }
+            lookups.append(relationship.index)
+        }
+        let unset = entity.relationships.filter { !$0.isToMany && !lookups.contains($0.index) }.map(\.index)
+        return Plan(
+            entity: entity, key: key, places: places, attributes: mapper.attributes, lookups: lookups, unset: unset)
     }
 
     /// Takes the batch's records equal to the stored objects of their keys out of it, counted
-    /// unchanged.
+    /// unchanged, and gives the others that meet a stored key their row.
     func skipUnchanged(_ batch: inout ImportBatch) throws {
-        guard !batch.items.isEmpty, let (key, place, attributes) = plan() else { return }
+        guard !batch.items.isEmpty, let plan = plan() else { return }
         // A SQL row with a conflict clause (`OR REPLACE`, `OR IGNORE`) goes the usual way too.
-        let candidates = batch.items.indices.filter {
-            batch.items[$0].reject == nil && batch.items[$0].record.conflict == nil
+        let candidates = batch.items.indices.filter { index in
+            let item = batch.items[index]
+            return item.reject == nil && item.record.conflict == nil
+                && !plan.places.contains { item.mapped.values[$0].isNull }
         }
         guard !candidates.isEmpty else { return }
-        let entity = scope.kinds[0].mapper.entity
         let rows = try scope.context.persistentStoreCoordinator.storedRows(
-            of: entity, matching: candidates.map { batch.items[$0].mapped.values[place] }, on: [key])
+            of: plan.entity,
+            matching: candidates.flatMap { index in plan.places.map { batch.items[index].mapped.values[$0] } },
+            on: plan.key)
         guard !rows.isEmpty else { return }
-        var byKey: [AttributeValue: StoreRow] = [:]
-        for row in rows { byKey[row.attributeValues[key.index]] = row }
+        var byKey: [[AttributeValue]: StoreRow] = [:]
+        byKey.reserveCapacity(rows.count)
+        for row in rows where row.entity === plan.entity { byKey[plan.key.map { row.attributeValues[$0.index] }] = row }
+        let found = candidates.compactMap { index in
+            byKey[plan.places.map { batch.items[index].mapped.values[$0] }].map { (index, $0) }
+        }
+        let destinations = try lookupDestinations(of: found.map(\.0), in: batch)
         var equal = Set<Int>()
-        for index in candidates {
+        for ((index, row), ends) in zip(found, destinations) {
+            // A row pointing where the record says nothing, or a key nothing stored holds: the usual way.
+            guard plan.unset.allSatisfy({ row.toOneDestinations[$0] == nil }),
+                zip(plan.lookups, ends).allSatisfy({ relationship, end in
+                    switch end {
+                    case .noKey: return row.toOneDestinations[relationship] == nil
+                    case .found: return true
+                    case .notStored: return false
+                    }
+                })
+            else { continue }
             let values = batch.items[index].mapped.values
-            guard let row = byKey[values[place]], row.entity === entity else { continue }
-            if attributes.indices.allSatisfy({ row.attributeValues[attributes[$0]] == values[$0] }) {
+            if plan.attributes.indices.allSatisfy({ row.attributeValues[plan.attributes[$0]] == values[$0] }),
+                zip(plan.lookups, ends).allSatisfy({ relationship, end in
+                    guard case .found(let id) = end else { return true }
+                    return row.toOneDestinations[relationship] == id
+                })
+            {
                 equal.insert(index)
+            } else {
+                batch.items[index].stored = row
             }
         }
         guard !equal.isEmpty else { return }
         batch.ignoredByKind[0, default: 0] += equal.count
         batch.items = batch.items.indices.filter { !equal.contains($0) }.map { batch.items[$0] }
         for index in batch.items.indices { batch.items[index].top = index }
+    }
+
+    /// Where a record's lookup points.
+    private enum Destination {
+        /// Its key is empty: it sets nothing.
+        case noKey
+        case found(ManagedObjectID)
+        /// Nothing stored holds its key (the usual way decides: wait, create or reject).
+        case notStored
+    }
+
+    /// Per item, per lookup: where the item's record points.
+    private func lookupDestinations(of items: [Int], in batch: ImportBatch) throws -> [[Destination]] {
+        let kind = scope.kinds[0], coordinator = scope.context.persistentStoreCoordinator
+        var destinations = [[Destination]](repeating: [], count: items.count)
+        for (lookup, resolver) in kind.resolvers.enumerated() {
+            let keys = items.map { kind.mapper.key(lookup, of: batch.items[$0].mapped) }
+            let found = try resolver.resolveIDs(keys, in: coordinator)
+            for position in items.indices {
+                destinations[position].append(
+                    keys[position] == nil ? .noKey : found[position].map(Destination.found) ?? .notStored)
+            }
+        }
+        return destinations
     }
 }

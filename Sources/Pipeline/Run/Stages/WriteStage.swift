@@ -100,8 +100,7 @@ final class WriteStage {
             attempted += kept.count
             refused += ids.lazy.filter { $0 == nil }.count
         }
-        // Mostly stored keys (a re-import): the context's merge is the way for the rest of the source.
-        if attempted >= 64 && refused * 4 > attempted { bulk.worthTrying = false }
+        bulk.note(attempted: attempted, refused: refused)
     }
 
     /// Saves the batch's objects; records whose objects fail validation or break a key under
@@ -249,17 +248,27 @@ final class WriteStage {
     }
 }
 
-/// Whether a source's batch inserts are worth trying: they are possible and the last batches'
-/// objects were mostly new (an input whose keys the store already holds goes through the context).
-/// Shared by the source's contexts. Either way the outcome is the same: batch inserts write new
-/// objects only and leave the rest to the context.
+/// Whether a source's batch inserts are worth trying: they are possible and the objects they tried
+/// so far were mostly new (an input whose keys the store already holds goes through the context,
+/// and a re-run compares its records with the stored rows first: `StoredMatch`). Shared by the
+/// source's contexts. Either way the outcome is the same: batch inserts write new objects only and
+/// leave the rest to the context.
 final class BulkInsertChoice: @unchecked Sendable {
-    // @unchecked: `worth` is only touched with `lock` held.
+    // @unchecked: its state is only touched with `lock` held.
     private let lock = NSLock()
     private var worth = true
-    var worthTrying: Bool {
-        get { lock.withLock { worth } }
-        set { lock.withLock { worth = newValue } }
+    private var attempted = 0, refused = 0
+    var worthTrying: Bool { lock.withLock { worth } }
+
+    /// Notes a batch's tries: once 64 objects were tried, more than a quarter of them refused (their
+    /// keys stored: a re-import) ends the tries for the rest of the source — counted over all its
+    /// batches, so that small batches decide as soon as large ones.
+    func note(attempted: Int, refused: Int) {
+        lock.withLock {
+            self.attempted += attempted
+            self.refused += refused
+            if self.attempted >= 64 && self.refused * 4 > self.attempted { worth = false }
+        }
     }
 }
 
