@@ -125,8 +125,11 @@ public enum SQLDateText {
     /// The date `format` wrote; also a bare day (`2024-01-31`), a `T` between day and time, and a
     /// trailing `Z`. `nil` for any other text.
     public static func parse(_ text: String) -> Date? {
-        // What `format` writes for a date out of any calendar's reach: seconds since 2001 as a number.
-        if text.contains(where: { $0 == "e" || $0 == "n" }), let seconds = Double(text) {
+        var usual = text
+        if let date = usual.withUTF8(parseUsual) { return date }
+        // What `format` writes for a date out of any calendar's reach: seconds since 2001 as a number
+        // (`9000000000000000.0`, `1e+16`, `inf`, `nan`).
+        if let seconds = Double(text), !(abs(seconds) < 1e15) || text.contains(where: { $0 == "e" || $0 == "n" }) {
             return Date(timeIntervalSinceReferenceDate: seconds)
         }
         var text = Substring(text)
@@ -166,6 +169,49 @@ public enum SQLDateText {
         }
         let days = Int64(DateText.daysFromCivil(year: Int(sign * year), month: Int(month), day: Int(day)))
         let whole = days * 86_400 + seconds - referenceOffset
+        return Date(timeIntervalSinceReferenceDate: Double(whole) + fraction)
+    }
+
+    /// `parse` for what `format` writes of years 0000–9999 (`2024-01-31`, `2024-01-31 12:00:00`, a
+    /// `T` for the space, up to nine digits of fraction, a trailing `Z`), straight from the bytes; `nil`
+    /// for anything else, which `parse` then reads the long way (a store reads a date a row).
+    private static func parseUsual(_ bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        var count = bytes.count
+        if count > 0 && bytes[count - 1] == UInt8(ascii: "Z") { count -= 1 }
+        guard count == 10 || count >= 19 else { return nil }
+        func number(_ start: Int, _ width: Int) -> Int? {
+            var value = 0
+            for index in start..<start + width {
+                let digit = Int(bytes[index]) - 48
+                guard digit >= 0 && digit <= 9 else { return nil }
+                value = value * 10 + digit
+            }
+            return value
+        }
+        guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), let year = number(0, 4),
+            let month = number(5, 2), (1...12).contains(month), let day = number(8, 2), day >= 1,
+            day <= DateText.daysIn(month: month, year: year)
+        else { return nil }
+        var seconds = 0, fraction = 0.0
+        if count > 10 {
+            guard bytes[10] == UInt8(ascii: " ") || bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),
+                bytes[16] == UInt8(ascii: ":"), let hour = number(11, 2), hour < 24, let minute = number(14, 2),
+                minute < 60, let second = number(17, 2), second < 60
+            else { return nil }
+            seconds = hour * 3_600 + minute * 60 + second
+            if count > 19 {
+                // Digits as an integer over a power of ten: both exact, so the quotient is the double
+                // nearest the decimal, as `Double("0.…")` reads it.
+                let places = count - 20
+                guard bytes[19] == UInt8(ascii: "."), (1...9).contains(places), let digits = number(20, places)
+                else { return nil }
+                var scale = 1.0
+                for _ in 0..<places { scale *= 10 }
+                fraction = Double(digits) / scale
+            }
+        }
+        let days = Int64(DateText.daysFromCivil(year: year, month: month, day: day))
+        let whole = days * 86_400 + Int64(seconds) - referenceOffset
         return Date(timeIntervalSinceReferenceDate: Double(whole) + fraction)
     }
 

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+@testable import ObjectGraph
+
+/// The dates a store writes as text read back as the very same `Date` — through the short way
+/// `parse` takes for what `format` usually writes, and the long way for the rest — and texts that
+/// are not such dates are refused.
+@Suite struct SQLDateTextTests {
+    @Test func everyFormattedDateReadsBackAsTheSameDate() {
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        func next() -> UInt64 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return state >> 11
+        }
+        var dates: [Date] = []
+        for _ in 0..<20_000 {
+            // Years 0001–9999 in whole seconds, milliseconds, microseconds, nanoseconds and any double.
+            let seconds = Double(Int64(next() % 315_537_897_600) - 63_082_281_600)
+            let fraction: Double
+            switch next() % 5 {
+            case 0: fraction = 0
+            case 1: fraction = Double(next() % 1_000) / 1e3
+            case 2: fraction = Double(next() % 1_000_000) / 1e6
+            case 3: fraction = Double(next() % 1_000_000_000) / 1e9
+            default: fraction = Double(next() % (1 << 52)) / Double(1 << 52)
+            }
+            dates.append(Date(timeIntervalSinceReferenceDate: seconds + fraction))
+        }
+        dates += [-1e16, 1e16, 9e15, -0.5, 0, 252_423_993_600, -63_113_904_001].map(
+            Date.init(timeIntervalSinceReferenceDate:))
+        for date in dates {
+            for iso in [false, true] {
+                let text = SQLDateText.format(date, iso8601: iso)
+                #expect(SQLDateText.parse(text) == date, "\(text) for \(date.timeIntervalSinceReferenceDate)")
+            }
+        }
+    }
+
+    @Test func theShapesAndTheirValues() {
+        func seconds(_ text: String) -> Double? { SQLDateText.parse(text)?.timeIntervalSince1970 }
+        #expect(seconds("1970-01-01") == 0)
+        #expect(seconds("1970-01-02 00:00:01") == 86_401)
+        #expect(seconds("1970-01-02T00:00:01Z") == 86_401)
+        #expect(seconds("2024-02-29 23:59:59.5") == 1_709_251_199.5)
+        #expect(seconds("2024-02-29Z") == 1_709_164_800)
+        #expect(seconds("-0001-01-01 00:00:00") != nil)
+        #expect(seconds("+10000-01-01 00:00:00") != nil)
+    }
+
+    @Test(arguments: [
+        "", "2024", "2024-1-01", "2024-13-01", "2024-00-10", "2023-02-29", "2024-04-31", "2024-01-00",
+        "2024-01-31 24:00:00", "2024-01-31 12:60:00", "2024-01-31 12:00:60", "2024-01-31 12:00:00.",
+        "2024-01-31 12:00:00.5x", "2024-01-31 12:00", "2024-01-31_12:00:00", "2024/01/31", "2024-01-3a",
+        "2024-01-31 12:00:00ZZ", "２０２４-01-31", "2024-01-31 1２:00:00", "2024-01-31 12:00:00.１",
+    ])
+    func textsThatAreNoSuchDateAreRefused(_ text: String) {
+        #expect(SQLDateText.parse(text) == nil)
+    }
+}
