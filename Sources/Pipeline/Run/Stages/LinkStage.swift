@@ -41,18 +41,8 @@ struct LinkStage {
                 }
             }
             for (lookupIndex, resolver) in kind.resolvers.enumerated() {
-                let mapper = kind.mapper
-                let found: [ManagedObjectID?], hasKey: [Bool]
-                if mapper.hasSingleKey(lookupIndex) {
-                    let values = members.map { mapper.singleKey(lookupIndex, of: items[$0].mapped) }
-                    found = try resolver.resolveIDs(values: values, in: coordinator)
-                    hasKey = values.map { $0 != nil }
-                } else {
-                    let keys = members.map { mapper.key(lookupIndex, of: items[$0].mapped) }
-                    found = try resolver.resolveIDs(keys, in: coordinator)
-                    hasKey = keys.map { $0 != nil }
-                }
-                let relationship = mapper.entity.relationship(named: resolver.lookup.relationship)!.index
+                let (found, hasKey) = try kind.storedDestinations(of: lookupIndex, for: members, in: batch, coordinator)
+                let relationship = kind.mapper.entity.relationship(named: resolver.lookup.relationship)!.index
                 for (object, index) in members.enumerated() {
                     if hasKey[object] && found[object] == nil { plan.excluded.insert(items[index].top) }
                     request.setDestination(found[object], relationship: relationship, of: object)

@@ -26,6 +26,19 @@ final class RecordKinds {
         /// and every run would store it anew; a SQL row's NULL key is SQLite's to give).
         var requiresKey: Bool
 
+        /// For lookup `lookup` of the batch's `items` (of this kind): the stored object each one's key
+        /// finds (`nil`: none, or no key) and whether it has a key — without a context.
+        func storedDestinations(
+            of lookup: Int, for items: [Int], in batch: ImportBatch, _ coordinator: PersistentStoreCoordinator
+        ) throws -> (found: [ManagedObjectID?], hasKey: [Bool]) {
+            if mapper.hasSingleKey(lookup) {
+                let values = items.map { mapper.singleKey(lookup, of: batch.items[$0].mapped) }
+                return (try resolvers[lookup].resolveIDs(values: values, in: coordinator), values.map { $0 != nil })
+            }
+            let keys = items.map { mapper.key(lookup, of: batch.items[$0].mapped) }
+            return (try resolvers[lookup].resolveIDs(keys, in: coordinator), keys.map { $0 != nil })
+        }
+
         /// The resolvers of a link kind's destinations (all of them for other kinds).
         var destinationResolvers: ArraySlice<LookupResolver> {
             guard case .found? = links else { return resolvers[...] }

@@ -71,18 +71,15 @@ struct StoredMatch {
             matching: candidates.flatMap { index in plan.places.map { batch.items[index].mapped.values[$0] } },
             on: plan.key)
         guard !rows.isEmpty else { return }
-        var byKey: [[AttributeValue]: StoreRow] = [:]
-        byKey.reserveCapacity(rows.count)
-        for row in rows where row.entity === plan.entity { byKey[plan.key.map { row.attributeValues[$0.index] }] = row }
-        let found = candidates.compactMap { index in
-            byKey[plan.places.map { batch.items[index].mapped.values[$0] }].map { (index, $0) }
-        }
-        let destinations = try lookupDestinations(of: found.map(\.0), in: batch)
+        let found = pairs(candidates, rows, plan, batch)
+        let lookups = plan.lookups.count
+        let ends = try lookupDestinations(of: found.map(\.item), in: batch)
         var equal = Set<Int>()
-        for ((index, row), ends) in zip(found, destinations) {
+        for (position, (index, rowIndex)) in found.enumerated() {
+            let row = rows[rowIndex], mine = ends[position * lookups..<(position + 1) * lookups]
             // A row pointing where the record says nothing, or a key nothing stored holds: the usual way.
             guard plan.unset.allSatisfy({ row.toOneDestinations[$0] == nil }),
-                zip(plan.lookups, ends).allSatisfy({ relationship, end in
+                zip(plan.lookups, mine).allSatisfy({ relationship, end in
                     switch end {
                     case .noKey: return row.toOneDestinations[relationship] == nil
                     case .found: return true
@@ -90,9 +87,11 @@ struct StoredMatch {
                     }
                 })
             else { continue }
-            let values = batch.items[index].mapped.values
-            if plan.attributes.indices.allSatisfy({ row.attributeValues[plan.attributes[$0]] == values[$0] }),
-                zip(plan.lookups, ends).allSatisfy({ relationship, end in
+            let same = batch.items[index].mapped.values.withUnsafeBufferPointer { values in
+                plan.attributes.indices.allSatisfy { row.attributeValues[plan.attributes[$0]] == values[$0] }
+            }
+            if same,
+                zip(plan.lookups, mine).allSatisfy({ relationship, end in
                     guard case .found(let id) = end else { return true }
                     return row.toOneDestinations[relationship] == id
                 })
@@ -117,16 +116,39 @@ struct StoredMatch {
         case notStored
     }
 
-    /// Per item, per lookup: where the item's record points.
-    private func lookupDestinations(of items: [Int], in batch: ImportBatch) throws -> [[Destination]] {
+    /// The candidates that met a stored row of their key, each with its row's index in `rows`.
+    private func pairs(
+        _ candidates: [Int], _ rows: [StoreRow], _ plan: Plan, _ batch: ImportBatch
+    ) -> [(item: Int, row: Int)] {
+        if plan.key.count == 1 {
+            // One attribute (the usual key): its values are the dictionary's keys, no array a key.
+            let attribute = plan.key[0].index, place = plan.places[0]
+            var byKey: [AttributeValue: Int] = [:]
+            byKey.reserveCapacity(rows.count)
+            for (index, row) in rows.enumerated() where row.entity === plan.entity {
+                byKey[row.attributeValues[attribute]] = index
+            }
+            return candidates.compactMap { item in byKey[batch.items[item].mapped.values[place]].map { (item, $0) } }
+        }
+        var byKey: [[AttributeValue]: Int] = [:]
+        byKey.reserveCapacity(rows.count)
+        for (index, row) in rows.enumerated() where row.entity === plan.entity {
+            byKey[plan.key.map { row.attributeValues[$0.index] }] = index
+        }
+        return candidates.compactMap { item in
+            byKey[plan.places.map { batch.items[item].mapped.values[$0] }].map { (item, $0) }
+        }
+    }
+
+    /// Where the items' records point: per item, its lookups' destinations one after another.
+    private func lookupDestinations(of items: [Int], in batch: ImportBatch) throws -> [Destination] {
         let kind = scope.kinds[0], coordinator = scope.context.persistentStoreCoordinator
-        var destinations = [[Destination]](repeating: [], count: items.count)
-        for (lookup, resolver) in kind.resolvers.enumerated() {
-            let keys = items.map { kind.mapper.key(lookup, of: batch.items[$0].mapped) }
-            let found = try resolver.resolveIDs(keys, in: coordinator)
-            for position in items.indices {
-                destinations[position].append(
-                    keys[position] == nil ? .noKey : found[position].map(Destination.found) ?? .notStored)
+        let lookups = kind.resolvers.count
+        var destinations = [Destination](repeating: .noKey, count: items.count * lookups)
+        for lookup in kind.resolvers.indices {
+            let (found, hasKey) = try kind.storedDestinations(of: lookup, for: items, in: batch, coordinator)
+            for position in items.indices where hasKey[position] {
+                destinations[position * lookups + lookup] = found[position].map(Destination.found) ?? .notStored
             }
         }
         return destinations
