@@ -210,7 +210,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
     ) throws -> [StoreRow] {
         try lock.withLock {
-            try stores(for: entity).flatMap { try $0.rows(of: entity, matching: keys, on: properties) }
+            let stores = stores(for: entity)
+            // One store (the usual case): its rows as they are, not copied into a new array.
+            if stores.count == 1 { return try stores[0].rows(of: entity, matching: keys, on: properties) }
+            return try stores.flatMap { try $0.rows(of: entity, matching: keys, on: properties) }
         }
     }
 

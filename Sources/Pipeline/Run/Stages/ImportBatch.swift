@@ -23,9 +23,9 @@ struct ImportBatch {
         var waits = false
         /// Written by a batch insert (no object in the context).
         var bulkID: ManagedObjectID?
-        /// The stored row of its key, when `StoredMatch` found one the record changes: its object is
-        /// that row's, updated, instead of a new one merged into it at the save.
-        var stored: StoreRow?
+        /// Its object is the stored object of its key, updated and linked as the record says
+        /// (`StoredMatch`), instead of a new one merged into it at the save.
+        var isStored = false
         /// For a record of links: the links it added that were not there before (owner, to-many,
         /// destination), undone when it is rejected.
         var links: [(owner: ManagedObject, relationship: String, destination: ManagedObject)] = []

@@ -79,17 +79,8 @@ struct LinkStage {
         let kinds = scope.kinds, context = scope.context
         for index in batch.items.indices where batch.items[index].reject == nil && batch.items[index].bulkID == nil {
             let kind = kinds[batch.items[index].kind]
-            guard kind.links == nil else { continue }  // records of links make no object
-            if let row = batch.items[index].stored {
-                // The stored object of its key (`StoredMatch`), updated where the record differs.
-                let object = context.objects(for: [row])[0]
-                for (attribute, value) in zip(kind.mapper.attributes, batch.items[index].mapped.values)
-                where object[attributeAt: attribute] != value {
-                    object[attributeAt: attribute] = value
-                }
-                batch.items[index].object = object
-                continue
-            }
+            // Records of links make no object; a stored row's object was updated and linked already.
+            guard kind.links == nil, !batch.items[index].isStored else { continue }
             let object = context.insertNewObject(forEntityName: kind.mapper.entity.name)
             for (attribute, value) in zip(kind.mapper.attributes, batch.items[index].mapped.values) {
                 object[attributeAt: attribute] = value
@@ -113,7 +104,7 @@ struct LinkStage {
         for kindIndex in kinds.all.indices where !kinds[kindIndex].resolvers.isEmpty {
             let kind = kinds[kindIndex]
             let members = batch.items.indices.filter {
-                batch.items[$0].kind == kindIndex && batch.items[$0].object != nil
+                batch.items[$0].kind == kindIndex && batch.items[$0].object != nil && !batch.items[$0].isStored
             }
             for (lookupIndex, resolver) in kind.resolvers.enumerated() where !members.isEmpty {
                 let keys = members.map { kind.mapper.key(lookupIndex, of: batch.items[$0].mapped) }

@@ -74,7 +74,7 @@ struct StoredMatch {
         let found = pairs(candidates, rows, plan, batch)
         let lookups = plan.lookups.count
         let ends = try lookupDestinations(of: found.map(\.item), in: batch)
-        var equal = Set<Int>()
+        var equal = Set<Int>(), changed: [(item: Int, row: Int, ends: ArraySlice<Destination>)] = []
         for (position, (index, rowIndex)) in found.enumerated() {
             let row = rows[rowIndex], mine = ends[position * lookups..<(position + 1) * lookups]
             // A row pointing where the record says nothing, or a key nothing stored holds: the usual way.
@@ -98,9 +98,10 @@ struct StoredMatch {
             {
                 equal.insert(index)
             } else {
-                batch.items[index].stored = row
+                changed.append((index, rowIndex, mine))
             }
         }
+        update(changed, rows, plan, &batch)
         guard !equal.isEmpty else { return }
         batch.ignoredByKind[0, default: 0] += equal.count
         batch.items = batch.items.indices.filter { !equal.contains($0) }.map { batch.items[$0] }
@@ -114,6 +115,29 @@ struct StoredMatch {
         case found(ManagedObjectID)
         /// Nothing stored holds its key (the usual way decides: wait, create or reject).
         case notStored
+    }
+
+    /// Makes the changed records' objects the stored rows' own, with the records' values and
+    /// destinations — here, before the batch's turn: what they link to is stored already.
+    private func update(
+        _ changed: [(item: Int, row: Int, ends: ArraySlice<Destination>)], _ rows: [StoreRow], _ plan: Plan,
+        _ batch: inout ImportBatch
+    ) {
+        guard !changed.isEmpty else { return }
+        let context = scope.context
+        let objects = context.objects(for: changed.map { rows[$0.row] })
+        for ((index, rowIndex, ends), object) in zip(changed, objects) {
+            for (attribute, value) in zip(plan.attributes, batch.items[index].mapped.values)
+            where object[attributeAt: attribute] != value {
+                object[attributeAt: attribute] = value
+            }
+            for (relationship, end) in zip(plan.lookups, ends) {
+                guard case .found(let id) = end, rows[rowIndex].toOneDestinations[relationship] != id else { continue }
+                object.setRelatedObject(context.object(with: id), at: relationship)
+            }
+            batch.items[index].object = object
+            batch.items[index].isStored = true
+        }
     }
 
     /// The candidates that met a stored row of their key, each with its row's index in `rows`.
