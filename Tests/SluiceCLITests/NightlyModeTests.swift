@@ -84,8 +84,11 @@ import Testing
 
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         try Export.day2.cut.csv.write(to: input, atomically: true, encoding: .utf8)
-        let day3 = try runSluice(["run", pipeline.path])
+        let refusedReport = directory.url.appendingPathComponent("day3.json").path
+        let day3 = try runSluice(["run", pipeline.path, "--report", refusedReport])
         #expect(day3.status == 1, "\(day3.stderr)")
+        let refused = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: refusedReport)))
+        #expect((refused as? [String: Any])?["status"] as? String == "refused")
         #expect(
             day3.stderr.contains("would delete 505 of the 1010 Account objects stored before the run")
                 && day3.stderr.contains("more than sync.max_delete (5%)"), "\(day3.stderr)")

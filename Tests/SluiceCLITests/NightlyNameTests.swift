@@ -142,6 +142,13 @@ import Testing
         let gap = try directory.file("codes.csv", contents: "code,label\nA,a\n,b\nC,c\n")
         let empty = try runSluice(["infer", gap.path])
         #expect(empty.stderr.contains("\"code\" looks like one but is empty at line 3"), "\(empty.stderr)")
+        // Both flaws of one column, each at its first line.
+        let both = try directory.file("both.csv", contents: "code,label\nA,a\n,b\nA,c\n,d\nB,e\n")
+        let twice = try runSluice(["infer", both.path])
+        #expect(
+            twice.stderr.contains(
+                "\"code\" looks like one but is empty at line 3, and repeats at lines 2 and 4: --key \"code\" with "
+                    + "--max-errors rejects the records without one and the repeats"), "\(twice.stderr)")
     }
 
     /// In `key:`, `find:` and a lookup's key, an attribute may be named as its column is (`column:

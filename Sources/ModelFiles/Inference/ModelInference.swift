@@ -29,8 +29,10 @@ public struct ModelInference {
         /// Hashes of the values seen and the line each came at, while they are all different (for
         /// key detection); `nil` once a value repeats or the column is not a key candidate.
         package var distinct: [Int: Int]?
-        /// Why a key candidate is not a key: the first value it repeats or lacks.
-        package var flaw: KeyFlaw?
+        /// Why a key candidate is not a key: the first value it repeats, the first it lacks, or both.
+        package var flaws: [KeyFlaw] = []
+        /// Whether the column was a key candidate from its first value on (its name, its values).
+        private let isKeyCandidate: Bool
 
         package enum KeyFlaw: Equatable {
             /// A value at `line` repeats the one at `first`.
@@ -58,6 +60,7 @@ public struct ModelInference {
         init(source: String, keyCandidate: Bool, declaredType: String? = nil) {
             self.source = source
             distinct = keyCandidate ? [:] : nil
+            isKeyCandidate = keyCandidate
             affinity = declaredType.map(TableSchema.affinity(of:))
             declaresBlob = declaredType?.uppercased().contains("BLOB") == true
         }
@@ -72,7 +75,7 @@ public struct ModelInference {
             }
             guard let text, !text.isEmpty else {
                 nulls += 1
-                if distinct != nil, flaw == nil { flaw = .empty(line: line) }
+                if isKeyCandidate, blobs == 0, nulls == 1 { flaws.append(.empty(line: line)) }
                 return
             }
             values += 1
@@ -95,7 +98,7 @@ public struct ModelInference {
             if uuid, text.utf8.count != 36 || UUID(uuidString: text) == nil { uuid = false }
             if distinct != nil, let first = distinct!.updateValue(line, forKey: text.hashValue) {
                 distinct = nil
-                if flaw == nil { flaw = .repeats(first: first, line: line) }
+                flaws.append(.repeats(first: first, line: line))
             }
         }
 
@@ -370,18 +373,24 @@ public struct ModelInference {
     package func keyHints() -> [String] {
         entities.filter { key(of: $0).isEmpty && rowKey(of: $0) == nil }.flatMap { entity in
             entity.columns.compactMap { column -> String? in
-                guard let flaw = column.flaw else { return nil }
+                guard !column.flaws.isEmpty, column.blobs == 0 else { return nil }
                 let name = column.source.debugDescription
-                let why: String
-                switch flaw {
-                case .repeats(let first, let line):
-                    why =
-                        "repeats at lines \(first) and \(line): --key \(name) with --max-errors rejects the repeats "
-                        + "(or a saved pipeline's duplicates: last-wins keeps the last of each)"
-                case .empty(let line):
-                    why = "is empty at line \(line): --key \(name) with --max-errors rejects the records without one"
+                var why: [String] = [], rejects: [String] = []
+                for flaw in column.flaws {
+                    switch flaw {
+                    case .repeats(let first, let line):
+                        why.append("repeats at lines \(first) and \(line)")
+                        rejects.append("the repeats")
+                    case .empty(let line):
+                        why.append("is empty at line \(line)")
+                        rejects.append("the records without one")
+                    }
                 }
-                return "\(entity.name) has no key: \(name) looks like one but \(why)"
+                let lastWins =
+                    rejects.contains("the repeats")
+                    ? " (or a saved pipeline's duplicates: last-wins keeps the last of each)" : ""
+                return "\(entity.name) has no key: \(name) looks like one but \(why.joined(separator: ", and "))"
+                    + ": --key \(name) with --max-errors rejects \(rejects.joined(separator: " and "))\(lastWins)"
             }
         }
     }

@@ -7,8 +7,8 @@ import Readers
 import Glibc
 #endif
 
-/// What `--report FILE` holds: how a run ended, whatever the end — done, rejected, failed, locked
-/// or stopped by a signal — with its counts so far, its times, and the error with its type and
+/// What `--report FILE` holds: how a run ended, whatever the end — done, rejected, refused, failed,
+/// locked or stopped by a signal — with its counts so far, its times, and the error with its type and
 /// position. Written atomically (`write(to:)`); `ReportFile.check(_:)` tests the path before the
 /// target is touched.
 public struct RunOutcome: Sendable, Codable {
@@ -17,6 +17,9 @@ public struct RunOutcome: Sendable, Codable {
         case done
         /// More rejected records than `errors.max`, or an imported graph breaking the model.
         case rejected
+        /// A guard refused the run: `mode: sync` would delete more than `sync.max_delete` (nothing
+        /// of the run is written).
+        case refused
         /// A usage, model, pipeline, input, store or I/O error.
         case failed
         /// Another run held the target's lock.
@@ -87,6 +90,7 @@ public struct RunOutcome: Sendable, Codable {
         case nil: status = .done
         case RunError.stopped?: status = .interrupted
         case RunError.locked?: status = .locked
+        case RunError.tooManyDeletions?: status = .refused
         case let error? where ExitStatus(for: error) == .dataErrors: status = .rejected
         default: status = .failed
         }
