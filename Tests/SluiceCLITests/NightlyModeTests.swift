@@ -172,6 +172,22 @@ import Testing
             "5%",
         ])
         #expect(flag.status == 2 && flag.stderr.contains("--max-delete applies to --mode sync"), "\(flag.stderr)")
+        // A renamed day-2 file would make a new entity and delete nothing: refused, nothing written.
+        let store = directory.url.appendingPathComponent("a.sqlite").path
+        let accounts = directory.url.appendingPathComponent("accounts.csv").path
+        #expect(try runSluice(["import", accounts, "--to", store, "--quiet"]).status == 0)
+        let renamed = try directory.file("accounts-2.csv", contents: Export.day2.csv)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let sync = try runSluice(["import", renamed.path, "--to", store, "--mode", "sync"])
+        #expect(
+            sync.status == 2
+                && sync.stderr.contains(
+                    "--mode sync acts on the stored objects of an input's entity, and the target holds no Accounts2 "
+                        + "(did you mean Account?): name the entity with --entity (the target's entities: Account)"),
+            "\(sync.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        let named = try runSluice(["import", renamed.path, "--to", store, "--mode", "sync", "--entity", "Account"])
+        #expect(named.status == 0 && named.stdout.contains("10 deleted"), "\(named.stderr)")
     }
 
     /// A sync keeps the stored object of a record rejected for another field (its key converts),

@@ -85,7 +85,8 @@ import Testing
                 merge: object-trumps
                 batch: { size: \(size), contexts: \(contexts) }
                 sources:
-                  - { name: customers, path: customers.csv, entity: Customer, key: [id], fields: { id: id, name: name } }
+                  - { name: customers, path: customers.csv, entity: Customer, key: [id],
+                      fields: { id: id, name: name } }
                   - name: orders
                     path: orders.csv
                     entity: Order

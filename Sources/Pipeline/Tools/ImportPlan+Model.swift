@@ -34,6 +34,7 @@ extension ImportPlan {
                 let stored = try StoredModel.model(in: metadata, store: options.target),
                 let recorded = StoredModel.text(in: metadata), !recorded.isJSON
             {
+                try Self.refuseNewEntities(of: inputs, in: stored, mode: options.mode)
                 model = stored
                 text = recorded.text
                 grow(stored, recorded: recorded.text, by: inputs, target: options.target)
@@ -45,6 +46,26 @@ extension ImportPlan {
                     sharesFile = true
                 }
             }
+        }
+
+        /// `--mode sync` and `replace` act on the stored objects of an input's entity: an input whose
+        /// entity the store does not have (a renamed day-2 file, `accounts-2.csv`) would act on none
+        /// and add a new entity instead — refused, naming the store's entities.
+        private static func refuseNewEntities(
+            of inputs: Inputs, in stored: ManagedObjectModel, mode: PipelineConfig.LoadMode
+        ) throws {
+            guard mode == .sync || mode == .replace,
+                let new = inputs.inference.plans().first(where: {
+                    $0.parent == nil && $0.links == nil && stored.entity(named: $0.name) == nil
+                })
+            else { return }
+            let names = stored.entities.map(\.name).sorted()
+            let near = NearestName.nearest(to: new.name, among: names).map { " (did you mean \($0)?)" } ?? ""
+            throw ReaderError(
+                .invalidOption,
+                "--mode \(mode.rawValue) acts on the stored objects of an input's entity, and the target holds no "
+                    + "\(new.name)\(near): name the entity with --entity (the target's entities: "
+                    + "\(names.joined(separator: ", ")))")
         }
 
         /// Into an existing store: its own model, grown by the entities of inputs it has no entity
