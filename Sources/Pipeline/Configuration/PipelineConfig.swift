@@ -213,6 +213,18 @@ public struct PipelineConfig: Sendable {
         public var record: String
         public var parent: String
         public var mapping: Mapping
+        /// How a re-run finds a stored child again when its entity has no key (`identity:`).
+        public var identity = KeylessIdentity.place
+    }
+
+    /// How a re-run finds the stored children of a parent again when they have no key.
+    public enum KeylessIdentity: String, Sendable, CaseIterable {
+        /// The n-th record of a kind is the parent's n-th stored child of its entity (the default):
+        /// a changed child is an update.
+        case place
+        /// A record is a stored child with the same values, wherever it is among its siblings: a
+        /// changed child is a new one, and the one it replaces is deleted.
+        case content
     }
 
     /// One attribute from one column or path, converted and transformed.

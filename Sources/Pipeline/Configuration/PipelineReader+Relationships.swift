@@ -108,7 +108,7 @@ extension PipelineReader {
         _ node: Node, parent: EntityDescription, model: ManagedObjectModel, source: String
     ) -> PipelineConfig.Child? {
         let allowed: Set<String> = [
-            "record", "entity", "parent", "key", "fields", "relationships", "children", "where",
+            "record", "entity", "parent", "key", "fields", "relationships", "children", "where", "identity",
         ]
         let entries = pairs(node, allowed: allowed, what: "a child", entity: source)
         func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }
@@ -120,7 +120,7 @@ extension PipelineReader {
         }
         if entry("entity") == nil, entry("parent") == nil {
             // A link: adds the destinations its keys find to the parent object's to-many relationships.
-            for other in ["key", "fields", "children", "where"] {
+            for other in ["key", "fields", "children", "where", "identity"] {
                 if let node = entry(other) {
                     fail(
                         node,
@@ -162,6 +162,14 @@ extension PipelineReader {
         {
             fail(parentNode, "\(parentName) is mapped twice (it links the child to its parent)", entity: source)
         }
-        return PipelineConfig.Child(record: record, parent: parentName, mapping: mapping)
+        var identity = PipelineConfig.KeylessIdentity.place
+        if let node = entry("identity"), let name = text(node, "identity", source: source) {
+            if let known = PipelineConfig.KeylessIdentity(rawValue: name) {
+                identity = known
+            } else {
+                fail(node, "identity must be place or content, not \(name.debugDescription)", entity: source)
+            }
+        }
+        return PipelineConfig.Child(record: record, parent: parentName, mapping: mapping, identity: identity)
     }
 }

@@ -106,7 +106,7 @@ final class BatchImporter: @unchecked Sendable {
         try write.save(&batch, waiting: waitingOrigins, resolved: resolved ?? [])
         try link.listMissingDestinationsOfRejected(&batch)
         if origins != nil { pending.putBack(waiting) } else { pending.add(waiting) }
-        var outcome = write.outcome(of: batch)
+        var outcome = write.outcome(of: batch, losing: Set(vanished.keys))
         for (entity, count) in try write.deleteVanished(vanished, of: batch) {
             outcome.counts[entity, default: .init()].deleted += count
         }

@@ -25,6 +25,8 @@ final class RecordKinds {
         /// A record without any key value is rejected (CSV and XML: it could never be found again,
         /// and every run would store it anew; a SQL row's NULL key is SQLite's to give).
         var requiresKey: Bool
+        /// For nested records: how a re-run finds their stored objects again when they have no key.
+        var identity = PipelineConfig.KeylessIdentity.place
 
         /// For lookup `lookup` of the batch's `items` (of this kind): the stored object each one's key
         /// finds (`nil`: none, or no key) and whether it has a key — without a context.
@@ -89,6 +91,7 @@ final class RecordKinds {
     private func kind(named name: String, of record: Record) throws -> Int {
         if let known = byName[name] { return known }
         var mapping = source.mapping, parentRelationship: String?, nested = false
+        var identity = PipelineConfig.KeylessIdentity.place
         var spec = source.mapping.xmlSpec(path: source.record ?? "/")
         if source.format == .xml, name != source.record {
             // A nested record: find its child mapping by walking the spec tree.
@@ -107,6 +110,7 @@ final class RecordKinds {
                 throw RunError.unmappedRecord(source: source.name, kind: name)
             }
             mapping = child.mapping
+            identity = child.identity
             parentRelationship = child.parent.isEmpty ? nil : child.parent
             nested = true
             spec = childSpec
@@ -132,7 +136,7 @@ final class RecordKinds {
                 bulk: mapping.links == nil && canInsertInBulk(mapper.entity, relationships),
                 insertedKeys: mapping.links == nil ? insertedKeys : [], isNested: parentRelationship != nil || nested,
                 links: mapping.links, keyPlaces: keyPlaces,
-                requiresKey: keyPlaces != nil && (source.format == .csv || source.format == .xml)))
+                requiresKey: keyPlaces != nil && (source.format == .csv || source.format == .xml), identity: identity))
         byName[name] = all.count - 1
         return all.count - 1
     }

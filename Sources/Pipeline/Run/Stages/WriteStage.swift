@@ -146,13 +146,14 @@ final class WriteStage {
     /// Deletes the stored children no record stood for (`ChildIdentity`) of the parents the save
     /// kept, and saves; returns the deletions by entity. (Its save is not the batch's: counted here.)
     func deleteVanished(_ vanished: [Int: [ManagedObjectID]], of batch: ImportBatch) throws -> [String: Int] {
-        let ids = vanished.filter { batch.items[$0.key].reject == nil && !batch.items[$0.key].waits }.flatMap(\.value)
+        let ids = vanished.filter { batch.isLive(batch.items[$0.key].top) }.flatMap(\.value)
         guard !ids.isEmpty else { return [:] }
         let context = scope.context
         for id in ids { context.delete(context.object(with: id)) }
         try context.save()
-        _ = lastSave.take()
-        return Dictionary(grouping: ids, by: \.entityName).mapValues(\.count)
+        // What the save deleted: the vanished children, and what their delete rules cascaded to.
+        let deleted = lastSave.take()?.deleted ?? ids
+        return Dictionary(grouping: deleted, by: \.entityName).mapValues(\.count)
     }
 
     /// A failure of a save that names one object: a rule its values break, or a key it shares.
@@ -205,7 +206,11 @@ final class WriteStage {
 
     /// The batch's counts per entity once it is saved: read (when first read), inserted, updated,
     /// unchanged (equal to the stored row: nothing written), rejected; and its rejected records.
-    func outcome(of batch: ImportBatch) -> (counts: [String: RunReport.Counts], rejected: [RecordReject]) {
+    /// - Parameter losing: items whose objects lose stored children (`ChildIdentity`): updated, even
+    ///   when the save wrote nothing of them.
+    func outcome(
+        of batch: ImportBatch, losing: Set<Int> = []
+    ) -> (counts: [String: RunReport.Counts], rejected: [RecordReject]) {
         let kinds = scope.kinds
         var counts: [String: RunReport.Counts] = [:]
         for (kind, read) in batch.readByKind.enumerated() where read > 0 {
@@ -234,7 +239,7 @@ final class WriteStage {
             } else if let object = batch.items[index].object {
                 if inserted.contains(object.objectID) {
                     byKind[kind].inserted += 1
-                } else if updated.contains(object.objectID) {
+                } else if updated.contains(object.objectID) || losing.contains(index) {
                     byKind[kind].updated += 1
                 } else {
                     byKind[kind].unchanged += 1
