@@ -205,6 +205,21 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try rows(of: entity, matching: keys, on: properties)
     }
 
+    /// Whether the stores hold each of several states of objects of `entity` exactly (see
+    /// `PersistentStore.storedEqual`): a re-run's unchanged records, told without reading their rows.
+    public func storedEqual(
+        _ entity: EntityDescription, values: [AttributeValue], properties: [PropertyDescription], keyCount: Int
+    ) throws -> [Bool] {
+        try lock.withLock {
+            var held = [Bool](repeating: false, count: properties.isEmpty ? 0 : values.count / properties.count)
+            for store in stores(for: entity) {
+                let found = try store.storedEqual(entity, values: values, properties: properties, keyCount: keyCount)
+                for (index, equal) in found.enumerated() where equal { held[index] = true }
+            }
+            return held
+        }
+    }
+
     /// Stored rows of `entity` whose `attributes` hold one of `keys` (uniqueness checks).
     func rows(
         of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]

@@ -58,6 +58,16 @@ public protocol PersistentStore: AnyObject {
         of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
     ) throws -> [KeyedObjectID]
 
+    /// Whether the store holds each of several states of objects of `entity` exactly: `values` holds
+    /// the states one after another, `properties.count` values each, the first `keyCount` of them a
+    /// key (a property is an attribute, or a to-one relationship whose value is its destination's
+    /// `ManagedObjectID.keyValue`, null for none). A state is held when a row of `entity` itself (not
+    /// of a sub-entity) has its key and equal values of every other property: how a re-run tells its
+    /// unchanged records without reading their rows. The default reads the rows by key and compares.
+    func storedEqual(
+        _ entity: EntityDescription, values: [AttributeValue], properties: [PropertyDescription], keyCount: Int
+    ) throws -> [Bool]
+
     /// Keys on `properties` that more than one stored object of `entity` (sub-entities included)
     /// holds, each with how many hold it; at most `limit` of them (whole-graph validation). Keys with
     /// a null part are not compared, as in uniqueness constraints. The default reads every row.
@@ -211,6 +221,31 @@ extension PersistentStore {
     ) throws -> [KeyedObjectID] {
         try rows(of: entity, matching: keys, on: properties).map { row in
             KeyedObjectID(key: properties.map { row.keyValue(of: $0) }, objectID: row.objectID)
+        }
+    }
+
+    public func storedEqual(
+        _ entity: EntityDescription, values: [AttributeValue], properties: [PropertyDescription], keyCount: Int
+    ) throws -> [Bool] {
+        try storedEqualByRows(entity, values: values, properties: properties, keyCount: keyCount)
+    }
+
+    /// `storedEqual` by reading the rows of the keys (`rows(of:matching:on:)`) and comparing values.
+    public func storedEqualByRows(
+        _ entity: EntityDescription, values: [AttributeValue], properties: [PropertyDescription], keyCount: Int
+    ) throws -> [Bool] {
+        let width = properties.count
+        guard width > 0, keyCount > 0 else { return [] }
+        let states = stride(from: 0, to: values.count, by: width).map { values[$0..<$0 + width] }
+        let keys = states.flatMap { $0.prefix(keyCount) }
+        var byKey: [ArraySlice<AttributeValue>: StoreRow] = [:]
+        for row in try rows(of: entity, matching: keys, on: Array(properties.prefix(keyCount)))
+        where row.entity === entity {
+            byKey[ArraySlice(properties.prefix(keyCount).map { row.keyValue(of: $0) })] = row
+        }
+        return states.map { state in
+            guard let row = byKey[state.prefix(keyCount)] else { return false }
+            return zip(properties, state).allSatisfy { row.keyValue(of: $0) == $1 }
         }
     }
 }

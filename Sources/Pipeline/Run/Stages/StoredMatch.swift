@@ -27,6 +27,12 @@ struct StoredMatch {
         let lookups: [Int]
         /// The entity's to-one relationships the source does not set.
         let unset: [Int]
+
+        /// The properties of a record's state as `skipUnchanged` gives it to the store: the key,
+        /// the mapped attributes, the lookups' relationships, the relationships the source does not set.
+        var properties: [PropertyDescription] {
+            key + attributes.map { entity.attributes[$0] } + (lookups + unset).map { entity.relationships[$0] }
+        }
     }
 
     /// The shortcut's plan, `nil` when it cannot be taken. Asked once the batch is mapped (a
@@ -56,7 +62,8 @@ struct StoredMatch {
     }
 
     /// Takes the batch's records equal to the stored objects of their keys out of it, counted
-    /// unchanged, and gives the others that meet a stored key their row.
+    /// unchanged (the store compares: `PersistentStoreCoordinator.storedEqual`), and makes the
+    /// others that meet a stored key update it (`update`).
     func skipUnchanged(_ batch: inout ImportBatch) throws {
         guard !batch.items.isEmpty, let plan = plan() else { return }
         // A SQL row with a conflict clause (`OR REPLACE`, `OR IGNORE`) goes the usual way too.
@@ -66,46 +73,66 @@ struct StoredMatch {
                 && !plan.places.contains { item.mapped.values[$0].isNull }
         }
         guard !candidates.isEmpty else { return }
-        let rows = try scope.context.persistentStoreCoordinator.storedRows(
-            of: plan.entity,
-            matching: candidates.flatMap { index in plan.places.map { batch.items[index].mapped.values[$0] } },
-            on: plan.key)
-        guard !rows.isEmpty else { return }
-        let found = pairs(candidates, rows, plan, batch)
         let lookups = plan.lookups.count
-        let ends = try lookupDestinations(of: found.map(\.item), in: batch)
-        var equal = Set<Int>(), changed: [(item: Int, row: Int, ends: ArraySlice<Destination>)] = []
-        for (position, (index, rowIndex)) in found.enumerated() {
-            let row = rows[rowIndex], mine = ends[position * lookups..<(position + 1) * lookups]
-            // A row pointing where the record says nothing, or a key nothing stored holds: the usual way.
-            guard plan.unset.allSatisfy({ row.toOneDestinations[$0] == nil }),
-                zip(plan.lookups, mine).allSatisfy({ relationship, end in
-                    switch end {
-                    case .noKey: return row.toOneDestinations[relationship] == nil
-                    case .found: return true
-                    case .notStored: return false
-                    }
-                })
-            else { continue }
-            let same = batch.items[index].mapped.values.withUnsafeBufferPointer { values in
-                plan.attributes.indices.allSatisfy { row.attributeValues[plan.attributes[$0]] == values[$0] }
+        let ends = try lookupDestinations(of: candidates, in: batch)
+        // Each record as the state its stored object would have after the merge: key, attributes,
+        // lookups' destinations, and no destination where the source sets none. A lookup whose key
+        // nothing stored holds goes the usual way (wait, create or reject).
+        var compared: [(item: Int, ends: ArraySlice<Destination>)] = [], states: [AttributeValue] = []
+        for (position, index) in candidates.enumerated() {
+            let mine = ends[position * lookups..<(position + 1) * lookups]
+            guard !mine.contains(where: { if case .notStored = $0 { return true } else { return false } }) else {
+                continue
             }
-            if same,
-                zip(plan.lookups, mine).allSatisfy({ relationship, end in
-                    guard case .found(let id) = end else { return true }
-                    return row.toOneDestinations[relationship] == id
-                })
-            {
-                equal.insert(index)
-            } else {
-                changed.append((index, rowIndex, mine))
+            compared.append((index, mine))
+            let values = batch.items[index].mapped.values
+            for place in plan.places { states.append(values[place]) }
+            states += values.prefix(plan.attributes.count)
+            for end in mine {
+                if case .found(let id) = end { states.append(id.keyValue) } else { states.append(.null) }
             }
+            for _ in plan.unset { states.append(.null) }
         }
-        update(changed, rows, plan, &batch)
+        guard !compared.isEmpty else { return }
+        let coordinator = scope.context.persistentStoreCoordinator
+        let held = try coordinator.storedEqual(
+            plan.entity, values: states, properties: plan.properties, keyCount: plan.key.count)
+        var equal = Set<Int>(), others: [(item: Int, ends: ArraySlice<Destination>)] = []
+        for (record, isHeld) in zip(compared, held) {
+            if isHeld { equal.insert(record.item) } else { others.append(record) }
+        }
+        try updateStored(others, plan, &batch)
         guard !equal.isEmpty else { return }
         batch.ignoredByKind[0, default: 0] += equal.count
         batch.items = batch.items.indices.filter { !equal.contains($0) }.map { batch.items[$0] }
         for index in batch.items.indices { batch.items[index].top = index }
+    }
+
+    /// The records that differ from what is stored: those whose key is stored update the stored
+    /// object (`update`) unless the row points where the record says nothing (the usual way
+    /// decides); the rest are new, and go the usual way.
+    private func updateStored(
+        _ records: [(item: Int, ends: ArraySlice<Destination>)], _ plan: Plan, _ batch: inout ImportBatch
+    ) throws {
+        guard !records.isEmpty else { return }
+        let rows = try scope.context.persistentStoreCoordinator.storedRows(
+            of: plan.entity,
+            matching: records.flatMap { record in plan.places.map { batch.items[record.item].mapped.values[$0] } },
+            on: plan.key)
+        guard !rows.isEmpty else { return }
+        let ends = Dictionary(uniqueKeysWithValues: records.map { ($0.item, $0.ends) })
+        var changed: [(item: Int, row: Int, ends: ArraySlice<Destination>)] = []
+        for (index, rowIndex) in pairs(records.map(\.item), rows, plan, batch) {
+            let row = rows[rowIndex], mine = ends[index]!
+            guard plan.unset.allSatisfy({ row.toOneDestinations[$0] == nil }),
+                zip(plan.lookups, mine).allSatisfy({ relationship, end in
+                    if case .noKey = end { return row.toOneDestinations[relationship] == nil }
+                    return true
+                })
+            else { continue }
+            changed.append((index, rowIndex, mine))
+        }
+        update(changed, rows, plan, &batch)
     }
 
     /// Where a record's lookup points.
