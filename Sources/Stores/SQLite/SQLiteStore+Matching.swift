@@ -2,10 +2,9 @@ import Drivers
 import ObjectGraph
 
 extension SQLiteStore {
-    /// `PersistentStore.storedEqual` in SQL: the states are bound as rows of a `VALUES` list —
-    /// each value as a write binds it, so a column's affinity turns it into what a write would have
-    /// stored — joined to the table by the key's unique index; a state is held when every other
-    /// column `IS` its value. No row is read into memory.
+    /// `PersistentStore.storedEqual` in SQL: the states are bound as rows of a `VALUES` list, each
+    /// value as a write binds it, joined to the table by the key's unique index; a state is held
+    /// when every other column `IS` its value. No row is read into memory.
     public func storedEqual(
         _ entity: EntityDescription, values: [AttributeValue], properties: [PropertyDescription], keyCount: Int
     ) throws -> [Bool] {
@@ -56,7 +55,11 @@ extension SQLiteStore {
         let names = ["p"] + columns.indices.map { "c\($0)" }
         let tuple = "(" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
         let join = (0..<keyCount).map { "t0.\(quote(columns[$0])) = k.c\($0)" }.joined(separator: " AND ")
-        var conditions = (keyCount..<columns.count).map { "t0.\(quote(columns[$0])) IS k.c\($0)" }
+        // `+` keeps the planner from weighing the column's own index (the key's is the way in), which
+        // would also make `PRAGMA optimize` analyze it. It takes the column's affinity away too: a
+        // value compares as stored, so one a write would have converted is only ever found unequal
+        // (and goes the usual way), never equal by mistake.
+        var conditions = (keyCount..<columns.count).map { "+t0.\(quote(columns[$0])) IS k.c\($0)" }
         if map.sharesTable, let column = map.table.entityColumn {
             conditions.append("t0.\(quote(column)) = \(map.number)")
         }
