@@ -27,6 +27,8 @@ struct StoredMatch {
         let lookups: [Int]
         /// The entity's to-one relationships the source does not set.
         let unset: [Int]
+        /// Whether every lookup's destination is kept under its key (its ID's key value is the key).
+        let lookupsByKey: Bool
 
         /// The properties of a record's state as `skipUnchanged` gives it to the store: the key,
         /// the mapped attributes, the lookups' relationships, the relationships the source does not set.
@@ -57,8 +59,16 @@ struct StoredMatch {
             lookups.append(relationship.index)
         }
         let unset = entity.relationships.filter { !$0.isToMany && !lookups.contains($0.index) }.map(\.index)
+        // Destinations the store keeps under the very attribute the lookup finds them by (the plain
+        // layout's keys): a foreign key holds that value, so the record's key is the state's value.
+        let coordinator = scope.context.persistentStoreCoordinator
+        let byKey = kind.resolvers.allSatisfy { resolver in
+            resolver.lookup.key.count == 1
+                && coordinator.referenceAttribute(for: resolver.entity)?.name == resolver.lookup.key[0].attribute
+        }
         return Plan(
-            entity: entity, key: key, places: places, attributes: mapper.attributes, lookups: lookups, unset: unset)
+            entity: entity, key: key, places: places, attributes: mapper.attributes, lookups: lookups, unset: unset,
+            lookupsByKey: byKey)
     }
 
     /// Takes the batch's records equal to the stored objects of their keys out of it, counted
@@ -73,23 +83,28 @@ struct StoredMatch {
                 && !plan.places.contains { item.mapped.values[$0].isNull }
         }
         guard !candidates.isEmpty else { return }
-        let lookups = plan.lookups.count
-        let ends = try lookupDestinations(of: candidates, in: batch)
+        let lookups = plan.lookups.count, mapper = scope.kinds[0].mapper
+        // Lookups are resolved here only when their keys are not what the foreign keys hold.
+        let ends = plan.lookupsByKey ? [] : try lookupDestinations(of: candidates, in: batch)
         // Each record as the state its stored object would have after the merge: key, attributes,
         // lookups' destinations, and no destination where the source sets none. A lookup whose key
         // nothing stored holds goes the usual way (wait, create or reject).
         var compared: [(item: Int, ends: ArraySlice<Destination>)] = [], states: [AttributeValue] = []
         for (position, index) in candidates.enumerated() {
-            let mine = ends[position * lookups..<(position + 1) * lookups]
-            guard !mine.contains(where: { if case .notStored = $0 { return true } else { return false } }) else {
+            let mine = plan.lookupsByKey ? [] : ends[position * lookups..<(position + 1) * lookups]
+            guard !mine.contains(where: \.isNotStored) else {
                 continue
             }
             compared.append((index, mine))
-            let values = batch.items[index].mapped.values
+            let mapped = batch.items[index].mapped, values = mapped.values
             for place in plan.places { states.append(values[place]) }
             states += values.prefix(plan.attributes.count)
-            for end in mine {
-                if case .found(let id) = end { states.append(id.keyValue) } else { states.append(.null) }
+            if plan.lookupsByKey {
+                for lookup in 0..<lookups { states.append(mapper.singleKey(lookup, of: mapped) ?? .null) }
+            } else {
+                for end in mine {
+                    if case .found(let id) = end { states.append(id.keyValue) } else { states.append(.null) }
+                }
             }
             for _ in plan.unset { states.append(.null) }
         }
@@ -100,6 +115,17 @@ struct StoredMatch {
         var equal = Set<Int>(), others: [(item: Int, ends: ArraySlice<Destination>)] = []
         for (record, isHeld) in zip(compared, held) {
             if isHeld { equal.insert(record.item) } else { others.append(record) }
+        }
+        if plan.lookupsByKey, lookups > 0, !others.isEmpty {
+            // The records that differ link through the objects their keys find.
+            let found = try lookupDestinations(of: others.map(\.item), in: batch)
+            others = others.indices.compactMap { position in
+                let mine = found[position * lookups..<(position + 1) * lookups]
+                if mine.contains(where: \.isNotStored) {
+                    return nil
+                }
+                return (others[position].item, mine)
+            }
         }
         try updateStored(others, plan, &batch)
         guard !equal.isEmpty else { return }
@@ -142,6 +168,10 @@ struct StoredMatch {
         case found(ManagedObjectID)
         /// Nothing stored holds its key (the usual way decides: wait, create or reject).
         case notStored
+
+        var isNotStored: Bool {
+            if case .notStored = self { return true } else { return false }
+        }
     }
 
     /// Makes the changed records' objects the stored rows' own, with the records' values and
