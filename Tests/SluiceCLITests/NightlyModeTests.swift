@@ -95,6 +95,29 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before, "day 3 leaves the store as day 2 left it")
     }
 
+    /// A sync source's `where` is its scope: of the stored objects its input lacks, it deletes those
+    /// its `where` selects, and keeps the rest.
+    @Test func aSyncDeletesOnlyWhatItsWhereSelects() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.url.appendingPathComponent("accounts.csv")
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        try Export.day1.csv.write(to: input, atomically: true, encoding: .utf8)
+        let all = try Self.pipeline(directory, mode: "merge", size: 100, contexts: 2)
+        #expect(try runSluice(["run", all.path, "--quiet"]).status == 0)
+        let day2 = Export(rows: Export.day1.rows.filter { $0.id != 7 && $0.id != 907 })
+        try day2.csv.write(to: input, atomically: true, encoding: .utf8)
+        let scoped = try Self.pipeline(
+            directory, mode: "sync", size: 100, contexts: 2, extra: "where: \"id <= 500\",")
+        let sync = try runSluice(["run", scoped.path])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(
+            sync.stdout.contains(
+                "Account: 998 read, 0 inserted, 0 updated, 499 unchanged, 0 rejected, 499 left out by where, 1 deleted"),
+            "\(sync.stdout)")
+        let ids = try sqliteRows(store, "SELECT id FROM Account ORDER BY id").map { $0[0] }
+        #expect(ids.count == 999 && !ids.contains(.integer(7)) && ids.contains(.integer(907)))
+    }
+
     /// `mode: append` inserts new keys and rejects stored ones, naming the stored object, whatever the
     /// merge policy.
     @Test(arguments: [(1, 2), (5000, 1)])

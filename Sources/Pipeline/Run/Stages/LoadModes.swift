@@ -72,10 +72,10 @@ struct LoadModes {
         }
     }
 
-    /// `mode: sync`, once every source is in: deletes the stored objects of the sources' entities whose
-    /// key no record held — unless that is more than `sync.max_delete` of the objects stored before
-    /// the run (`RunError.tooManyDeletions`), or records were rejected before their key was known
-    /// (nothing deleted: returned as a note).
+    /// `mode: sync`, once every source is in: deletes the stored objects of the sources' entities
+    /// (those the source's `where` selects, when it has one) whose key no record held — unless that
+    /// is more than `sync.max_delete` of those stored before the run (`RunError.tooManyDeletions`),
+    /// or records were rejected before their key was known (nothing deleted: returned as a note).
     func sync(_ seen: SeenKeys) throws -> [String] {
         var notes: [String] = []
         let deletion = StoredDeletion(coordinator: coordinator)
@@ -87,7 +87,8 @@ struct LoadModes {
                         + "without a key that could be read, so what vanished from the input cannot be told")
                 continue
             }
-            let stored = try deletion.stored(entity, key: source.mapping.key)
+            // A source's `where` is its scope: stored objects it does not select are not its to delete.
+            let stored = try deletion.stored(entity, key: source.mapping.key, matching: source.mapping.filter)
             let doomed = stored.filter { !seen.contains($0.key, entity: entity) }.map(\.id)
             guard !doomed.isEmpty else { continue }
             let before = stored.count - (rejects.currentReport.entities[entity]?.inserted ?? 0)

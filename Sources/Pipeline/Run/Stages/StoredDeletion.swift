@@ -6,12 +6,15 @@ import ObjectGraph
 struct StoredDeletion {
     let coordinator: PersistentStoreCoordinator
 
-    /// The stored objects of `entity` (its sub-entities' too), in key order when `key` is given, with
-    /// their key values.
-    func stored(_ entity: String, key: [String]) throws -> [(id: ManagedObjectID, key: [AttributeValue])] {
+    /// The stored objects of `entity` (its sub-entities' too) that `predicate` selects (all when it
+    /// is `nil`), in key order when `key` is given, with their key values.
+    func stored(
+        _ entity: String, key: [String], matching predicate: FetchPredicate? = nil
+    ) throws -> [(id: ManagedObjectID, key: [AttributeValue])] {
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         return try context.performAndWait {
-            var request = FetchRequest(entityName: entity, sortDescriptors: key.map { FetchSortDescriptor($0) })
+            var request = FetchRequest(
+                entityName: entity, predicate: predicate, sortDescriptors: key.map { FetchSortDescriptor($0) })
             request.resultType = .objectIDs
             let ids = try context.fetchObjectIDs(request)
             guard !key.isEmpty else { return ids.map { ($0, []) } }
