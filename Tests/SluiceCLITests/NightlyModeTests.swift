@@ -112,7 +112,8 @@ import Testing
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(
             sync.stdout.contains(
-                "Account: 998 read, 0 inserted, 0 updated, 499 unchanged, 0 rejected, 499 left out by where, 1 deleted"),
+                "Account: 998 read, 0 inserted, 0 updated, 499 unchanged, 0 rejected, 499 left out by where, "
+                    + "1 deleted"),
             "\(sync.stdout)")
         let ids = try sqliteRows(store, "SELECT id FROM Account ORDER BY id").map { $0[0] }
         #expect(ids.count == 999 && !ids.contains(.integer(7)) && ids.contains(.integer(907)))
