@@ -185,7 +185,7 @@ public final class RecordMapper {
     }
 
     /// For a record `map` rejected: each lookup's key where every part converts (`nil` where one
-    /// does not, or all are null), and where its first field is — so the rejection can list the
+    /// does not, or all are blank), and where its first field is — so the rejection can list the
     /// lookups that find nothing too.
     public func lookupKeys(ofRejected record: Record) -> [(key: [AttributeValue]?, position: SourcePosition)] {
         lookups.map { parts in
@@ -199,26 +199,33 @@ public final class RecordMapper {
             }
             let field = parts.first?.field ?? -1
             return (
-                key?.allSatisfy(\.isNull) == false ? key : nil,
+                key?.allSatisfy(Self.isBlank) == false ? key : nil,
                 field >= 0 && field < record.count ? record.position(ofField: field) : record.position
             )
         }
     }
 
-    /// The key of lookup `lookup` (its index in the mapping); `nil` when its parts are all null (the
+    /// The key of lookup `lookup` (its index in the mapping); `nil` when its parts are all blank (the
     /// relationship stays empty).
     public func key(_ lookup: Int, of mapped: MappedRecord) -> [AttributeValue]? {
         let parts = mapped.values[keyStarts[lookup]..<keyStarts[lookup] + lookups[lookup].count]
-        return parts.allSatisfy(\.isNull) ? nil : Array(parts)
+        return parts.allSatisfy(Self.isBlank) ? nil : Array(parts)
+    }
+
+    /// Whether a part of a lookup's key says "none": null, or an empty text (an empty CSV field
+    /// reads as one; a key of integers reads it as null). A key of blank parts links nothing.
+    static func isBlank(_ value: AttributeValue) -> Bool {
+        if case .string(let text) = value { return text.isEmpty }
+        return value.isNull
     }
 
     /// Whether lookup `lookup`'s key is one attribute (`singleKey(_:of:)` then reads it without an array).
     public func hasSingleKey(_ lookup: Int) -> Bool { lookups[lookup].count == 1 }
 
-    /// The one part of a one-attribute key; `nil` when it is null.
+    /// The one part of a one-attribute key; `nil` when it is blank.
     public func singleKey(_ lookup: Int, of mapped: MappedRecord) -> AttributeValue? {
         let value = mapped.values[keyStarts[lookup]]
-        return value.isNull ? nil : value
+        return Self.isBlank(value) ? nil : value
     }
 
     /// The mapped attributes with their values.
