@@ -30,6 +30,29 @@ import Testing
         #expect(inspect.stdout.contains("(entity Code): 3 rows"), "\(inspect.stdout)")
     }
 
+    /// A first record whose double quote never closes: sniffed, the file is read with double quotes
+    /// as part of the values — said in a warning naming line 1; with `--quote '"'` it is exit 3
+    /// naming line 1. A quote that opens and closes is no warning.
+    @Test func aQuoteThatNeverClosesInTheFirstRecordIsSaid() throws {
+        let directory = try TemporaryDirectory()
+        let input = try directory.file("parts.csv", contents: "\"name,qty\nWidget,3\nBolt,5\n")
+        let sniffed = try runSluice([
+            "import", input.path, "--to", directory.url.appendingPathComponent("a.sqlite").path,
+        ])
+        #expect(sniffed.status == 0, "\(sniffed.stderr)")
+        #expect(
+            sniffed.stderr.contains(
+                "parts.csv: the double quote at line 1, column 1 opens a field that is never closed, so the file is "
+                    + "read with double quotes as part of the values"), "\(sniffed.stderr)")
+        let strict = try runSluice([
+            "import", input.path, "--to", directory.url.appendingPathComponent("b.sqlite").path, "--quote", "\"",
+        ])
+        #expect(strict.status == 3 && strict.stderr.contains("parts.csv:1:1: the quoted field"), "\(strict.stderr)")
+        let fine = try directory.file("fine.csv", contents: "\"name\",qty\n\"Widget, large\",3\nBolt,5\n")
+        let quiet = try runSluice(["import", fine.path, "--to", directory.url.appendingPathComponent("c.sqlite").path])
+        #expect(quiet.status == 0 && !quiet.stderr.contains("never closed"), "\(quiet.stderr)")
+    }
+
     @Test func aKeyMakesReimportsUpdates() throws {
         let directory = try TemporaryDirectory()
         let input = try directory.file("people.csv", contents: "code,name\nA1,Ada\nB2,Boris\n")

@@ -122,6 +122,12 @@ extension ImportPlan {
         /// given (as inference takes it). A guessed encoding is noted in `guesses`.
         private mutating func dialect(of path: String) throws -> CSVDialect {
             var dialect = try options.csv ?? CSVSniffer.sniff(path: path)
+            if options.csv == nil, let at = try CSVSniffer.unclosedQuoteInFirstRecord(of: path, dialect: dialect) {
+                guesses.append(
+                    "\(path): the double quote at line \(at.line), column \(at.column) opens a field that is never "
+                        + "closed, so the file is read with double quotes as part of the values; give --quote '\"' "
+                        + "to be stopped there instead")
+            }
             if dialect.nullMarkers.isEmpty { dialect.nullMarkers = [""] }
             if dialect.encoding == .windows1252, options.csvFlags.encoding == nil,
                 !guesses.contains(where: { $0.hasPrefix(path + " ") })

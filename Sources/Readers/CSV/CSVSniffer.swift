@@ -13,6 +13,12 @@
 public enum CSVSniffer {
     /// Sniffs the first 64 KiB of `path` (gzip is unwrapped).
     public static func sniff(path: String) throws -> CSVDialect {
+        let (sample, isComplete) = try read(path)
+        return sniff(sample: sample, isComplete: isComplete)
+    }
+
+    /// The first 64 KiB of `path` (gzip unwrapped), and whether that is all of it.
+    private static func read(_ path: String) throws -> (sample: [UInt8], isComplete: Bool) {
         let source = try Input.open(path)
         var sample = [UInt8](repeating: 0, count: 1 << 16)
         var filled = 0
@@ -23,7 +29,28 @@ public enum CSVSniffer {
             if n == 0 { break }
             filled += n
         }
-        return sniff(sample: Array(sample[..<filled]), isComplete: filled < sample.count)
+        return (Array(sample[..<filled]), filled < sample.count)
+    }
+
+    /// For a file sniffed to read double quotes as data: where a double quote opens a field of its
+    /// first record that is never closed (why no dialect with the double quote read it), as line
+    /// and column; `nil` otherwise. Import says so rather than reading quotes as data silently.
+    public static func unclosedQuoteInFirstRecord(
+        of path: String, dialect: CSVDialect
+    ) throws -> (line: Int, column: Int)? {
+        guard dialect.quote != UInt8(ascii: "\""), dialect.encoding != .utf16 else { return nil }
+        var quoted = dialect
+        quoted.quote = UInt8(ascii: "\"")
+        quoted.hasHeader = false
+        quoted.lossyEncoding = true
+        let reader = try CSVReader(source: MemoryByteSource(try read(path).sample), dialect: quoted)
+        do {
+            _ = try reader.next()
+        } catch let error as ReaderError where error.kind == .unterminatedQuote {
+            guard let position = error.position, position.line == 1 else { return nil }
+            return (position.line, position.column)
+        }
+        return nil
     }
 
     /// Where the first bytes of `path` (the sample `sniff` reads) stop being valid UTF-8, as line and
