@@ -37,8 +37,11 @@ struct Import: LoggingCommand {
     @Argument(help: "Input files: CSV, XML, SQL dumps or SQLite files (plain or gzipped).")
     var inputs: [String]
 
-    @Option(help: "The target store (SQLite file).")
+    @Option(help: "The target store (a SQLite file; .xml an XML store, .bin a binary one).")
     var to: String
+
+    @Option(help: "The target's store type: sqlite, xml or binary (default: the file's, else its extension's).")
+    var storeType: StoreTypeOption?
 
     @Option(help: "auto, csv, xml, sqldump or sqlite.")
     var format = FormatOption.auto
@@ -156,6 +159,7 @@ struct Import: LoggingCommand {
         options.csvFlags.encoding = encoding
         options.csvFlags.nullMarkers = null
         options.csvFlags.comment = comment
+        options.storeType = storeType?.rawValue
         options.layout = layout.layout?.rawValue
         options.dates = layout.dates?.rawValue
         try execute(command: "import", pipeline: savePipeline, output, resume: false) {

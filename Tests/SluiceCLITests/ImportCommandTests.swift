@@ -53,6 +53,33 @@ import Testing
         #expect(quiet.status == 0 && !quiet.stderr.contains("never closed"), "\(quiet.stderr)")
     }
 
+    /// The target's name says its type: `.xml` an XML store, `.bin` a binary one, `.sqlite`/`.db`
+    /// or none SQLite; another extension is refused (exit 2, nothing written) unless `--store-type`
+    /// (`convert`: `--to`) names the type.
+    @Test func aTargetsExtensionSaysItsStoreType() throws {
+        let directory = try TemporaryDirectory()
+        let input = try directory.file("parts.csv", contents: "id,name\n1,bolt\n2,nut\n")
+        func path(_ name: String) -> String { directory.url.appendingPathComponent(name).path }
+        func head(_ name: String) throws -> String {
+            String(decoding: try Data(contentsOf: URL(fileURLWithPath: path(name))).prefix(15), as: UTF8.self)
+        }
+        let json = try runSluice(["import", input.path, "--to", path("parts.json")])
+        #expect(
+            json.status == 2 && json.stderr.contains(".json is not a store type Sluice writes"), "\(json.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path("parts.json")))
+        #expect(try runSluice(["import", input.path, "--to", path("parts.xml"), "--key", "id"]).status == 0)
+        #expect(try head("parts.xml") == "<?xml version=\"")
+        let again = try runSluice(["import", input.path, "--to", path("parts.xml"), "--key", "id"])
+        #expect(again.status == 0 && again.stdout.contains("2 unchanged"), "\(again.stderr)")
+        let named = try runSluice(["import", input.path, "--to", path("parts.json"), "--store-type", "sqlite"])
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(try head("parts.json") == "SQLite format 3")
+        let convert = try runSluice(["convert", path("parts.xml"), path("copy.json")])
+        #expect(convert.status == 2 && convert.stderr.contains("name the type with --to"), "\(convert.stderr)")
+        #expect(try runSluice(["convert", path("parts.xml"), path("copy.bin")]).status == 0)
+        #expect(try head("copy.bin").hasPrefix("SLUICEBS"))
+    }
+
     @Test func aKeyMakesReimportsUpdates() throws {
         let directory = try TemporaryDirectory()
         let input = try directory.file("people.csv", contents: "code,name\nA1,Ada\nB2,Boris\n")

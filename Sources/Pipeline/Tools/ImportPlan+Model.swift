@@ -30,7 +30,7 @@ extension ImportPlan {
                 // pipeline is loaded.
                 model = try ModelFile.load(contentsOf: URL(fileURLWithPath: path), warn: { _ in })
             } else if FileManager.default.fileExists(atPath: options.target),
-                let metadata = try? SQLiteStore.metadata(at: URL(fileURLWithPath: options.target)),
+                let metadata = try? TargetStore.metadata(ofStoreAt: URL(fileURLWithPath: options.target)),
                 let stored = try StoredModel.model(in: metadata, store: options.target),
                 let recorded = StoredModel.text(in: metadata), !recorded.isJSON
             {
@@ -39,8 +39,11 @@ extension ImportPlan {
                 text = recorded.text
                 grow(stored, recorded: recorded.text, by: inputs, target: options.target)
             }
-            if FileManager.default.fileExists(atPath: options.target) {
-                do { _ = try SQLiteStore.metadata(at: URL(fileURLWithPath: options.target)) } catch let error
+            let target = URL(fileURLWithPath: options.target)
+            if FileManager.default.fileExists(atPath: options.target),
+                TargetStore.type(ofStoreAt: target) == SQLiteStore.storeType
+            {
+                do { _ = try SQLiteStore.metadata(at: target) } catch let error
                     as StoreError where error.code == .incompatibleModel
                 {
                     sharesFile = true

@@ -26,8 +26,14 @@ extension ImportPlan {
         /// The pipeline file's text.
         /// - Throws: `ReaderError` when a given or stored model has nothing for an input.
         mutating func pipeline(inputs: Inputs, model: ModelChoice) throws -> String {
+            let type = try TargetStore.storeType(
+                forTargetAt: options.target, given: options.storeType, option: "--store-type")
+            let typeName = TargetStore.typesByName.first { $0.value == type }?.key ?? "sqlite"
+            if typeName != "sqlite", options.layout != nil || options.dates != nil {
+                throw UsageError("--layout and --dates are options of a SQLite target")
+            }
             var target: [(String, YAMLValue)] = [
-                ("store", .text("sqlite")), ("path", .text(written(options.target))), ("commit", .text("atomic")),
+                ("store", .text(typeName)), ("path", .text(written(options.target))), ("commit", .text("atomic")),
             ]
             if model.sharesFile { target.append(("shared", .flag(true))) }
             if model.migrates { target.append(("lightweight_migration", .flag(true))) }

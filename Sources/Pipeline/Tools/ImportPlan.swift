@@ -42,6 +42,9 @@ public struct ImportPlan {
         /// `mode: sync`: `sync.max_delete` as given (`100`, `5%`).
         public var maxDelete: String?
         /// A new target's `layout` and `dates` (the SQLite store's options; `nil`: its defaults).
+        /// The target's store type (`sqlite`, `xml`, `binary`); `nil`: the existing file's, else the
+        /// target's extension's (`TargetStore.storeType(forTargetAt:given:option:)`).
+        public var storeType: String?
         public var layout: String?
         public var dates: String?
 

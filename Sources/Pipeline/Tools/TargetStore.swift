@@ -32,6 +32,37 @@ public enum TargetStore {
         }
     }
 
+    /// The store types a command line names (`--to` of `convert`, `--store-type` of `import`), by name.
+    static let typesByName = [
+        "sqlite": SQLiteStore.storeType, "xml": XMLStore.storeType, "binary": BinaryStore.storeType,
+    ]
+
+    /// The type of the store a command writes at `path`: the one `given` names (`sqlite`, `xml`,
+    /// `binary`); else an existing file's (from its first bytes); else the extension's — `.sqlite`,
+    /// `.sqlite3`, `.db`, `.db3`, `.s3db`, `.sl3` or none SQLite, `.xml` XML, `.bin`/`.sluicebin`
+    /// binary.
+    /// - Throws: `UsageError` for an unknown name, or an extension that names no store type (`.json`):
+    ///   never a SQLite file under a name that says otherwise.
+    public static func storeType(forTargetAt path: String, given: String?, option: String) throws -> String {
+        if let given {
+            guard let type = typesByName[given.lowercased()] else {
+                throw UsageError("\(option) must be sqlite, xml or binary, not \(given.debugDescription)")
+            }
+            return type
+        }
+        let url = URL(fileURLWithPath: path)
+        if FileManager.default.fileExists(atPath: path) { return type(ofStoreAt: url) }
+        switch url.pathExtension.lowercased() {
+        case "", "sqlite", "sqlite3", "db", "db3", "s3db", "sl3": return SQLiteStore.storeType
+        case "xml": return XMLStore.storeType
+        case "bin", "sluicebin": return BinaryStore.storeType
+        case let other:
+            throw UsageError(
+                "\(path): .\(other) is not a store type Sluice writes (.sqlite, .db, .xml, .bin): name the type with "
+                    + "\(option) sqlite, xml or binary")
+        }
+    }
+
     /// The metadata of the store file at `url`, of whichever built-in type, read without a model.
     /// - Throws: `StoreError`.
     public static func metadata(ofStoreAt url: URL) throws -> StoreMetadata {
@@ -85,19 +116,13 @@ public enum TargetStore {
         _ source: String, to destination: String, typeName: String?, modelAt modelPath: String?,
         layout: String? = nil, dates: String? = nil
     ) throws -> Int {
-        let types = ["sqlite": SQLiteStore.storeType, "xml": XMLStore.storeType, "binary": BinaryStore.storeType]
-        let type = try typeName.map { name in
-            guard let type = types[name.lowercased()] else {
-                throw UsageError("--to must be sqlite, xml or binary, not \(name.debugDescription)")
-            }
-            return type
-        }
         var options: [String: String] = [:]
         if let layout { options["layout"] = layout }
         if let dates { options["dates"] = dates }
         try OutputFile.requireFile(destination, "the destination")
         let destinationURL = URL(fileURLWithPath: destination)
-        if !options.isEmpty, (type ?? Self.type(ofStoreAt: destinationURL)) != SQLiteStore.storeType {
+        let type = try storeType(forTargetAt: destination, given: typeName, option: "--to")
+        if !options.isEmpty, type != SQLiteStore.storeType {
             throw UsageError("--layout and --dates are options of a SQLite destination")
         }
         return try convert(
