@@ -49,6 +49,9 @@ struct Import: LoggingCommand {
     @Option(help: "The entity of a CSV or XML input (default: from the file name or record element).")
     var entity: String?
 
+    @Option(help: "The table of a CSV or XML input's entity (default: the entity's name, else the file's).")
+    var table: String?
+
     @Option(help: "XML: the path of the record elements, e.g. /orders/order.")
     var record: String?
 
@@ -160,6 +163,7 @@ struct Import: LoggingCommand {
         options.csvFlags.nullMarkers = null
         options.csvFlags.comment = comment
         options.storeType = storeType?.rawValue
+        options.table = table
         options.layout = layout.layout?.rawValue
         options.dates = layout.dates?.rawValue
         try execute(command: "import", pipeline: savePipeline, output, resume: false) {

@@ -35,8 +35,8 @@ import Testing
         #expect(second.status == 0, "\(second.stderr)")
         #expect([0, 3].contains(first.terminationStatus), "the first succeeds, or finds the target changed")
         #expect(try sqliteRows(target, "PRAGMA integrity_check") == [[.text("ok")]])
-        // The entity Row keeps the table of the first import (small.csv).
-        let rows = try sqliteRows(target, "SELECT count(*), sum(name LIKE 'big%') FROM small")
+        // The entity Row's table is named after it (`--entity` names the table too).
+        let rows = try sqliteRows(target, "SELECT count(*), sum(name LIKE 'big%') FROM row")
         #expect(rows == [[.integer(150_000), .integer(150_000)]] || rows == [[.integer(3), .integer(0)]], "\(rows)")
         #expect(leftovers(beside: target).isEmpty, "\(leftovers(beside: target))")
     }

@@ -23,9 +23,12 @@ extension ModelInference {
     /// most a table (and an INSERT) may have.
     public static let maxColumns = 2000
 
+    ///   - table: the table of a CSV or XML input's entity (by default: a CSV's named entity's name in
+    ///     snake case, else the file's name; an XML record element's name, plural).
     public mutating func add(
         inputAt path: String, format: InputFormat? = nil, recordPath: String? = nil, entity name: String? = nil,
-        dialect: CSVDialect? = nil, spec given: XMLRecordSpec? = nil, namespaces: [String: String] = [:]
+        table given: String? = nil, dialect: CSVDialect? = nil, spec: XMLRecordSpec? = nil,
+        namespaces: [String: String] = [:]
     ) throws {
         let entity = name ?? Self.entityName(path)
         switch try format ?? InputFormat.detect(path: path) {
@@ -38,8 +41,9 @@ extension ModelInference {
                         + "map the columns wanted with a pipeline file (sluice run), which reads only those")
             }
             let before = entities.count
-            // Standard input has no file name: its table is named after the entity when one is given.
-            let table = path == "-" && name != nil ? Self.plural(snakeCaseName(entity)) : Self.tableName(path)
+            // A name the user gave is the table's as given (in snake case, never made plural): the
+            // daily files of one entity share its table.
+            let table = given ?? (name != nil ? snakeCaseName(entity) : Self.tableName(path))
             try add(reader, entity: entity, table: table)
             if entities.count == before, let names = reader.schema?.names {
                 // A header and no records: an entity with no objects, its columns text.
@@ -50,12 +54,12 @@ extension ModelInference {
             }
         case .xml:
             guard let recordPath else { throw XMLReader.recordPathNeeded(for: path) }
-            let spec = try given ?? XMLReader.discoverSpec(path: path, recordPath: recordPath)
+            let spec = try spec ?? XMLReader.discoverSpec(path: path, recordPath: recordPath)
             let element =
                 recordPath.split(separator: "/").last.map { String($0.split(separator: ":").last ?? $0) } ?? entity
             try add(
                 XMLReader(path: path, spec: spec, namespaces: namespaces), entity: name ?? Self.entityName(element),
-                table: Self.plural(element)
+                table: given ?? Self.plural(element)
             )
         case .sqldump:
             let reader = try SQLDumpReader(path: path)

@@ -29,9 +29,13 @@ extension ImportPlan {
             try Self.refuseXMLOptionsWithoutXML(options, givenFormat: givenFormat)
             for path in options.inputs {
                 let format = try givenFormat ?? InputFormat.detect(path: path)
-                if options.entity != nil, options.inputs.count > 1, format == .csv || format == .xml {
+                if options.entity != nil || options.table != nil, options.inputs.count > 1,
+                    format == .csv || format == .xml
+                {
                     throw ReaderError(
-                        .invalidOption, "--entity names the entity of one CSV or XML input; give one input per import")
+                        .invalidOption,
+                        "\(options.entity != nil ? "--entity" : "--table") names the entity of one CSV or XML input; "
+                            + "give one input per import")
                 }
                 var spec: XMLRecordSpec?
                 if format == .xml {
@@ -44,7 +48,7 @@ extension ImportPlan {
                 let first = inference.entities.count
                 try inference.add(
                     inputAt: path, format: format, recordPath: options.record, entity: options.entity,
-                    dialect: options.csv, spec: spec, namespaces: options.namespaces)
+                    table: options.table, dialect: options.csv, spec: spec, namespaces: options.namespaces)
                 sources.append(Source(path: path, format: format, firstEntity: first, spec: spec))
                 if format == .xml, !options.fields.isEmpty, first < inference.entities.count {
                     try Self.checkFields(options, of: inference.entities[first], path: path)

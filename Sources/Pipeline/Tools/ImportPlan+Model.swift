@@ -35,6 +35,7 @@ extension ImportPlan {
                 let recorded = StoredModel.text(in: metadata), !recorded.isJSON
             {
                 try Self.refuseNewEntities(of: inputs, in: stored, mode: options.mode)
+                try Self.refuseOtherTable(options.table, of: inputs, in: stored)
                 model = stored
                 text = recorded.text
                 grow(stored, recorded: recorded.text, by: inputs, target: options.target)
@@ -69,6 +70,22 @@ extension ImportPlan {
                 "--mode \(mode.rawValue) acts on the stored objects of an input's entity, and the target holds no "
                     + "\(new.name)\(near): name the entity with --entity (the target's entities: "
                     + "\(names.joined(separator: ", ")))")
+        }
+
+        /// `--table` names the table of an entity the target has already: it must be the table the
+        /// target keeps it in (a store's tables are not renamed by an import).
+        private static func refuseOtherTable(_ table: String?, of inputs: Inputs, in stored: ManagedObjectModel) throws
+        {
+            guard let table else { return }
+            for plan in inputs.inference.plans() where plan.parent == nil {
+                guard let entity = stored.entity(named: plan.name) else { continue }
+                let kept = entity.tableName ?? entity.name
+                guard kept != table else { continue }
+                throw ReaderError(
+                    .invalidOption,
+                    "--table \(table): the target keeps \(entity.name) in table \(kept) (an import does not rename "
+                        + "tables; give --table \(kept), or none)")
+            }
         }
 
         /// Into an existing store: its own model, grown by the entities of inputs it has no entity

@@ -18,6 +18,8 @@ public struct ImportPlan {
         public var format: String?
         /// The entity of a single CSV or XML input (default: from the file name or record element).
         public var entity: String?
+        /// The table of a CSV or XML input's new entity (`--table`).
+        public var table: String?
         /// XML: the path of the record elements.
         public var record: String?
         /// XML: namespace prefixes the record path uses, bound to their URIs.

@@ -5,19 +5,46 @@ public enum InputFormat: String, Sendable, CaseIterable {
     case csv, xml, sqldump, sqlite
 
     /// The format of `path`: a SQLite database by its header, otherwise by the name without `.gz`
-    /// (`.csv`/`.tsv`/`.txt` CSV, `.xml` XML, `.sql` dump), otherwise by the first bytes (`<` XML).
+    /// (`.csv`/`.tsv`/`.txt` CSV, `.xml` XML, `.sql` dump), otherwise by the first bytes (standard
+    /// input, a file without an extension): `<` XML; SQL's first words (`PRAGMA`, `BEGIN`,
+    /// `CREATE`, `INSERT`, a `--` or `/*` comment) a dump; a first line of text with a `,` `;` tab
+    /// or `|` CSV.
     /// - Throws: `ReaderError` when the file cannot be read or nothing tells the format.
     public static func detect(path: String) throws -> InputFormat {
         let source = try Input.open(path)
-        var head = [UInt8](repeating: 0, count: 64)
-        let n = try head.withUnsafeMutableBytes { try source.read(into: $0) }
+        var head = [UInt8](repeating: 0, count: 4096)
+        var n = 0
+        while n < head.count {
+            let read = try head.withUnsafeMutableBytes {
+                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[n...]))
+            }
+            if read == 0 { break }
+            n += read
+        }
         head = Array(head[..<n])
         if head.starts(with: Array("SQLite format 3\0".utf8)) { return .sqlite }
         if let format = named(byExtensionOf: path) { return format }
-        let text = head.drop { $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
-        if text.first == UInt8(ascii: "<") { return .xml }
+        if let format = sniffed(head) { return format }
         throw ReaderError(
             .invalidOption, "cannot tell the format of \(path); give it with --format csv|xml|sqldump|sqlite")
+    }
+
+    /// The format the first bytes of a text say (see `detect(path:)`); `nil` when they say none.
+    static func sniffed(_ head: [UInt8]) -> InputFormat? {
+        let text = head.drop { $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
+        if text.first == UInt8(ascii: "<") { return .xml }
+        guard !text.isEmpty, !text.contains(0) else { return nil }
+        let start = String(decoding: text.prefix(16), as: UTF8.self).uppercased()
+        if ["PRAGMA", "BEGIN", "CREATE", "INSERT", "--", "/*"].contains(where: { start.hasPrefix($0) }) {
+            return .sqldump
+        }
+        let firstLine = text.prefix { $0 != 10 && $0 != 13 }
+        if firstLine.contains(where: {
+            $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: ";") || $0 == 9 || $0 == UInt8(ascii: "|")
+        }) {
+            return .csv
+        }
+        return nil
     }
 
     /// The format a file name says (`.csv`, `.tsv`, `.txt`, `.xml`, `.sql`, `.db`, `.sqlite`,
