@@ -256,6 +256,14 @@ public struct PipelineConfig: Sendable {
     public enum DateFormat: Sendable, Equatable {
         case iso8601, unixSeconds
         case pattern(String)
+        /// Several formats (`date: [dd.MM.yyyy, iso8601]`): the first that reads a value wins.
+        case any([DateFormat])
+
+        /// The formats tried, in order.
+        public var formats: [DateFormat] {
+            if case .any(let list) = self { return list }
+            return [self]
+        }
     }
 
     public enum BinaryEncoding: String, Sendable { case hex, base64 }

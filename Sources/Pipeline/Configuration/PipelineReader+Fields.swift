@@ -60,7 +60,8 @@ extension PipelineReader {
         return field
     }
 
-    /// A date field's format: `iso8601`, `unix`, or a pattern (`dd.MM.yyyy`), for date attributes only.
+    /// A date field's format: `iso8601`, `unix`, a pattern (`dd.MM.yyyy`), or a list of them (the
+    /// first that reads a value wins), for date attributes only.
     private mutating func readDateFormat(
         _ value: Node, into field: inout PipelineConfig.Field, type: AttributeType, source: String
     ) {
@@ -71,16 +72,30 @@ extension PipelineReader {
             )
             return
         }
+        if case .sequence(let list) = value {
+            // Several formats: the first that reads a value wins.
+            let formats = list.compactMap { dateFormat($0, attribute: attribute, source: source) }
+            if list.isEmpty { fail(value, "`date` lists no format", entity: source, property: attribute) }
+            if formats.count == list.count, !formats.isEmpty {
+                field.date = formats.count == 1 ? formats[0] : .any(formats)
+            }
+            return
+        }
+        field.date = dateFormat(value, attribute: attribute, source: source)
+    }
+
+    /// One date format: `iso8601`, `unix`, or a pattern whose mistakes are issues.
+    private mutating func dateFormat(_ value: Node, attribute: String, source: String) -> PipelineConfig.DateFormat? {
         switch text(value, "date", source: source) {
-        case "iso8601"?: field.date = .iso8601
-        case "unix"?, "unix-seconds"?: field.date = .unixSeconds
+        case "iso8601"?: return .iso8601
+        case "unix"?, "unix-seconds"?: return .unixSeconds
         case let pattern?:
             if let mistake = Self.datePatternMistake(pattern) {
                 fail(value, mistake, entity: source, property: attribute)
-            } else {
-                field.date = .pattern(pattern)
+                return nil
             }
-        case nil: break
+            return .pattern(pattern)
+        case nil: return nil
         }
     }
 

@@ -31,8 +31,70 @@ public final class ValueConverter {
     private let readsBytes: Bool
     private let trueWords: Set<String>, falseWords: Set<String>
     private let captures: [NSRegularExpression?]
-    private let datePattern: DatePattern?
-    private let dateFormatter: DateFormatter?
+    /// The field's date formats, tried in order (ISO 8601 when it names none).
+    private let dateReaders: [DateReader]
+
+    /// One date format, ready to read.
+    private enum DateReader {
+        case iso8601, unixSeconds
+        case compiled(DatePattern, pattern: String)
+        /// A pattern `DatePattern` does not compile: Foundation reads it, strictly.
+        case formatter(DateFormatter, pattern: String)
+
+        init(_ format: PipelineConfig.DateFormat) {
+            switch format {
+            case .iso8601, .any: self = .iso8601
+            case .unixSeconds: self = .unixSeconds
+            case .pattern(let pattern):
+                if let compiled = DatePattern(pattern) {
+                    self = .compiled(compiled, pattern: pattern)
+                } else {
+                    let formatter = DateFormatter()
+                    formatter.locale = Locale(identifier: "en_US_POSIX")
+                    formatter.timeZone = TimeZone(identifier: "UTC")
+                    formatter.dateFormat = pattern
+                    formatter.isLenient = false
+                    self = .formatter(formatter, pattern: pattern)
+                }
+            }
+        }
+
+        /// Whether it reads a field's bytes (no `String` made).
+        var readsBytes: Bool {
+            switch self {
+            case .iso8601, .compiled: return true
+            case .unixSeconds, .formatter: return false
+            }
+        }
+
+        func date(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+            switch self {
+            case .iso8601: return DateText.parseISO8601(bytes: bytes)
+            case .compiled(let pattern, _): return pattern.date(bytes: bytes)
+            case .unixSeconds, .formatter: return nil
+            }
+        }
+
+        func date(_ text: String) -> Date? {
+            switch self {
+            case .iso8601: return DateText.parseISO8601(text)
+            case .unixSeconds: return Double(text).flatMap { $0.isFinite ? Date(timeIntervalSince1970: $0) : nil }
+            case .compiled(let pattern, _): return pattern.date(from: text)
+            case .formatter(let formatter, _):
+                // Parsed strictly: the text must read back the same (no "2024-02-30" becoming March 1st).
+                guard let date = formatter.date(from: text), formatter.string(from: date) == text else { return nil }
+                return date
+            }
+        }
+
+        var hint: String {
+            switch self {
+            case .iso8601: return "in ISO 8601 (2024-01-31 or 2024-01-31T12:00:00Z)"
+            case .unixSeconds: return "in Unix seconds"
+            case .compiled(_, let pattern), .formatter(_, let pattern): return "in the pattern \(pattern)"
+            }
+        }
+    }
 
     /// - Parameters:
     ///   - sourceNulls: the source's own null markers (CSV `null:`), on top of the field's.
@@ -48,25 +110,11 @@ public final class ValueConverter {
             if case .capture(let pattern) = transform { return try NSRegularExpression(pattern: pattern) }
             return nil
         }
-        if case .pattern(let pattern) = field.date, let compiled = DatePattern(pattern) {
-            datePattern = compiled
-            dateFormatter = nil
-        } else if case .pattern(let pattern) = field.date {
-            datePattern = nil
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = pattern
-            formatter.isLenient = false
-            dateFormatter = formatter
-        } else {
-            datePattern = nil
-            dateFormatter = nil
-        }
+        dateReaders = (field.date?.formats ?? [.iso8601]).map(DateReader.init)
         switch attribute.type {
         case .integer16, .integer32, .integer64, .decimal: readsBytes = field.transforms.isEmpty
         case .date:
-            readsBytes = field.transforms.isEmpty && (datePattern != nil || field.date == nil || field.date == .iso8601)
+            readsBytes = field.transforms.isEmpty && dateReaders.allSatisfy(\.readsBytes)
         default: readsBytes = false
         }
     }
@@ -104,7 +152,10 @@ public final class ValueConverter {
         case .decimal:
             return DecimalText.parsePlain(bytes: bytes).map { .decimal($0) }
         case .date:
-            return (datePattern.map { $0.date(bytes: bytes) } ?? DateText.parseISO8601(bytes: bytes)).map { .date($0) }
+            for reader in dateReaders {
+                if let date = reader.date(bytes: bytes) { return .date(date) }
+            }
+            return nil
         default:
             return nil
         }
@@ -217,26 +268,13 @@ public final class ValueConverter {
     }
 
     private func date(_ text: String) -> Date? {
-        switch field.date ?? .iso8601 {
-        case .iso8601: return DateText.parseISO8601(text)
-        case .unixSeconds: return Double(text).flatMap { $0.isFinite ? Date(timeIntervalSince1970: $0) : nil }
-        case .pattern:
-            if let datePattern { return datePattern.date(from: text) }
-            // Parsed strictly: the text must read back the same (no "2024-02-30" becoming March 1st).
-            guard let formatter = dateFormatter, let date = formatter.date(from: text),
-                formatter.string(from: date) == text
-            else { return nil }
-            return date
+        for reader in dateReaders {
+            if let date = reader.date(text) { return date }
         }
+        return nil
     }
 
-    private var dateHint: String {
-        switch field.date ?? .iso8601 {
-        case .iso8601: return "in ISO 8601 (2024-01-31 or 2024-01-31T12:00:00Z)"
-        case .unixSeconds: return "in Unix seconds"
-        case .pattern(let pattern): return "in the pattern \(pattern)"
-        }
-    }
+    private var dateHint: String { dateReaders.map(\.hint).joined(separator: ", or ") }
 
     private func failure(_ rule: ConversionFailure.Rule, _ raw: String, _ what: String) -> ConversionFailure {
         ConversionFailure(rule: rule, raw: raw, message: "\(attribute.name): \(raw.debugDescription) \(what)")
