@@ -63,7 +63,8 @@ struct Inspect: LoggingCommand {
                 for row in entity.rows {
                     lines.append(
                         "  | "
-                            + entity.columns.map { "\($0.name)=\(shown(row[$0.name] ?? .null))" }.joined(separator: " ")
+                            + entity.columns.map { "\($0.name)=\(shown(row[$0.name] ?? .null, $0))" }
+                            .joined(separator: " ")
                     )
                 }
             }
@@ -80,11 +81,11 @@ struct Inspect: LoggingCommand {
 
     /// A value on one line: text cut to 40 characters, line breaks shown as `\n`, quoted when it has
     /// a space, a quote or nothing (so it never reads as another value); `null` for none.
-    private func shown(_ value: StoreSummary.Value) -> String {
+    private func shown(_ value: StoreSummary.Value, _ column: StoreSummary.Column) -> String {
         switch value {
         case .null: return "null"
         case .integer(let integer): return String(integer)
-        case .decimal(let decimal): return "\(decimal)"
+        case .decimal(let decimal): return column.text(decimal)
         case .double(let double): return "\(double)"
         case .flag(let flag): return flag ? "true" : "false"
         case .text(var flat):

@@ -17,11 +17,12 @@ import Testing
         ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("Code: 3 read, 3 inserted"))
-        // `007` and `0123` stay text; 1.50 is a decimal; NULL is null; the comment line is skipped.
+        // `007` and `0123` stay text; 1.50 is a decimal; NULL is null; the comment line is skipped; a
+        // date without a time stays a calendar date.
         #expect(
             try sqliteRows(store, "SELECT field1, field2, field3, field4 FROM codes ORDER BY id") == [
                 [.text("007"), .text("Bond"), .real(1.5), .null],
-                [.text("0123"), .text("Q"), .integer(2), .text("2024-01-02 00:00:00")],
+                [.text("0123"), .text("Q"), .integer(2), .text("2024-01-02")],
                 [.text("42"), .text("M"), .real(-3.25), .null],
             ])
         let model = try String(contentsOf: directory.url.appendingPathComponent("codes.model.yaml"), encoding: .utf8)

@@ -14,7 +14,7 @@ import Testing
         let result = try runSluice(["infer", csv.path + ".gz"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("  Person:\n") || result.stdout.contains("  People:\n"))
-        #expect(result.stdout.contains("born: {type: date, optional: false}"))
+        #expect(result.stdout.contains("born: {type: calendarDate, optional: false}"))
         #expect(result.stdout.contains("unique: [[id]]"))
     }
 

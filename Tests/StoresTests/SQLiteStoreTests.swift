@@ -10,7 +10,7 @@ import Testing
         let types: [(String, AttributeType)] = [
             ("i16", .integer16), ("i32", .integer32), ("i64", .integer64), ("dec", .decimal),
             ("dbl", .double), ("flt", .float), ("str", .string), ("bool", .boolean),
-            ("date", .date), ("bin", .binary), ("uuid", .uuid), ("uri", .uri),
+            ("date", .date), ("day", .calendarDate), ("bin", .binary), ("uuid", .uuid), ("uri", .uri),
         ]
         return try ManagedObjectModel(entities: [
             EntityDescription(
@@ -28,6 +28,7 @@ import Testing
             "flt": .float(Float.greatestFiniteMagnitude), "str": .string("naïve \u{1F600} e\u{301} \0 nul"),
             "bool": .boolean(true),
             "date": .date(Date(timeIntervalSinceReferenceDate: 123_456_789.123456)),
+            "day": .date(Date(timeIntervalSince1970: 253_402_214_400)),  // 9999-12-31
             "bin": .binary(Data([0, 1, 2, 255])),
             "uuid": .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!),
             "uri": .uri(URL(string: "https://example.com/a?b=c#d")!),
@@ -37,6 +38,7 @@ import Testing
             "dec": .decimal(Decimal(string: "-0.000000000000000000000000000001")!), "dbl": .double(-Double.infinity),
             "flt": .float(-0.0), "str": .string(""), "bool": .boolean(false),
             "date": .date(Date(timeIntervalSinceReferenceDate: -978_307_200)), "bin": .binary(Data()),
+            "day": .date(Date(timeIntervalSince1970: -62_135_596_800)),  // 0001-01-01
             "uuid": .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000000")!),
             "uri": .uri(URL(fileURLWithPath: "/tmp/a b")),
         ],
@@ -97,6 +99,12 @@ import Testing
                 try file.query("SELECT datetime(date), date(date) FROM Sample WHERE tag = 'max'")[0] == [
                     .text("2004-11-29 21:33:09"), .text("2004-11-29"),
                 ])
+            // A calendar date is the day alone, in a DATE column: what the source's own SQL compares.
+            #expect(
+                try file.query("SELECT day, date(day) = day FROM Sample WHERE tag IN ('max', 'min') ORDER BY day")
+                    == [[.text("0001-01-01"), .integer(1)], [.text("9999-12-31"), .integer(1)]])
+            #expect(
+                try file.query("SELECT type FROM pragma_table_info('Sample') WHERE name = 'day'") == [[.text("DATE")]])
         }
     }
 

@@ -25,6 +25,7 @@ import Testing
             .integer(7), .integer(8), .decimal(Decimal(string: "2.25")!), .decimal(3), .double(0.5), .double(-1),
             .float(0.25), .float(2), .string("other"), .string("more"), .boolean(true), .boolean(false),
             .date(Date(timeIntervalSinceReferenceDate: 86_400.5)), .date(Date(timeIntervalSinceReferenceDate: 0)),
+            .date(Date(timeIntervalSince1970: 86_400)),
             .binary(Data([9])), .binary(Data([8])), .uuid(UUID(uuidString: "11111111-2222-3333-4444-555555555555")!),
             .uuid(UUID()), .uri(URL(string: "https://other")!), .uri(URL(string: "https://more")!),
         ]
@@ -84,7 +85,7 @@ extension AttributeValue {
         switch (self, type) {
         case (.integer, .integer16), (.integer, .integer32), (.integer, .integer64), (.decimal, .decimal),
             (.double, .double), (.float, .float), (.string, .string), (.boolean, .boolean), (.date, .date),
-            (.binary, .binary), (.uuid, .uuid), (.uri, .uri):
+            (.date, .calendarDate), (.binary, .binary), (.uuid, .uuid), (.uri, .uri):
             return true
         default: return false
         }

@@ -35,6 +35,7 @@ extension ModelInference {
         }
         for column in entity.columns where !linked.contains(column.source) {
             var rules: [(String, YAMLValue)] = [("type", .text("\(column.type)"))]
+            if let scale = column.scale { rules.append(("scale", .number(scale))) }
             if column.isRequired { rules.append(("optional", .flag(false))) }
             let attribute = Self.attributeName(column.source)
             if attribute != column.source { rules.append(("column", .text(column.source))) }

@@ -199,7 +199,7 @@ private struct Loader: YAMLFileReader {
     mutating func attributeType(_ text: String, _ node: Node, entity: String, property: String) -> AttributeType? {
         let aliases: [String: AttributeType] = [
             "int16": .integer16, "int32": .integer32, "int64": .integer64, "integer": .integer64, "int": .integer64,
-            "bool": .boolean, "data": .binary, "blob": .binary, "url": .uri, "text": .string,
+            "bool": .boolean, "data": .binary, "blob": .binary, "url": .uri, "text": .string, "day": .calendarDate,
         ]
         if let type = AttributeType(rawValue: text) ?? aliases[text] { return type }
         fail(
@@ -225,6 +225,7 @@ private struct Loader: YAMLFileReader {
         }
         let allowed: Set<String> = [
             "type", "optional", "transient", "default", "min", "max", "minLength", "maxLength", "regex", "column",
+            "scale",
         ]
         let fields = pairs(spec, allowed: allowed, what: "attribute \(entity).\(name)", entity: entity, property: name)
         guard let typeField = fields.first(where: { $0.key == "type" }) else {
@@ -240,6 +241,7 @@ private struct Loader: YAMLFileReader {
         var minLength: Int?, maxLength: Int?
         var regex: String?
         var column: String?
+        var scale: Int?
         for (key, _, value) in fields {
             switch key {
             case "optional": optional = bool(value, "optional", entity: entity, property: name) ?? true
@@ -251,14 +253,20 @@ private struct Loader: YAMLFileReader {
             case "maxLength": maxLength = int(value, "maxLength", entity: entity, property: name)
             case "regex": regex = string(value, "regex", entity: entity, property: name)
             case "column": column = storageName(value, "column", entity: entity, property: name)
+            case "scale":
+                scale = int(value, "scale", entity: entity, property: name)
+                if type != .decimal || !(0...38).contains(scale ?? 0) {
+                    fail(
+                        value, "scale is for decimal attributes: 0 to 38 digits after the point", entity: entity,
+                        property: name)
+                }
             default: break
             }
         }
         return AttributeDescription(
             name: name, type: type, isOptional: optional, isTransient: transient, defaultValue: defaultValue,
             minValue: minValue, maxValue: maxValue, minLength: minLength, maxLength: maxLength,
-            regularExpression: regex,
-            columnName: column)
+            regularExpression: regex, scale: scale, columnName: column)
     }
 
     /// Parses a default or bound written in the file as a value of the attribute's type, exactly.

@@ -262,7 +262,7 @@ public enum XcodeModel {
             case .string: return .string(text)
             case .uuid: return UUID(uuidString: text).map { .uuid($0) }
             case .uri: return URL(string: text).map { .uri($0) }
-            case .date, .binary: return nil
+            case .date, .calendarDate, .binary: return nil
             }
         }
 

@@ -14,6 +14,9 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     public let maxLength: Int?
     /// A regular expression the whole string must match.
     public let regularExpression: String?
+    /// For decimals: the digits after the point values have (`scale: 2` for money). A value with
+    /// more is refused, never rounded; exports and `inspect` print values with exactly this many.
+    public let scale: Int?
     let compiledRegex: NSRegularExpression?
     let regexError: String?
     /// Whether any rule beyond optionality and type applies (range, length, pattern): most attributes
@@ -23,7 +26,8 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     public init(
         name: String, type: AttributeType, isOptional: Bool = true, isTransient: Bool = false,
         defaultValue: AttributeValue = .null, minValue: AttributeValue? = nil, maxValue: AttributeValue? = nil,
-        minLength: Int? = nil, maxLength: Int? = nil, regularExpression: String? = nil, columnName: String? = nil
+        minLength: Int? = nil, maxLength: Int? = nil, regularExpression: String? = nil, scale: Int? = nil,
+        columnName: String? = nil
     ) {
         self.type = type
         self.isTransient = isTransient
@@ -33,8 +37,10 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         self.minLength = minLength
         self.maxLength = maxLength
         self.regularExpression = regularExpression
+        self.scale = scale
         hasValueRules =
             minValue != nil || maxValue != nil || minLength != nil || maxLength != nil || regularExpression != nil
+            || scale != nil
         if let pattern = regularExpression {
             do {
                 compiledRegex = try NSRegularExpression(pattern: "^(?:\(pattern))$", options: [])

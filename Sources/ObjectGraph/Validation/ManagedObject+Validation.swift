@@ -120,12 +120,18 @@ extension AttributeDescription {
             return
         }
         guard value.isStorable(as: type) else {
+            if type == .calendarDate, case .date = value {
+                return fail(.type, "\(name) is a calendar date and \(value) has a time of day (UTC)")
+            }
             return fail(.type, "\(name) must be a \(type), not \(value)")
         }
         guard value.fitsRange(of: type) else {
             return fail(.range, "\(value) does not fit in \(type)")
         }
         guard hasValueRules else { return }
+        if let scale, case .decimal(let decimal) = value, DecimalText.fractionDigits(of: decimal) > scale {
+            fail(.range, "\(name): \(value) has more than \(scale) digits after the point (scale \(scale))")
+        }
         if let minimum = minValue, let order = value.compare(to: minimum), order == .orderedAscending {
             fail(.minValue, "\(name) must be at least \(minimum)")
         }

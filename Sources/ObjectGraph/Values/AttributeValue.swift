@@ -94,6 +94,7 @@ public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
         case (.decimal, .decimal), (.double, .double), (.float, .float), (.string, .string),
             (.boolean, .boolean), (.date, .date), (.binary, .binary), (.uuid, .uuid), (.uri, .uri):
             return true
+        case (.date(let v), .calendarDate): return SQLDateText.isWholeDay(v)
         default: return false
         }
     }

@@ -27,6 +27,7 @@ public enum AttributeValueParser {
             default: return nil
             }
         case .date: return DateText.parseISO8601(text).map { .date($0) }
+        case .calendarDate: return DateText.parseISO8601(text).flatMap { SQLDateText.isWholeDay($0) ? .date($0) : nil }
         case .binary: return Data(base64Encoded: text).map { .binary($0) }
         case .uuid: return UUID(uuidString: text).map { .uuid($0) }
         case .uri: return URL(string: text).map { .uri($0) }
@@ -37,6 +38,7 @@ public enum AttributeValueParser {
     public static func formatHint(for type: AttributeType) -> String {
         switch type {
         case .date: return " (write dates as ISO 8601: 2024-01-31 or 2024-01-31T12:00:00Z)"
+        case .calendarDate: return " (write calendar dates as 2024-01-31)"
         case .binary: return " (write binary values as base64)"
         case .integer16, .integer32, .integer64: return " (a whole number that fits \(type))"
         case .decimal: return " (a decimal number such as 19.99)"

@@ -12,6 +12,24 @@ public enum DecimalText {
         withCanonicalUTF8(value) { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The canonical text with at least `scale` digits after the point (`2684` → `2684.00` for 2): how
+    /// a decimal of a declared scale is printed. Digits beyond the scale are kept, never rounded.
+    public static func text(_ value: Decimal, scale: Int?) -> String {
+        let text = canonical(value)
+        guard let scale, scale > 0 else { return text }
+        let have = fractionDigits(text)
+        if have >= scale { return text }
+        return text + (have == 0 ? "." : "") + String(repeating: "0", count: scale - have)
+    }
+
+    /// The digits after the point of the canonical text (`1.50` has 1, `1000` none).
+    public static func fractionDigits(of value: Decimal) -> Int { fractionDigits(canonical(value)) }
+
+    private static func fractionDigits(_ text: String) -> Int {
+        guard let point = text.utf8.firstIndex(of: UInt8(ascii: ".")) else { return 0 }
+        return text.utf8.distance(from: point, to: text.utf8.endIndex) - 1
+    }
+
     /// Calls `body` with the canonical text's UTF-8 bytes (valid only during the call).
     public static func withCanonicalUTF8<R>(
         _ value: Decimal, _ body: (UnsafeBufferPointer<UInt8>) throws -> R

@@ -103,6 +103,26 @@ public enum SQLDateText {
         return text + pad(secondOfDay / 3_600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
     }
 
+    /// Whether `date` is midnight UTC of some day: a value a calendar date (`AttributeType.calendarDate`) may hold.
+    public static func isWholeDay(_ date: Date) -> Bool {
+        let interval = date.timeIntervalSinceReferenceDate
+        return interval.isFinite && abs(interval) < 1e15 && interval.rounded(.down) == interval
+            && (Int64(interval) + referenceOffset) % 86_400 == 0
+    }
+
+    /// `withUTF8(date)` of a calendar date: `YYYY-MM-DD` alone (a date that is not a whole day keeps its time).
+    public static func withDayUTF8<R>(_ date: Date, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try withUTF8(date) { bytes in
+            guard isWholeDay(date), let space = bytes.firstIndex(of: UInt8(ascii: " ")) else { return try body(bytes) }
+            return try body(UnsafeBufferPointer(rebasing: bytes[..<space]))
+        }
+    }
+
+    /// `format` of a calendar date: `2024-01-31`.
+    public static func formatDay(_ date: Date) -> String {
+        withDayUTF8(date) { String(decoding: $0, as: UTF8.self) }
+    }
+
     /// Whether `format` writes the date as text whose order is the dates' order (years 0000–9999).
     public static func isOrderable(_ date: Date) -> Bool {
         let interval = date.timeIntervalSinceReferenceDate

@@ -66,7 +66,7 @@ extension PipelineReader {
         _ value: Node, into field: inout PipelineConfig.Field, type: AttributeType, source: String
     ) {
         let attribute = field.attribute
-        guard type == .date else {
+        guard type.isDate else {
             fail(
                 value, "`date` applies to date attributes; \(attribute) is \(type)", entity: source, property: attribute
             )

@@ -113,7 +113,7 @@ public final class ValueConverter {
         dateReaders = (field.date?.formats ?? [.iso8601]).map(DateReader.init)
         switch attribute.type {
         case .integer16, .integer32, .integer64, .decimal: readsBytes = field.transforms.isEmpty
-        case .date:
+        case .date, .calendarDate:
             readsBytes = field.transforms.isEmpty && dateReaders.allSatisfy(\.readsBytes)
         default: readsBytes = false
         }
@@ -151,9 +151,11 @@ public final class ValueConverter {
             return .integer(number)
         case .decimal:
             return DecimalText.parsePlain(bytes: bytes).map { .decimal($0) }
-        case .date:
+        case .date, .calendarDate:
             for reader in dateReaders {
-                if let date = reader.date(bytes: bytes) { return .date(date) }
+                if let date = reader.date(bytes: bytes) {
+                    return attribute.type == .date || SQLDateText.isWholeDay(date) ? .date(date) : nil
+                }
             }
             return nil
         default:
@@ -248,6 +250,12 @@ public final class ValueConverter {
                 ))
         case .date:
             return date(text).map { .success(.date($0)) } ?? .failure(failure(.date, raw, "is not a date \(dateHint)"))
+        case .calendarDate:
+            guard let date = date(text) else { return .failure(failure(.date, raw, "is not a date \(dateHint)")) }
+            guard SQLDateText.isWholeDay(date) else {
+                return .failure(failure(.date, raw, "has a time of day (UTC), and the attribute is a calendar date"))
+            }
+            return .success(.date(date))
         case .uuid:
             return UUID(uuidString: text).map { .success(.uuid($0)) } ?? .failure(failure(.uuid, raw, "is not a UUID"))
         case .uri:

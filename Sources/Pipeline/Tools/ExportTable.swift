@@ -23,6 +23,11 @@ struct ExportTable {
             }
         }
 
+        var attribute: AttributeDescription? {
+            if case .attribute(let attribute) = self { return attribute }
+            return nil
+        }
+
         /// The plain SQL type of the key's values.
         var sqlType: String {
             if case .attribute(let attribute) = self { return ExportTable.sqlType(attribute.type) }
@@ -56,6 +61,9 @@ struct ExportTable {
         var sqlType: String
         /// `PRIMARY KEY` or `REFERENCES …` for a SQL dump.
         var constraint: String = ""
+        /// The attribute whose values the column holds (a reference's: its destination's key), for
+        /// how values are written (calendar dates, decimal scales).
+        var attribute: AttributeDescription?
     }
 
     let name: String
@@ -106,7 +114,7 @@ struct ExportTable {
                 taken.insert(attribute.name)
                 var column = Column(
                     name: attribute.storageColumnName, value: .attribute(attribute.name),
-                    sqlType: Self.sqlType(attribute.type))
+                    sqlType: Self.sqlType(attribute.type), attribute: attribute)
                 if case .attribute(let key) = Key(of: entity), key.name == attribute.name {
                     column.constraint = " PRIMARY KEY"
                 }
@@ -128,7 +136,8 @@ struct ExportTable {
                 references.append(
                     Column(
                         name: columnName, value: .destination(relationship.name, key), sqlType: key.sqlType,
-                        constraint: " REFERENCES \(Self.quote(destination))(\(Self.quote(referenced)))"))
+                        constraint: " REFERENCES \(Self.quote(destination))(\(Self.quote(referenced)))",
+                        attribute: key.attribute))
             }
         }
         if case .reference = Key(of: entity) {
@@ -157,10 +166,12 @@ struct ExportTable {
         columns = [
             Column(
                 name: source, value: .linkSource(sourceKey), sqlType: sourceKey.sqlType,
-                constraint: " NOT NULL REFERENCES \(Self.quote(Self.tableName(of: relationship.entity)))"),
+                constraint: " NOT NULL REFERENCES \(Self.quote(Self.tableName(of: relationship.entity)))",
+                attribute: sourceKey.attribute),
             Column(
                 name: destination, value: .linkDestination(destinationKey), sqlType: destinationKey.sqlType,
-                constraint: " NOT NULL REFERENCES \(Self.quote(Self.tableName(of: relationship.destinationEntity)))"),
+                constraint: " NOT NULL REFERENCES \(Self.quote(Self.tableName(of: relationship.destinationEntity)))",
+                attribute: destinationKey.attribute),
         ]
     }
 

@@ -52,17 +52,18 @@ final class ExportWriter {
         guard let table else { return }
         switch format {
         case .csv:
-            try writing { try csv?.write(values.map(Self.text)) }
+            try writing { try csv?.write(zip(values, table.columns).map { Self.text($0, as: $1.attribute) }) }
         case .jsonl:
             var parts: [String] = []
             if namesTables { parts.append("\"table\":" + Self.json(string: table.name)) }
             for (column, value) in zip(table.columns, values) {
-                parts.append(Self.json(string: column.name) + ":" + Self.json(value))
+                parts.append(Self.json(string: column.name) + ":" + Self.json(value, as: column.attribute))
             }
             append("{" + parts.joined(separator: ",") + "}\n")
         case .sqldump:
             append(
-                "INSERT INTO \(ExportTable.quote(table.name)) VALUES(\(values.map(Self.sql).joined(separator: ",")));\n"
+                "INSERT INTO \(ExportTable.quote(table.name)) VALUES("
+                    + zip(values, table.columns).map { Self.sql($0, as: $1.attribute) }.joined(separator: ",") + ");\n"
             )
         }
         if buffer.count >= 1 << 16 { try flush() }
@@ -99,12 +100,14 @@ final class ExportWriter {
 
     // MARK: Values
 
-    /// A value as CSV text (`nil` for null).
-    static func text(_ value: AttributeValue) -> String? {
+    /// A value as CSV text (`nil` for null), as the column's attribute (if any) has it written:
+    /// a calendar date as `2024-01-31`, a decimal with its scale's digits (`2684.00`).
+    static func text(_ value: AttributeValue, as attribute: AttributeDescription? = nil) -> String? {
         switch value {
         case .null: return nil
         case .integer(let v): return String(v)
-        case .decimal(let v): return DecimalText.canonical(v)
+        case .decimal(let v): return DecimalText.text(v, scale: attribute?.scale)
+        case .date(let v) where attribute?.type == .calendarDate: return SQLDateText.formatDay(v)
         case .double(let v): return v.description
         case .float(let v): return v.description
         case .string(let v): return v
@@ -116,14 +119,14 @@ final class ExportWriter {
         }
     }
 
-    static func json(_ value: AttributeValue) -> String {
+    static func json(_ value: AttributeValue, as attribute: AttributeDescription? = nil) -> String {
         switch value {
         case .null: return "null"
-        case .integer, .decimal: return text(value)!
+        case .integer, .decimal: return text(value, as: attribute)!
         case .double(let v): return v.isFinite ? v.description : json(string: v.description)
         case .float(let v): return v.isFinite ? v.description : json(string: v.description)
         case .boolean(let v): return v ? "true" : "false"
-        default: return json(string: text(value) ?? "")
+        default: return json(string: text(value, as: attribute) ?? "")
         }
     }
 
@@ -146,13 +149,14 @@ final class ExportWriter {
         return out + "\""
     }
 
-    static func sql(_ value: AttributeValue) -> String {
+    static func sql(_ value: AttributeValue, as attribute: AttributeDescription? = nil) -> String {
         switch value {
         case .null: return "NULL"
-        case .integer, .decimal: return text(value)!
+        case .integer, .decimal: return text(value, as: attribute)!
         case .double(let v): return v.isNaN ? "'NaN'" : v.isInfinite ? (v > 0 ? "9e999" : "-9e999") : v.description
         case .float(let v): return sql(.double(Double(v.description) ?? Double(v)))
         case .boolean(let v): return v ? "1" : "0"
+        case .date(let v) where attribute?.type == .calendarDate: return sqlText(SQLDateText.formatDay(v))
         case .date(let v): return sqlText(SQLDateText.format(v))
         case .binary(let v): return "X'" + v.map { String(format: "%02x", $0) }.joined() + "'"
         default: return sqlText(text(value) ?? "")

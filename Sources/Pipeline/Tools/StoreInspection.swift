@@ -40,6 +40,11 @@ public struct StoreSummary: Sendable, Codable {
         public var optional: Bool
         /// For a to-one: the destination's table.
         public var references: String?
+        /// For a decimal of a declared scale: the digits after the point its values are shown with.
+        public var scale: Int?
+
+        /// A decimal of the column as written: with the scale's digits (`2684.00`).
+        public func text(_ decimal: Decimal) -> String { DecimalText.text(decimal, scale: scale) }
     }
 
     /// A stored value with its JSON type: numbers as numbers, booleans as booleans, `null`; dates
@@ -52,7 +57,8 @@ public struct StoreSummary: Sendable, Codable {
         case flag(Bool)
         case text(String)
 
-        public init(_ value: AttributeValue) {
+        /// `value` as `attribute` has it written (a calendar date as `2024-01-31`).
+        public init(_ value: AttributeValue, as attribute: AttributeDescription? = nil) {
             switch value {
             case .null: self = .null
             case .integer(let integer): self = .integer(integer)
@@ -60,7 +66,7 @@ public struct StoreSummary: Sendable, Codable {
             case .double(let double) where double.isFinite: self = .double(double)
             case .float(let float) where float.isFinite: self = .double(Double(float.description) ?? Double(float))
             case .boolean(let flag): self = .flag(flag)
-            default: self = .text(ExportWriter.text(value) ?? "")
+            default: self = .text(ExportWriter.text(value, as: attribute) ?? "")
             }
         }
 
@@ -171,7 +177,7 @@ public enum StoreInspection {
     /// The entity's stored columns: attributes, then to-ones (their destination's key), by stored name.
     private static func columns(of entity: EntityDescription) -> [StoreSummary.Column] {
         entity.attributes.filter { !$0.isTransient }.map {
-            .init(name: $0.storageColumnName, type: "\($0.type)", optional: $0.isOptional)
+            .init(name: $0.storageColumnName, type: "\($0.type)", optional: $0.isOptional, scale: $0.scale)
         }
             + entity.relationships.filter { !$0.isToMany }.map {
                 .init(
@@ -185,7 +191,7 @@ public enum StoreInspection {
     private static func row(_ object: ManagedObject) -> [String: StoreSummary.Value] {
         var row: [String: StoreSummary.Value] = [:]
         for attribute in object.entity.attributes where !attribute.isTransient {
-            row[attribute.storageColumnName] = .init(object[attribute.name])
+            row[attribute.storageColumnName] = .init(object[attribute.name], as: attribute)
         }
         for relationship in object.entity.relationships where !relationship.isToMany {
             guard let destination = object.value(forKey: relationship.name) as? ManagedObject else {
@@ -195,7 +201,7 @@ public enum StoreInspection {
             let key = destination.entity.uniquenessConstraints.first ?? []
             row[relationship.storageColumnName] =
                 key.count == 1
-                ? .init(destination[key[0]])
+                ? .init(destination[key[0]], as: destination.entity.attribute(named: key[0]))
                 : .text(
                     key.isEmpty ? "\(destination.objectID)" : key.map { "\(destination[$0])" }.joined(separator: ", "))
         }

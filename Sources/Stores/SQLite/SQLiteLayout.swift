@@ -47,7 +47,7 @@ public enum SQLiteLayout: Equatable, Sendable {
     public var isGraph: Bool { self == .graph }
 
     /// The declared type of an attribute's column in the plain layout (and in `sluice export`'s SQL):
-    /// what other tools read — `INTEGER`, `BOOLEAN`, `REAL`, `DATETIME` (unix dates: `INTEGER`),
+    /// what other tools read — `INTEGER`, `BOOLEAN`, `REAL`, `DATETIME` (unix dates: `INTEGER`), `DATE`,
     /// `NUMERIC` for decimals, `TEXT`, `BLOB`.
     public static func plainColumnType(_ type: AttributeType, dates: DateStorage = .iso8601) -> String {
         switch type {
@@ -55,6 +55,7 @@ public enum SQLiteLayout: Equatable, Sendable {
         case .boolean: return "BOOLEAN"
         case .double, .float: return "REAL"
         case .date: return dates == .unix ? "INTEGER" : "DATETIME"
+        case .calendarDate: return "DATE"
         case .decimal: return "NUMERIC"
         case .string, .uuid, .uri: return "TEXT"
         case .binary: return "BLOB"

@@ -58,7 +58,7 @@ extension SQLiteSchema {
         case (_, .integer16), (_, .integer32), (_, .integer64): return "INTEGER"
         case (.graph, .boolean): return "INTEGER"
         case (.plain(let options), _): return SQLiteLayout.plainColumnType(type, dates: options.dates)
-        case (.graph, .double), (.graph, .float), (.graph, .date): return "REAL"
+        case (.graph, .double), (.graph, .float), (.graph, .date), (.graph, .calendarDate): return "REAL"
         case (.graph, .decimal), (.graph, .string), (.graph, .uuid), (.graph, .uri): return "TEXT"
         case (.graph, .binary): return "BLOB"
         }

@@ -189,6 +189,7 @@ extension SQLiteStore {
         let columns = keyColumns(map, properties)
         // Models refuse constraints on transient attributes, which have no column (nothing stored to clash with).
         guard columns.count == properties.count, !columns.isEmpty else { return }
+        let types = properties.map(Self.boundType)
         var start = 0
         do {
             while start < keys.count {
@@ -200,8 +201,8 @@ extension SQLiteStore {
                 let statement = try keyLookupStatement(
                     map, columns, count: count == 1 ? 1 : places, selectingRows: selectingRows)
                 var parameter: Int32 = 1
-                for value in keys[start..<end] {
-                    coding.bind(value, to: statement, at: parameter)
+                for (offset, value) in keys[start..<end].enumerated() {
+                    coding.bind(value, as: types[offset % types.count], to: statement, at: parameter)
                     parameter += 1
                 }
                 while parameter <= Int32(statement.parameterCount) {
@@ -214,6 +215,11 @@ extension SQLiteStore {
         } catch let error as SQLiteError {
             throw storeError(error, "Could not look up keys of \(entity.name)")
         }
+    }
+
+    /// The type a property's values are bound as: an attribute's own, a foreign key's as a key.
+    static func boundType(_ property: PropertyDescription) -> AttributeType {
+        (property as? AttributeDescription)?.type ?? .integer64
     }
 
     /// The columns of key properties: attributes' columns, to-one relationships' foreign keys.

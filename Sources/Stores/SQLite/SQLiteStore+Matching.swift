@@ -15,6 +15,7 @@ extension SQLiteStore {
             return try storedEqualByRows(entity, values: values, properties: properties, keyCount: keyCount)
         }
         let count = values.count / width
+        let types = properties.map(Self.boundType)
         var held = [Bool](repeating: false, count: count)
         // At most 500 states a statement, and fewer for wide ones (SQLite's limit of 32,766 parameters).
         let chunk = max(1, min(500, 30_000 / (width + 1)))
@@ -30,8 +31,8 @@ extension SQLiteStore {
                 for state in start..<end {
                     statement.bind(Int64(state), at: parameter)
                     parameter += 1
-                    for value in values[state * width..<(state + 1) * width] {
-                        coding.bind(value, to: statement, at: parameter)
+                    for (offset, value) in values[state * width..<(state + 1) * width].enumerated() {
+                        coding.bind(value, as: types[offset], to: statement, at: parameter)
                         parameter += 1
                     }
                 }

@@ -20,8 +20,8 @@ extension SQLiteStore {
     ) throws -> Int32 {
         var parameter = start
         let valueBase = values.startIndex, destinationBase = destinations.startIndex
-        for index in plan.attributes {
-            coding.bind(values[valueBase + index], to: statement, at: parameter)
+        for (index, type) in zip(plan.attributes, plan.attributeTypes) {
+            coding.bind(values[valueBase + index], as: type, to: statement, at: parameter)
             parameter += 1
         }
         for (index, hasEntityColumn) in plan.foreignKeys {

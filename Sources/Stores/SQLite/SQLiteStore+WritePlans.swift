@@ -7,8 +7,9 @@ extension SQLiteStore {
     /// The SQL and value order of an INSERT or UPDATE for one entity, built once.
     final class WritePlan {
         let sql: String
-        /// Attribute indexes bound in order after the leading parameters.
+        /// Attribute indexes bound in order after the leading parameters, and their types.
         let attributes: [Int]
+        let attributeTypes: [AttributeType]
         /// To-one relationship indexes, each bound as key then (when `true`) entity number.
         let foreignKeys: [(index: Int, hasEntityColumn: Bool)]
         /// The prepared statement, kept with the plan so the hot path skips the cache lookup by SQL text.
@@ -28,9 +29,12 @@ extension SQLiteStore {
             return statement
         }
 
-        init(sql: String, attributes: [Int], foreignKeys: [(index: Int, hasEntityColumn: Bool)]) {
+        init(
+            sql: String, attributes: [Int], types: [AttributeType], foreignKeys: [(index: Int, hasEntityColumn: Bool)]
+        ) {
             self.sql = sql
             self.attributes = attributes
+            self.attributeTypes = types
             self.foreignKeys = foreignKeys
         }
     }
@@ -71,7 +75,9 @@ extension SQLiteStore {
         let columns = (heads + names).map(quote).joined(separator: ", ")
         let values = "(" + (constants + Array(repeating: "?", count: names.count)).joined(separator: ", ") + ")"
         let head = "INSERT INTO \(quote(map.table.name)) (\(columns)) VALUES "
-        let plan = WritePlan(sql: head + values, attributes: attributes, foreignKeys: foreignKeys)
+        let plan = WritePlan(
+            sql: head + values, attributes: attributes, types: attributes.map { entity.attributes[$0].type },
+            foreignKeys: foreignKeys)
         plan.batchRows = max(1, min(64, 32_000 / (names.count + 1)))
         plan.batchSQL = head + Array(repeating: values, count: plan.batchRows).joined(separator: ", ")
         return plan
@@ -108,6 +114,6 @@ extension SQLiteStore {
         if assignments.isEmpty { assignments = ["\(quote(table.keyColumn)) = \(quote(table.keyColumn))"] }
         return WritePlan(
             sql: "UPDATE \(quote(table.name)) SET \(assignments.joined(separator: ", ")) WHERE \(condition)",
-            attributes: attributes, foreignKeys: foreignKeys)
+            attributes: attributes, types: attributes.map { entity.attributes[$0].type }, foreignKeys: foreignKeys)
     }
 }

@@ -11,6 +11,7 @@ import ObjectGraph
 /// | boolean | INTEGER 0/1 | INTEGER 0/1 (`BOOLEAN` column) |
 /// | double, float | REAL | REAL |
 /// | date | REAL seconds since 2001 | TEXT `YYYY-MM-DD HH:MM:SS[.fff]` UTC (`SQLDateText`), or unix seconds |
+/// | calendarDate | REAL seconds since 2001 | TEXT `YYYY-MM-DD` (`DATE` column), with either date storage |
 /// | decimal | TEXT, canonical | INTEGER or REAL where that is exact, else the canonical text as a BLOB |
 /// | string, UUID, URI | TEXT | TEXT |
 /// | binary | BLOB | BLOB |
@@ -42,7 +43,8 @@ final class SQLiteValueCoding {
         unorderedTypesChanged = true
     }
 
-    func bind(_ value: AttributeValue, to statement: SQLiteStatement, at index: Int32) {
+    /// Binds `value` as a column of `type` stores it (the type matters only to calendar dates).
+    func bind(_ value: AttributeValue, as type: AttributeType, to statement: SQLiteStatement, at index: Int32) {
         switch value {
         case .null: statement.bindNull(at: index)
         case .integer(let v): statement.bind(v, at: index)
@@ -53,6 +55,9 @@ final class SQLiteValueCoding {
         case .date(let v):
             if layout.isGraph {
                 statement.bind(v.timeIntervalSinceReferenceDate, at: index)
+            } else if type == .calendarDate {
+                if !SQLDateText.isOrderable(v) { noteUnordered(.calendarDate) }
+                SQLDateText.withDayUTF8(v) { statement.bindText(utf8: $0, at: index) }
             } else if case .plain(let options) = layout, options.dates == .iso8601 {
                 if !SQLDateText.isOrderable(v) { noteUnordered(.date) }
                 SQLDateText.withUTF8(v) { statement.bindText(utf8: $0, at: index) }
@@ -159,6 +164,10 @@ final class SQLiteValueCoding {
         case (.float, .real(let v)): return .float(Float(v))
         case (.float, .integer(let v)): return .float(Float(v))
         case (.float, .text("NaN")): return .float(.nan)
+        case (.calendarDate, .text(let v)):
+            return SQLDateText.parse(v).flatMap { SQLDateText.isWholeDay($0) ? .date($0) : nil }
+        case (.calendarDate, .real), (.calendarDate, .integer):
+            return attributeValue(stored, as: .date).flatMap { $0.isStorable(as: .calendarDate) ? $0 : nil }
         case (.date, .real(let v)):
             return .date(
                 layout.isGraph
@@ -235,6 +244,13 @@ final class SQLiteValueCoding {
             let stored = storedDate(v, noting: false)
             if ordering, case .text = stored, !SQLDateText.isOrderable(v) || isUnixLayout { return .inexact }
             return .value(stored)
+        case .calendarDate:
+            // `YYYY-MM-DD` text orders before the same day's `YYYY-MM-DD HH:MM:SS`, as midnight does
+            // before any time of that day: a constant with a time compares right as text too.
+            guard case .date(let v) = constant else { return .incomparable }
+            if layout.isGraph { return .value(.real(v.timeIntervalSinceReferenceDate)) }
+            if ordering, !SQLDateText.isOrderable(v) { return .inexact }
+            return .value(.text(SQLDateText.withDayUTF8(v) { String(decoding: $0, as: UTF8.self) }))
         case .binary: if case .binary(let v) = constant { return .value(.blob(v)) } else { return .incomparable }
         case .uuid: if case .uuid(let v) = constant { return .value(.text(v.uuidString)) } else { return .incomparable }
         case .uri:

@@ -151,6 +151,8 @@ open class XMLStore: AtomicStore {
         case .string: return .string(text)
         case .boolean: return text == "true" ? .boolean(true) : text == "false" ? .boolean(false) : nil
         case .date: return Double(text).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
+        case .calendarDate:
+            return value(text, .date, base64: false).flatMap { $0.isStorable(as: .calendarDate) ? $0 : nil }
         case .binary: return Data(base64Encoded: text).map { .binary($0) }
         case .uuid: return UUID(uuidString: text).map { .uuid($0) }
         case .uri: return URL(string: text).map { .uri($0) }

@@ -1,0 +1,192 @@
+import Foundation
+import ObjectGraph
+import Readers
+
+extension ModelInference {
+    /// What was learned about one column.
+    package struct Column {
+        package let source: String
+        package var values = 0
+        package var nulls = 0
+        package var integer = true, decimal = true, double = true, boolean = true, date = true, uuid = true
+        package var maxLength = 0
+        /// Whether every date seen was a day alone (`2024-01-31`): a calendar date, not a timestamp.
+        package var dateOnly = true
+        /// The digits after the point of the decimals seen while every value has as many (`nil`
+        /// before the first value, `-1` once two differ); the declared scale of `NUMERIC(10,2)`.
+        package var fractionDigits: Int?
+        package var declaredScale: Int?
+        /// The widest fraction seen.
+        package var maxFractionDigits = 0
+        /// Hashes of the values seen and the line each came at, while they are all different (for
+        /// key detection); `nil` once a value repeats or the column is not a key candidate.
+        package var distinct: [Int: Int]?
+        /// Why a key candidate is not a key: the first value it repeats, the first it lacks, or both.
+        package var flaws: [KeyFlaw] = []
+        /// Whether the column was a key candidate from its first value on (its name, its values).
+        private let isKeyCandidate: Bool
+
+        package enum KeyFlaw: Equatable {
+            /// A value at `line` repeats the one at `first`.
+            case repeats(first: Int, line: Int)
+            /// No value at `line`.
+            case empty(line: Int)
+        }
+        /// The SQL affinity of the declared type, when the input declares one.
+        package var affinity: String?
+        /// Whether the declared type names BLOB.
+        package var declaresBlob = false
+        /// Values that were SQL BLOBs.
+        package var blobs = 0
+        /// For a column of a SQL table: whether the table requires a value (NOT NULL, or part of the
+        /// primary key); `nil` for inputs that declare nothing.
+        package var declaredRequired: Bool?
+
+        /// Whether the attribute is required: what a SQL table declares (and no NULL seen, for a
+        /// key SQLite lets hold one); else whether every record had a value.
+        package var isRequired: Bool {
+            if let declaredRequired { return declaredRequired && nulls == 0 }
+            return nulls == 0 && values > 0
+        }
+
+        init(source: String, keyCandidate: Bool, declaredType: String? = nil) {
+            self.source = source
+            distinct = keyCandidate ? [:] : nil
+            isKeyCandidate = keyCandidate
+            affinity = declaredType.map(TableSchema.affinity(of:))
+            declaresBlob = declaredType?.uppercased().contains("BLOB") == true
+            declaredScale = declaredType.flatMap(Self.declaredScale)
+        }
+
+        /// The scale of `NUMERIC(10,2)`, `DECIMAL(12, 4)`: the number after the comma.
+        static func declaredScale(_ type: String) -> Int? {
+            guard let open = type.firstIndex(of: "("), let close = type.lastIndex(of: ")"), open < close else {
+                return nil
+            }
+            let parts = type[type.index(after: open)..<close].split(separator: ",")
+            guard parts.count == 2, let scale = Int(parts[1].trimmingCharacters(in: .whitespaces)),
+                (0...38).contains(scale)
+            else { return nil }
+            return scale
+        }
+
+        /// The scale a decimal attribute of the column declares: the source's declared one when every
+        /// value fits it, else the fraction every value was written with (`19.99`, `2684.00`).
+        package var scale: Int? {
+            guard type == .decimal else { return nil }
+            if let declaredScale { return maxFractionDigits <= declaredScale ? declaredScale : nil }
+            guard let fractionDigits, fractionDigits > 0 else { return nil }
+            return fractionDigits
+        }
+
+        /// Takes a value of the column, from the record at `line`.
+        mutating func observe(_ text: String?, isBlob: Bool = false, line: Int = 0) {
+            if isBlob, text != nil {
+                values += 1
+                blobs += 1
+                distinct = nil
+                return
+            }
+            guard let text, !text.isEmpty else {
+                nulls += 1
+                if isKeyCandidate, blobs == 0, nulls == 1 { flaws.append(.empty(line: line)) }
+                return
+            }
+            values += 1
+            maxLength = max(maxLength, text.count)
+            // Numbers only when the text is the number's own spelling: `007`, `+5` or `0123.5` stay
+            // text (an identifier, a phone number), so storing the value loses nothing.
+            let leadingZero = Self.hasLeadingZero(text)
+            if integer, leadingZero || Int64(text).map({ String($0) != text }) ?? true { integer = false }
+            if decimal, leadingZero || !Self.isPlainDecimal(text) || text == "-0" { decimal = false }
+            if decimal {
+                let digits =
+                    text.utf8.firstIndex(of: UInt8(ascii: ".")).map {
+                        text.utf8.distance(from: $0, to: text.utf8.endIndex) - 1
+                    } ?? 0
+                if digits > 0 { hasFraction = true }
+                maxFractionDigits = max(maxFractionDigits, digits)
+                fractionDigits = fractionDigits.map { $0 == digits ? $0 : -1 } ?? digits
+            }
+            if double,
+                leadingZero || !text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || "+-.eE".utf8.contains($0) })
+                    || !(Double(text)?.isFinite ?? false) || Self.losesDigits(asDouble: text)
+            {
+                double = false
+            }
+            if boolean, !["true", "false", "TRUE", "FALSE", "True", "False"].contains(text) { boolean = false }
+            if date, !Self.isISODate(text) { date = false }
+            if date, dateOnly, text.utf8.count != 10 { dateOnly = false }
+            // A UUID is 36 characters: a long text is not copied to be tried as one.
+            if uuid, text.utf8.count != 36 || UUID(uuidString: text) == nil { uuid = false }
+            if distinct != nil, let first = distinct!.updateValue(line, forKey: text.hashValue) {
+                distinct = nil
+                flaws.append(.repeats(first: first, line: line))
+            }
+        }
+
+        /// Whether a double would not keep the value of `text` (`12345678901234567890123` is not
+        /// `1.2345678901234568e22`); numbers of up to 15 significant digits always fit.
+        static func losesDigits(asDouble text: String) -> Bool {
+            let mantissa = text.utf8.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+            guard mantissa.filter({ $0 >= 48 && $0 <= 57 }).count > 15, let value = Double(text),
+                let exact = Decimal(string: text), let kept = Decimal(string: "\(value)")
+            else { return false }
+            return exact != kept
+        }
+
+        /// `007`, `-01.5`: a zero before other digits of the whole part.
+        static func hasLeadingZero(_ text: String) -> Bool {
+            let digits = text.utf8.drop { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "+") }
+            guard digits.first == UInt8(ascii: "0"), let next = digits.dropFirst().first else { return false }
+            return next >= 48 && next <= 57
+        }
+
+        static func isPlainDecimal(_ text: String) -> Bool {
+            var digits = 0, dots = 0
+            for (i, c) in text.utf8.enumerated() {
+                if c >= 48 && c <= 57 {
+                    digits += 1
+                } else if c == UInt8(ascii: ".") {
+                    dots += 1
+                } else if !(i == 0 && c == UInt8(ascii: "-")) {
+                    return false
+                }
+            }
+            return digits > 0 && dots <= 1 && digits <= 38
+        }
+
+        /// A date exactly as imports read dates by default (ISO 8601 with `T` and a zone, or a bare
+        /// day): what inference calls a date is what the import then takes.
+        static func isISODate(_ text: String) -> Bool {
+            DateText.parseISO8601(text) != nil
+        }
+
+        /// The type for the values seen, within what the declared type says: BLOBs are binary,
+        /// a TEXT column stays text (`'007'`, `'2023-09-01'` as written), a REAL one double, an
+        /// INTEGER one holding integers beyond 64 bits decimal.
+        package var type: AttributeType {
+            guard values > 0 else { return declaresBlob ? .binary : .string }
+            if blobs > 0 { return blobs == values ? .binary : .string }
+            switch affinity {
+            case "TEXT": return .string
+            case "REAL" where double: return .double
+            case "INTEGER" where !integer && decimal && !hasFraction: return .decimal
+            default: break
+            }
+            if integer { return .integer64 }
+            if boolean { return .boolean }
+            if decimal { return .decimal }
+            if double { return .double }
+            if date { return dateOnly ? .calendarDate : .date }
+            if uuid { return .uuid }
+            return .string
+        }
+
+        package var isUnique: Bool { distinct != nil && values > 0 && nulls == 0 }
+
+        /// Whether some decimal value seen has a point (`decimal` then holds fractions, not only
+        /// integers too long for 64 bits).
+        package var hasFraction = false
+    }
+}
