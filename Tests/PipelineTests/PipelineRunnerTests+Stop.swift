@@ -90,7 +90,7 @@ extension PipelineRunnerTests {
         for table in whole.keys.sorted() {
             #expect(resumed[table] == whole[table], "\(table), stopped at check \(check) (\(checkpoint))")
         }
-        let keys = try sqliteRows(store, "SELECT min(id), max(id), count(*) FROM OrderLine")
+        let keys = try sqliteRows(store, "SELECT min(rowid), max(rowid), count(*) FROM OrderLine")
         #expect(keys == [[.integer(1), .integer(74), .integer(74)]], "order lines keyed 1…74 still")
         #expect(try RunnerFixture.checkpoint(in: store) == nil, "the checkpoint goes when the run completes")
     }

@@ -41,7 +41,7 @@ import Testing
         let orders = try sqliteRows(
             store,
             """
-            SELECT o.order_number, c.name, count(l.id), sum(l.quantity) FROM orders o
+            SELECT o.order_number, c.name, count(l.rowid), sum(l.quantity) FROM orders o
             JOIN customers c USING (customer_id)
             LEFT JOIN order_lines l ON l.order_id = o.order_number WHERE o.order_number > 9000 GROUP BY 1 ORDER BY 1
             """)

@@ -20,7 +20,7 @@ import Testing
         // `007` and `0123` stay text; 1.50 is a decimal; NULL is null; the comment line is skipped; a
         // date without a time stays a calendar date.
         #expect(
-            try sqliteRows(store, "SELECT field1, field2, field3, field4 FROM codes ORDER BY id") == [
+            try sqliteRows(store, "SELECT field1, field2, field3, field4 FROM codes ORDER BY rowid") == [
                 [.text("007"), .text("Bond"), .real(1.5), .null],
                 [.text("0123"), .text("Q"), .integer(2), .text("2024-01-02")],
                 [.text("42"), .text("M"), .real(-3.25), .null],

@@ -234,7 +234,8 @@ import Testing
         let model = try runSluice(["infer", database]).stdout
         for line in [
             "friends: {destination: Person, toMany: true, inverse: persons, joinTable: friend, column: friend_id}",
-            "persons: {destination: Person, toMany: true, inverse: friends, joinTable: friend, column: person_id}",
+            // The side whose keys are the link table's first column names it.
+            "persons: {destination: Person, toMany: true, inverse: friends, column: person_id}",
             "actors: {destination: Person, toMany: true, inverse: films, joinTable: film_actor, column: actor_id}",
             "directors: {destination: Person, toMany: true, inverse: filmsViaFilmDirector, joinTable: film_director",
         ] {

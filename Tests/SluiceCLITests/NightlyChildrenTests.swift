@@ -70,7 +70,7 @@ import Testing
 
     /// Every order's lines and their notes, in stored order (or notes by their text), as the feed
     /// would spell them.
-    static func stored(_ store: String, notesBy order: String = "n.id") throws -> [[SQLiteValue]] {
+    static func stored(_ store: String, notesBy order: String = "n.rowid") throws -> [[SQLiteValue]] {
         try sqliteRows(
             store,
             "SELECT o.id, l.sku, n.text FROM \"Order\" o JOIN Line l ON l.order_id = o.id "

@@ -4,9 +4,9 @@ extension ModelInference {
     /// The first lines of every model file inference writes.
     static let modelFileComment = """
         Proposed by `sluice infer` from every value of the inputs; review before use.
-        A SQL table without a key is keyed by its rows' places (an integer64 attribute); a CSV or XML
-        input without one has none (`sluice import --key` names one); nested records have a required
-        relationship to the record that encloses them.
+        A SQL table without a key is keyed by its rows' places (an integer64 attribute kept in SQLite's
+        rowid: no column of its own); a CSV or XML input without one has none (`sluice import --key`
+        names one); nested records have a required relationship to the record that encloses them.
         """
 
     /// The proposal as a model file (YAML).
@@ -29,8 +29,10 @@ extension ModelInference {
         let rowKey = self.rowKey(of: entity)
         var attributes: [(String, YAMLValue)] = []
         if let rowKey {
-            var rules: [(String, YAMLValue)] = [("type", .text("integer64")), ("optional", .flag(false))]
-            if snakeCaseName(rowKey) != rowKey { rules.append(("column", .text(snakeCaseName(rowKey)))) }
+            // Kept in SQLite's own rowid: the table gains no column.
+            let rules: [(String, YAMLValue)] = [
+                ("type", .text("integer64")), ("optional", .flag(false)), ("column", .text("rowid")),
+            ]
             attributes.append((rowKey, .map(rules, flow: true)))
         }
         for column in entity.columns where !linked.contains(column.source) {
@@ -63,6 +65,14 @@ extension ModelInference {
         // The source's indexes for fetches (those on foreign keys the store makes anyway).
         let indexes = entity.indexes.filter { $0.allSatisfy { !linked.contains($0) } }.map { $0.map(name) }
         if !indexes.isEmpty { parts.append(("indexes", .list(indexes.map(YAMLValue.texts), flow: true))) }
+        // The source's column order, where the store's own (its key, attributes, then foreign keys)
+        // would differ.
+        let order = entity.columns.map { name($0.source) }
+        let keyFirst = kept.first.flatMap { $0.count == 1 && !linked.contains($0[0]) ? $0[0] : nil }
+        var usual = entity.columns.filter { !linked.contains($0.source) }.map { name($0.source) }
+        if let keyFirst, let at = usual.firstIndex(of: keyFirst) { usual.insert(usual.remove(at: at), at: 0) }
+        usual += entity.columns.filter { linked.contains($0.source) }.map { name($0.source) }
+        if order != usual { parts.append(("columnOrder", YAMLValue.texts(order))) }
         return .map(parts)
     }
 
@@ -97,24 +107,28 @@ extension ModelInference {
                 ])
         }
         // Pure link tables: a many-to-many each way, through the table and its columns.
+        // The side whose own keys are the link table's first column names the table (and so owns it).
         for link in manyToMany {
-            let table = YAMLValue.text(entities[link.table].table)
+            let table = [("joinTable", YAMLValue.text(entities[link.table].table))]
+            let columns = entities[link.table].columns.map(\.source)
+            let ownerFirst =
+                (columns.firstIndex(of: link.owner.column) ?? 0)
+                <= (columns.firstIndex(of: link.destination.column) ?? 1)
             if link.owner.to == index {
                 add(
                     link.name,
                     [
                         ("destination", .text(entities[link.destination.to].name)), ("toMany", .flag(true)),
-                        ("inverse", .text(link.inverse)), ("joinTable", table),
-                        ("column", .text(link.destination.column)),
-                    ])
+                        ("inverse", .text(link.inverse)),
+                    ] + (ownerFirst ? table : []) + [("column", .text(link.destination.column))])
             }
             if link.destination.to == index {
                 add(
                     link.inverse,
                     [
                         ("destination", .text(entities[link.owner.to].name)), ("toMany", .flag(true)),
-                        ("inverse", .text(link.name)), ("joinTable", table), ("column", .text(link.owner.column)),
-                    ])
+                        ("inverse", .text(link.name)),
+                    ] + (ownerFirst ? [] : table) + [("column", .text(link.owner.column))])
             }
         }
         if let parent = entity.parent {

@@ -121,12 +121,16 @@ private struct Loader: YAMLFileReader {
         if body.scalar?.string == "" || body.null != nil {
             return EntityDescription(name: name)
         }
-        let allowed: Set<String> = ["parent", "abstract", "table", "attributes", "relationships", "unique", "indexes"]
+        let allowed: Set<String> = [
+            "parent", "abstract", "table", "attributes", "relationships", "unique", "indexes", "columnOrder",
+        ]
+        var columnOrder: [String] = []
         for (key, _, value) in pairs(body, allowed: allowed, what: "entity \(name)", entity: name) {
             switch key {
             case "parent": parent = string(value, "parent", entity: name, property: nil)
             case "abstract": isAbstract = bool(value, "abstract", entity: name, property: nil) ?? false
             case "table": table = storageName(value, "table", entity: name, property: nil)
+            case "columnOrder": columnOrder = names(value, "columnOrder", entity: name) ?? []
             case "attributes":
                 if value.null != nil { continue }  // `attributes:` with none (an entity of relationships only)
                 for (attributeName, nameNode, spec) in pairs(
@@ -183,7 +187,8 @@ private struct Loader: YAMLFileReader {
         }
         return EntityDescription(
             name: name, parent: parent, isAbstract: isAbstract, attributes: attributes,
-            relationships: relationships, uniquenessConstraints: unique, indexes: indexes, tableName: table)
+            relationships: relationships, uniquenessConstraints: unique, indexes: indexes, tableName: table,
+            columnOrder: columnOrder)
     }
 
     /// A table or column name: any non-empty text (quoted in SQL as needed).

@@ -30,6 +30,11 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// `nil`: the entity's name. Only a root entity's table name counts: sub-entities share it.
     /// Models inferred from inputs set it to the file or table the entity came from.
     public let tableName: String?
+    /// The order of the entity's stored columns, by property name (attributes and to-one
+    /// relationships): relational stores make the table's columns in this order, and exports write
+    /// them so — a source's own order, which `SELECT *` and positional `INSERT` rely on. Properties
+    /// not named follow in the default order (attributes, then to-ones). Empty: the default order.
+    public let columnOrder: [String]
     /// The class instantiated for objects of this entity (a `ManagedObject` subclass, or inherited from the parent).
     public var managedObjectClass: ManagedObject.Type?
 
@@ -69,7 +74,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         name: String, parent: String? = nil, isAbstract: Bool = false,
         attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
         uniquenessConstraints: [[String]] = [], indexes: [IndexDescription] = [],
-        managedObjectClass: ManagedObject.Type? = nil, tableName: String? = nil
+        managedObjectClass: ManagedObject.Type? = nil, tableName: String? = nil, columnOrder: [String] = []
     ) {
         self.name = name
         self.parentName = parent
@@ -79,6 +84,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         self.uniquenessConstraints = uniquenessConstraints
         self.indexes = indexes
         self.tableName = tableName
+        self.columnOrder = columnOrder
         self.managedObjectClass = managedObjectClass
         self.temporaryIDScope = ManagedObjectID.Scope(entityName: name, storeIdentifier: nil)
     }
@@ -92,6 +98,21 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     }
 
     public func attributeIndex(named name: String) -> Int? { attributeIndexByName[name] }
+
+    /// `items` (each named by the property it stores, `nil` for a column of no property, which
+    /// stays first) in the order of `columnOrder`: named ones by their place there, then the others
+    /// as they came.
+    public func inColumnOrder<T>(_ items: [T], property: (T) -> String?) -> [T] {
+        guard !columnOrder.isEmpty else { return items }
+        let rank = Dictionary(columnOrder.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        return items.enumerated().sorted { a, b in
+            func place(_ item: (offset: Int, element: T)) -> (Int, Int) {
+                guard let name = property(item.element) else { return (-1, item.offset) }
+                return (rank[name] ?? columnOrder.count, item.offset)
+            }
+            return place(a) < place(b)
+        }.map(\.element)
+    }
     public func relationshipIndex(named name: String) -> Int? { relationshipIndexByName[name] }
 
     /// The entity at the top of this entity's inheritance chain (it names the store table).

@@ -281,6 +281,13 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         checkRelationshipRules(of: entity, &issues)
         checkUniquenessConstraints(of: entity, &issues)
         checkIndexes(of: entity, &issues)
+        for name in entity.columnOrder
+        where entity.attribute(named: name).map(\.isTransient) ?? (entity.relationship(named: name)?.isToMany ?? true) {
+            issues.append(
+                ModelIssue(
+                    entity: entity.name, property: name,
+                    message: "columnOrder names no stored attribute or to-one relationship of the entity"))
+        }
     }
 
     /// Each attribute's default value, bounds, length rules and regular expression fit its type.

@@ -25,7 +25,29 @@ extension EntityDescription {
     }
 }
 
+extension ManagedObjectModel {
+    /// The key column of `entity`'s table when its rows are not kept under a key attribute: SQLite's
+    /// own `rowid` — no column added to the table — when nothing refers to the entity's rows (no
+    /// to-one relationship points at it and no join table holds it), else
+    /// `EntityDescription.storageKeyColumnName`, which foreign keys can reference.
+    public func storageKeyColumnName(of entity: EntityDescription) -> String {
+        let root = entity.rootEntity
+        let referenced = entities.contains { other in
+            other.relationships.contains { relationship in
+                relationship.entity === other
+                    && (!relationship.isToMany && relationship.destinationEntity?.rootEntity === root
+                        || relationship.usesJoinTable
+                            && (other.rootEntity === root || relationship.destinationEntity?.rootEntity === root))
+            }
+        }
+        return referenced ? root.storageKeyColumnName : "rowid"
+    }
+}
+
 extension PropertyDescription {
+    /// Whether the property is kept in SQLite's own `rowid` (`column: rowid`): the table has no such column.
+    public var isStoredInRowID: Bool { storageColumnName.lowercased() == "rowid" }
+
     /// The column holding the property: `columnName`, else the attribute's name or, for a to-one
     /// relationship, `<name>_id`.
     public var storageColumnName: String {
@@ -36,8 +58,8 @@ extension PropertyDescription {
 
 extension RelationshipDescription {
     /// The table of links of a many-to-many or inverse-less to-many relationship: the model's
-    /// `joinTable` (of either side), else named after the side that owns it (of a relationship and
-    /// its inverse, the one named first by entity, then name): `<table of its entity>_<relationship>`.
+    /// `joinTable` (of either side), else named after the side that owns it (`joinTableOwner`):
+    /// `<table of its entity>_<relationship>`.
     public var joinTableName: String {
         let owner = joinTableOwner
         if let name = owner.joinTable ?? owner.inverse?.joinTable { return name }
@@ -62,9 +84,12 @@ extension RelationshipDescription {
         return (source, destination)
     }
 
-    /// Of this relationship and its inverse, the one whose join table links them (see `joinTableName`).
+    /// Of this relationship and its inverse, the one whose join table links them (see `joinTableName`):
+    /// the one that names the `joinTable` when only one does, else the one named first by entity,
+    /// then name. The owner's own keys are the join table's first column.
     public var joinTableOwner: RelationshipDescription {
         guard let inverse, inverse !== self else { return self }
+        if (joinTable == nil) != (inverse.joinTable == nil) { return joinTable != nil ? self : inverse }
         return (entity.name, name) <= (inverse.entity.name, inverse.name) ? self : inverse
     }
 

@@ -110,7 +110,9 @@ struct ExportTable {
         var taken = Set<String>()
         var attributes: [Column] = [], references: [Column] = []
         for kind in kinds {
-            for attribute in kind.attributes where !attribute.isTransient && !taken.contains(attribute.name) {
+            // A key kept in SQLite's rowid (a keyless table's row places) is no column of the source.
+            for attribute in kind.attributes
+            where !attribute.isTransient && !attribute.isStoredInRowID && !taken.contains(attribute.name) {
                 taken.insert(attribute.name)
                 var column = Column(
                     name: attribute.storageColumnName, value: .attribute(attribute.name),
@@ -140,14 +142,19 @@ struct ExportTable {
                         attribute: key.attribute))
             }
         }
-        if case .reference = Key(of: entity) {
+        if case .reference = Key(of: entity), model.storageKeyColumnName(of: entity) != "rowid" {
             columns.append(
                 Column(
                     name: entity.storageKeyColumnName, value: .reference, sqlType: "INTEGER",
                     constraint: " PRIMARY KEY"))
         }
         if kinds.count > 1 { columns.append(Column(name: "entity", value: .entityName, sqlType: "TEXT")) }
-        columns += attributes + references
+        columns += entity.inColumnOrder(attributes + references) { column in
+            switch column.value {
+            case .attribute(let name), .destination(let name, _): return name
+            default: return nil
+            }
+        }
         Self.makeUnique(&columns)
     }
 

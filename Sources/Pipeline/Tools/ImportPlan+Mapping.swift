@@ -136,6 +136,12 @@ extension ImportPlan {
                 "the model's entity \(plan.name) has nothing for the column\(missing.count == 1 ? "" : "s") "
                     + "\(missing.joined(separator: ", ")) of \(plan.origin); importing would drop them")
         }
+        // A key kept in SQLite's rowid (a keyless table's row places) is no column of the input:
+        // the records' places fill it, as they did when the source table was read.
+        for attribute in entity.attributes
+        where attribute.isStoredInRowID && !fields.contains(where: { $0.attribute == attribute.name }) {
+            fields.append((attribute.name, Record.ordinalFieldName))
+        }
         plan.fields = fields
         plan.lookups = lookups
     }

@@ -6,16 +6,20 @@ extension SQLiteSchema {
     /// Every table with its columns and their declarations, as the store makes them.
     var tableColumns: [(table: String, columns: [Column])] {
         tables.map { table in
-            var columns = [
-                Column(
-                    name: table.keyColumn,
-                    declaration: "\(table.keyType) PRIMARY KEY" + (table.keyType == "TEXT" ? " NOT NULL" : ""))
-            ]
+            // A table kept under SQLite's `rowid` declares no key column.
+            var columns =
+                table.keyColumn.lowercased() == "rowid"
+                ? []
+                : [
+                    Column(
+                        name: table.keyColumn,
+                        declaration: "\(table.keyType) PRIMARY KEY" + (table.keyType == "TEXT" ? " NOT NULL" : ""))
+                ]
             if let column = table.entityColumn { columns.append(Column(name: column, declaration: "INTEGER NOT NULL")) }
             if let column = table.versionColumn {
                 columns.append(Column(name: column, declaration: "INTEGER NOT NULL"))
             }
-            return (table.name, columns + table.columns)
+            return (table.name, inColumnOrder(columns + table.columns, of: table))
         }
             + joinTables.map { join in
                 let source = map(for: join.owner.entity.rootEntity).table
@@ -39,6 +43,28 @@ extension SQLiteSchema {
                 }
                 return (join.name, columns)
             }
+    }
+
+    /// A table's columns in its root entity's `columnOrder` (a foreign key's entity column right
+    /// after it; the store's own columns first). Rows are read by column name: the order is only
+    /// what other tools see.
+    private func inColumnOrder(_ columns: [Column], of table: Table) -> [Column] {
+        let root = table.root
+        guard !root.columnOrder.isEmpty else { return columns }
+        let map = self.map(for: root)
+        var property: [String: String] = [:]
+        if let key = table.keyAttribute { property[table.keyColumn] = key.name }
+        for attribute in root.attributes {
+            if let column = map.attributeColumns[attribute.index] { property[column] = attribute.name }
+        }
+        var follows: [String: String] = [:]
+        for relationship in root.relationships {
+            guard let key = map.foreignKeys[relationship.index] else { continue }
+            property[key.column] = relationship.name
+            if let entityColumn = key.entityColumn { follows[entityColumn] = key.column }
+        }
+        let ordered = root.inColumnOrder(columns.filter { follows[$0.name] == nil }) { property[$0.name] }
+        return ordered.flatMap { column in [column] + columns.filter { follows[$0.name] == column.name } }
     }
 
     /// The DDL creating every table (not the indexes).

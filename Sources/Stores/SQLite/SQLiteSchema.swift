@@ -10,9 +10,11 @@ import ObjectGraph
 ///   `PropertyDescription.columnName`; else the entity's and attribute's names, `<relationship>_id`
 ///   for a foreign key). A root entity whose first uniqueness constraint is one required integer
 ///   or text attribute keeps its rows under that attribute (`INTEGER PRIMARY KEY`, `TEXT PRIMARY
-///   KEY`, so foreign keys hold the source's key values); others get an integer key column of their
-///   own (`id`, else `<table>_id`). `_ent` (entity number) only where sub-entities share a table, `_opt` (row
-///   version) only with the `version_column` option.
+///   KEY`, so foreign keys hold the source's key values); others that something refers to get an
+///   integer key column of their own (`id`, else `<table>_id`), the rest are kept under SQLite's
+///   `rowid` with no column added (as is a key attribute whose column is `rowid`). Columns follow
+///   the root entity's `columnOrder`. `_ent` (entity number) only where sub-entities share a table,
+///   `_opt` (row version) only with the `version_column` option.
 /// - **graph**: every table has `_pk INTEGER PRIMARY KEY`, `_ent` and `_opt`; columns are the
 ///   property names, tables the entity names.
 ///
@@ -95,8 +97,8 @@ final class SQLiteSchema {
                 keyAttribute: attribute, entityColumn: entityColumn, versionColumn: versionColumn)
         }
         return Table(
-            name: name, root: root, rootNumber: number, keyColumn: root.storageKeyColumnName, keyAttribute: nil,
-            entityColumn: entityColumn, versionColumn: versionColumn)
+            name: name, root: root, rootNumber: number, keyColumn: model.storageKeyColumnName(of: root),
+            keyAttribute: nil, entityColumn: entityColumn, versionColumn: versionColumn)
     }
 
     /// The attribute a plain table keeps a root entity's rows under: the first uniqueness constraint
