@@ -148,4 +148,19 @@ CREATE TABLE items (item_id INTEGER PRIMARY KEY, name TEXT);
 INSERT INTO ITEMS VALUES (1, 'upper-case table name');
 INSERT INTO Items (ITEM_ID, Name) VALUES (2, 'mixed-case table and columns');
 
+-- Shape: one-to-one extension tables whose primary key is also a reference: declared
+-- (person_detail) and joined by name only (person_badge.person_id beside person.person_id);
+-- a DATE column of calendar days
+CREATE TABLE person_detail (person_id INTEGER PRIMARY KEY REFERENCES person(person_id),
+                            born DATE, bio TEXT);
+INSERT INTO person_detail VALUES (1, '1906-12-09', 'wrote the first compiler'), (3, '1930-05-11', NULL);
+CREATE TABLE person_badge (person_id INTEGER PRIMARY KEY, badge TEXT NOT NULL);
+INSERT INTO person_badge VALUES (2, 'gold'), (4, 'silver');
+
+-- Shape: an empty parent table, and a child whose reference into it is NULL in every row
+CREATE TABLE region (region_id INTEGER PRIMARY KEY, name TEXT NOT NULL, opened DATE);
+CREATE TABLE office (office_id INTEGER PRIMARY KEY, city TEXT NOT NULL,
+                     region_id INTEGER REFERENCES region(region_id));
+INSERT INTO office VALUES (1, 'Wellington', NULL), (2, 'Lyon', NULL);
+
 COMMIT;

@@ -240,7 +240,8 @@ import Testing
     }
 
     /// A virtual table's storage (FTS5 shadow tables) is never read as data, from a dump or a file;
-    /// it, views and triggers are named.
+    /// a full-text table's documents are read as a table of its columns (issue 33, point 5), and it,
+    /// views and triggers are named.
     @Test func virtualTablesAndTheirShadowTablesAreNamedNotRead() throws {
         let script = """
             CREATE TABLE items(id INTEGER PRIMARY KEY AUTOINCREMENT, n TEXT);
@@ -254,8 +255,15 @@ import Testing
         let path = directory.url.appendingPathComponent("x.db").path
         try SQLiteConnection(path: path, mode: .readWriteCreate).execute(script)
         let file = try SQLiteFileReader(path: path)
-        #expect(file.tables.map(\.name) == ["items"])
-        #expect(Set(file.notImported) == ["virtual table \"docs\"", "view \"v\"", "trigger \"tr\""])
+        #expect(file.tables.map(\.name) == ["items", "docs"])
+        #expect(file.tables.last?.columns.map(\.name) == ["title", "body"])
+        let note =
+            "full-text index of \"docs\" (fts5): its documents are imported as the table \"docs\" of its columns "
+            + "title, body, the index is not"
+        #expect(Set(file.notImported) == [note, "view \"v\"", "trigger \"tr\""])
+        var fileRows: [[String?]] = []
+        while let record = try file.next() { fileRows.append(record.strings) }
+        #expect(fileRows == [["1", "a"], ["t", "b"]])
         // As `sqlite3 .dump` writes that database.
         let dump = """
             PRAGMA foreign_keys=OFF;
@@ -283,9 +291,14 @@ import Testing
         let reader = try SQLDumpReader(source: MemoryByteSource(dump, name: "d.sql"))
         var rows: [[String?]] = []
         while let record = try reader.next() { rows.append(record.strings) }
-        #expect(rows == [["1", "a"]])
-        #expect(reader.tables.map(\.name) == ["items"])
+        #expect(rows == fileRows)
+        #expect(reader.tables.map(\.name) == ["items", "docs"])
         #expect(reader.notImported == file.notImported)
+        // The script itself: the INSERT into the full-text table is its document.
+        let scripted = try SQLDumpReader(source: MemoryByteSource(script, name: "s.sql"))
+        var scriptRows: [[String?]] = []
+        while let record = try scripted.next() { scriptRows.append(record.strings) }
+        #expect(scriptRows == fileRows)
     }
 
     /// REAL values read the same from a database file and from its dump: the shortest text of the

@@ -34,6 +34,8 @@ extension ModelInference {
         }
         /// The SQL affinity of the declared type, when the input declares one.
         package var affinity: String?
+        /// The type as the input declares it (empty when it declares none).
+        package var declaredTypeName = ""
         /// Whether the declared type names BLOB.
         package var declaresBlob = false
         /// Values that were SQL BLOBs.
@@ -54,6 +56,7 @@ extension ModelInference {
             distinct = keyCandidate ? [:] : nil
             isKeyCandidate = keyCandidate
             affinity = declaredType.map(TableSchema.affinity(of:))
+            declaredTypeName = declaredType ?? ""
             declaresBlob = declaredType?.uppercased().contains("BLOB") == true
             declaredScale = declaredType.flatMap(Self.declaredScale)
         }
@@ -166,7 +169,7 @@ extension ModelInference {
         /// a TEXT column stays text (`'007'`, `'2023-09-01'` as written), a REAL one double, an
         /// INTEGER one holding integers beyond 64 bits decimal.
         package var type: AttributeType {
-            guard values > 0 else { return declaresBlob ? .binary : .string }
+            guard values > 0 else { return declaredType }
             if blobs > 0 { return blobs == values ? .binary : .string }
             switch affinity {
             case "TEXT": return .string
@@ -181,6 +184,21 @@ extension ModelInference {
             if date { return dateOnly ? .calendarDate : .date }
             if uuid { return .uuid }
             return .string
+        }
+
+        /// The type a column without values has: what its declared type says (`DATE` a calendar
+        /// date, `DATETIME`/`TIMESTAMP` a date, then by affinity), text when it declares none.
+        private var declaredType: AttributeType {
+            if declaresBlob { return .binary }
+            let declared = declaredTypeName.uppercased()
+            if declared.contains("DATETIME") || declared.contains("TIMESTAMP") { return .date }
+            if declared.contains("DATE") { return .calendarDate }
+            switch affinity {
+            case "INTEGER": return declared.contains("BOOL") ? .boolean : .integer64
+            case "REAL": return .double
+            case "NUMERIC": return declared.contains("BOOL") ? .boolean : .decimal
+            default: return .string
+            }
         }
 
         package var isUnique: Bool { distinct != nil && values > 0 && nulls == 0 }

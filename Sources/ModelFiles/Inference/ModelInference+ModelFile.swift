@@ -52,15 +52,17 @@ extension ModelInference {
         func name(_ column: String) -> String {
             linked.contains(column) ? Self.relationshipName(forColumn: column) : Self.attributeName(column)
         }
-        var unique = entity.uniqueKeys.map { $0.map(name) }
-        if !entity.primaryKey.isEmpty { unique.insert(entity.primaryKey.map(name), at: 0) }
-        if unique.isEmpty {
-            let key = self.key(of: entity)
-            if !key.isEmpty { unique = [key.map(name)] }
+        // A declared key of one foreign key (`person_detail(person_id PRIMARY KEY)`) is the
+        // relationship: at most one detail per person.
+        var kept = entity.uniqueKeys.map { $0.map(name) }
+        if !entity.primaryKey.isEmpty { kept.insert(entity.primaryKey.map(name), at: 0) }
+        if kept.isEmpty {
+            // A key found in the values alone is kept only when it is not one relationship (values of
+            // a `customer_id` all different so far do not make each customer's orders one).
+            let key = self.key(of: entity).map(name)
+            if !key.isEmpty, !(key.count == 1 && linked.contains { name($0) == key[0] }) { kept = [key] }
         }
-        if let rowKey { unique = [[rowKey]] }
-        // A key of one relationship alone would make the relationship one-to-one: left out.
-        let kept = unique.filter { key in !(key.count == 1 && linked.contains { name($0) == key[0] }) }
+        if let rowKey { kept = [[rowKey]] }
         if !kept.isEmpty { parts.append(("unique", .list(kept.map(YAMLValue.texts), flow: true))) }
         // The source's indexes for fetches (those on foreign keys the store makes anyway).
         let indexes = entity.indexes.filter { $0.allSatisfy { !linked.contains($0) } }.map { $0.map(name) }

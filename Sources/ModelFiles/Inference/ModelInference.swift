@@ -97,28 +97,9 @@ public struct ModelInference {
             } else {
                 let names = record.schema?.names ?? (0..<record.count).map { "field\($0 + 1)" }
                 let declaredTable = schemas().first { $0.name == record.kind }
-                let name = record.kind.map { Self.entityName($0) } ?? entity
-                let keyColumns = Set(declaredTable.map { $0.primaryKey + $0.uniqueKeys.flatMap { $0 } } ?? [])
-                let declared =
-                    declaredTable.map {
-                        Dictionary(
-                            $0.columns.map { ($0.name, $0.declaredType) }, uniquingKeysWith: { first, _ in first })
-                    } ?? [:]
-                var proposed = Entity(
-                    name: name,
-                    columns: names.map { name in
-                        var column = Column(
-                            source: name, keyCandidate: keyColumns.contains(name) || Self.namesIdentifier(name),
-                            declaredType: declared[name])
-                        if let declaredTable {
-                            // A later database may hold NULLs where this one has none: the schema decides.
-                            column.declaredRequired =
-                                declaredTable.primaryKey.contains(name)
-                                || declaredTable.columns.contains { $0.name == name && $0.isNotNull }
-                        }
-                        return column
-                    },
-                    origin: record.kind ?? entity)
+                var proposed = Self.entity(
+                    named: record.kind.map { Self.entityName($0) } ?? entity, columns: names, table: declaredTable)
+                proposed.origin = record.kind ?? entity
                 proposed.table =
                     record.kind.map { kind in
                         // SQL tables keep their names; XML record elements name one record: `order` → `orders`
@@ -126,12 +107,6 @@ public struct ModelInference {
                         schemas().contains { $0.name == kind }
                             ? kind : Self.plural(kind.split(separator: "/").last.map(String.init) ?? kind)
                     } ?? table ?? entity
-                if let declaredTable {
-                    proposed.isTable = true
-                    proposed.primaryKey = declaredTable.primaryKey
-                    proposed.uniqueKeys = declaredTable.uniqueKeys
-                    proposed.foreignKeys = declaredTable.foreignKeys
-                }
                 entities.append(proposed)
                 index = entities.count - 1
                 indexByKind[kind] = index
@@ -146,14 +121,53 @@ public struct ModelInference {
             }
             if record.parentRecord == nil, let number = record.number { lastEntityByNumber = (number, index) }
         }
-        // What a dump declares after a table's rows (its indexes) counts too.
+        // What a dump declares after a table's rows (its indexes) counts too, and its empty tables
+        // are entities too (their columns typed as declared), so what refers to them links.
         let declared = schemas()
+        for schema in declared where indexByKind[schema.name] == nil && !Self.isSluiceOwn(schema.name) {
+            var empty = Self.entity(
+                named: Self.entityName(schema.name), columns: schema.columns.map(\.name), table: schema)
+            empty.table = schema.name
+            entities.append(empty)
+        }
         for index in entities.indices where entities[index].isTable {
             let name = TableSchema.sqlName(entities[index].origin)
             guard let table = declared.first(where: { TableSchema.sqlName($0.name) == name }) else { continue }
             entities[index].uniqueKeys = table.uniqueKeys
             entities[index].indexes = table.indexes
         }
+    }
+
+    /// A proposed entity of `columns`, with what a SQL table declares about them (keys, types, NOT NULL).
+    private static func entity(named name: String, columns names: [String], table declaredTable: TableSchema?) -> Entity
+    {
+        let keyColumns = Set(declaredTable.map { $0.primaryKey + $0.uniqueKeys.flatMap { $0 } } ?? [])
+        let declared =
+            declaredTable.map {
+                Dictionary($0.columns.map { ($0.name, $0.declaredType) }, uniquingKeysWith: { first, _ in first })
+            } ?? [:]
+        var proposed = Entity(
+            name: name,
+            columns: names.map { name in
+                var column = Column(
+                    source: name, keyCandidate: keyColumns.contains(name) || Self.namesIdentifier(name),
+                    declaredType: declared[name])
+                if let declaredTable {
+                    // A later database may hold NULLs where this one has none: the schema decides.
+                    column.declaredRequired =
+                        declaredTable.primaryKey.contains(name)
+                        || declaredTable.columns.contains { $0.name == name && $0.isNotNull }
+                }
+                return column
+            },
+            origin: declaredTable?.name ?? name)
+        if let declaredTable {
+            proposed.isTable = true
+            proposed.primaryKey = declaredTable.primaryKey
+            proposed.uniqueKeys = declaredTable.uniqueKeys
+            proposed.foreignKeys = declaredTable.foreignKeys
+        }
+        return proposed
     }
 
     /// `order_lines` → `OrderLine`, `customers` → `Customer`.

@@ -1,6 +1,14 @@
 extension SQLDumpReader {
     // MARK: Rows (INSERT … VALUES)
 
+    /// Whether the rows of table `key` are read: not a virtual table's storage nor (but for a
+    /// full-text table's documents) its rows, and among the tables asked for.
+    private func isWanted(_ key: String, _ state: TableState?) -> Bool {
+        state?.isShadow != true && (!virtualTables.contains(key) || fullTextTables.contains(key))
+            && (only.map { $0.contains(state.map { TableSchema.sqlName($0.schema.name) } ?? key) }
+                ?? !key.hasPrefix("sqlite_"))
+    }
+
     /// `INSERT [OR REPLACE | OR IGNORE] INTO table [(columns)] VALUES (…), …` (or `REPLACE INTO`, or
     /// `DEFAULT VALUES`): the rows of a wanted table as records in `pending`.
     func insert(_ parser: inout SQLParser, replacing: Bool) throws {
@@ -30,11 +38,7 @@ extension SQLDumpReader {
                     "the INSERT into \(table.debugDescription) would run its trigger \(trigger.debugDescription), "
                         + "whose changes Sluice cannot make")
             }
-            // A virtual table's rows (a script filling an FTS table) are its module's, like its shadow tables.
-            let wanted =
-                state?.isShadow != true && !virtualTables.contains(key)
-                && (only.map { $0.contains(key) } ?? !key.hasPrefix("sqlite_"))
-            lastTableInfo = (state, wanted)
+            lastTableInfo = (state, isWanted(key, state))
         }
         let state = lastTableInfo!.state
         let named = parser.peek() == UInt8(ascii: "(") ? try parser.identifierList() : nil
@@ -55,9 +59,16 @@ extension SQLDumpReader {
                 file: splitter.name, schema: named.map { RecordSchema(names: $0) }, kind: table, conflict: conflict)
         let expected = context.schema?.names.count
         let rowid = state?.rowidColumn ?? -1
+        let skipsFirst = state?.skipsFirstValue == true
         repeat {
             try parser.expect(UInt8(ascii: "("))
             builder.begin()
+            if skipsFirst {
+                _ = try parser.value()
+                guard parser.consume(UInt8(ascii: ",")) else {
+                    throw SQLParser.Failure("expected a document's columns")
+                }
+            }
             repeat {
                 let start = builder.length
                 var isNull = try parser.value(into: &builder)
@@ -109,11 +120,13 @@ extension SQLDumpReader {
         conflict: Record.Conflict?
     ) throws {
         let schema = state.schema
-        let positions = try named.map { name in
-            guard let index = schema.columnIndex(named: name) else {
-                throw SQLParser.Failure("table \(schema.name) has no column \(name.debugDescription)")
+        // `rowid` (or `oid`, `_rowid_`, a full-text table's `docid`) names the row's id: not a column.
+        let positions = try named.map { name -> Int in
+            if let index = schema.columnIndex(named: name) { return index }
+            if ["rowid", "oid", "_rowid_", "docid"].contains(TableSchema.sqlName(name)) {
+                return state.rowidColumn ?? -1
             }
-            return index
+            throw SQLParser.Failure("table \(schema.name) has no column \(name.debugDescription)")
         }
         repeat {
             var given: [[UInt8]?] = [], blobs = Set<Int>()

@@ -13,7 +13,8 @@ extension SQLDumpReader {
         case "VIRTUAL":
             _ = parser.keyword()
             skipIfNotExists(&parser)
-            noteVirtualTable(try qualifiedName(&parser))
+            let name = try qualifiedName(&parser)
+            noteVirtualTable(name, sql: String(decoding: parser.bytes[parser.pos...], as: UTF8.self))
         case "VIEW":
             skipIfNotExists(&parser)
             notImported.append("view \(try qualifiedName(&parser).debugDescription)")
@@ -72,9 +73,24 @@ extension SQLDumpReader {
         return parser.consume(UInt8(ascii: ".")) ? try parser.identifier() : name
     }
 
-    private func noteVirtualTable(_ name: String) {
-        virtualTables.append(TableSchema.sqlName(name))
-        notImported.append("virtual table \(name.debugDescription)")
+    /// A virtual table: its shadow tables are never read. A full-text table with its own documents
+    /// is read as a table of its columns: from its INSERTs (a script), or from its `_content`
+    /// shadow table (a dump: the row's id first, then the columns in order).
+    private func noteVirtualTable(_ name: String, sql: String) {
+        let key = TableSchema.sqlName(name)
+        virtualTables.append(key)
+        guard let fullText = FullTextTable(name: name, sql: sql), fullText.hasOwnContent, states[key] == nil else {
+            notImported.append(FullTextTable(name: name, sql: sql)?.note ?? "virtual table \(name.debugDescription)")
+            return
+        }
+        notImported.append(fullText.note)
+        let schema = TableSchema(
+            name: name, columns: fullText.columns.map { TableSchema.Column(name: $0, declaredType: "") },
+            primaryKey: [], foreignKeys: [], uniqueKeys: [], isWithoutRowid: false)
+        fullTextTables.insert(key)
+        tables.append(schema)
+        states[key] = TableState(schema: schema, file: splitter.name, isShadow: false)
+        lastTableInfo = nil
     }
 
     /// `sqlite3 .dump` writes a virtual table as a row of sqlite_schema (with writable_schema on).
@@ -93,7 +109,7 @@ extension SQLDumpReader {
             else { continue }
             let words = String(decoding: sql, as: UTF8.self).uppercased().split { $0 == " " || $0 == "\n" }
             if words.starts(with: ["CREATE", "VIRTUAL", "TABLE"]) {
-                noteVirtualTable(String(decoding: name, as: UTF8.self))
+                noteVirtualTable(String(decoding: name, as: UTF8.self), sql: String(decoding: sql, as: UTF8.self))
             }
         } while parser.consume(UInt8(ascii: ","))
     }
@@ -245,6 +261,15 @@ extension SQLDumpReader {
             return
         }
         let isShadow = TableSchema.isShadow(key, of: virtualTables)
+        // A full-text table's documents (`doc_fts_content`): rows of that table, their id left out.
+        if isShadow, key.hasSuffix("_content"), fullTextTables.contains(String(key.dropLast(8))),
+            let documents = states[String(key.dropLast(8))]
+        {
+            states[key] = TableState(
+                schema: documents.schema, file: splitter.name, isShadow: false, skipsFirstValue: true)
+            lastTableInfo = nil
+            return
+        }
         if !isShadow {
             tables.removeAll { TableSchema.sqlName($0.name) == key }
             tables.append(schema)

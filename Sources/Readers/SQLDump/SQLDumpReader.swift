@@ -37,6 +37,8 @@ public final class SQLDumpReader: RecordReader {
     @exclusivity(unchecked) var states: [String: TableState] = [:]
     /// Virtual tables (by `sqlName`): tables named `<virtual table>_…` are their storage.
     var virtualTables: [String] = []
+    /// The full-text tables among them whose documents are read (by `sqlName`).
+    var fullTextTables: Set<String> = []
     /// Tables (by `sqlName`) with an INSERT trigger, and the trigger: SQLite would run it for each row.
     var insertTriggers: [String: String] = [:]
     /// The line of a BEGIN whose COMMIT is still to come.
@@ -64,13 +66,16 @@ public final class SQLDumpReader: RecordReader {
         var rows = 0
         /// A virtual table's storage: never read.
         let isShadow: Bool
+        /// A full-text table's `_content` rows: their first value (the document's id) is not a column.
+        let skipsFirstValue: Bool
 
-        init(schema: TableSchema, file: String, isShadow: Bool) {
+        init(schema: TableSchema, file: String, isShadow: Bool, skipsFirstValue: Bool = false) {
             self.schema = schema
             context = Record.Context(
                 file: file, schema: RecordSchema(names: schema.columns.map(\.name)), kind: schema.name)
             rowidColumn = schema.rowidColumn
             self.isShadow = isShadow
+            self.skipsFirstValue = skipsFirstValue
         }
 
         func context(for conflict: Record.Conflict?) -> Record.Context {

@@ -66,22 +66,39 @@ public final class SQLiteFileReader: RecordReader {
             guard FileManager.default.fileExists(atPath: path) else {
                 throw ReaderError(.io, "cannot open \(path): no such file")
             }
-            connection = try Self.openReadOnly(path)
-            let list = try connection.makeStatement(
+            let open = try Self.openReadOnly(path)
+            connection = open
+            let list = try open.makeStatement(
                 "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view', 'trigger') "
                     + "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid")
-            var listed: [(type: String, name: String, isVirtual: Bool)] = []
+            var listed: [(type: String, name: String, isVirtual: Bool, fullText: FullTextTable?)] = []
             while try list.step() {
-                let sql = (list.string(2) ?? "").uppercased().split { $0 == " " || $0 == "\n" || $0 == "\t" }
-                listed.append((list.string(0) ?? "", list.string(1) ?? "", sql.starts(with: ["CREATE", "VIRTUAL"])))
+                let text = list.string(2) ?? "", name = list.string(1) ?? ""
+                let sql = text.uppercased().split { $0 == " " || $0 == "\n" || $0 == "\t" }
+                let isVirtual = sql.starts(with: ["CREATE", "VIRTUAL"])
+                // A full-text table's documents are read as a table of its columns (when this SQLite
+                // has its module).
+                let fullText = isVirtual ? FullTextTable(name: name, sql: text) : nil
+                listed.append((list.string(0) ?? "", name, isVirtual, fullText))
             }
+            let readable = Set(
+                listed.compactMap { $0.fullText }.filter { $0.hasOwnContent && Self.canRead($0.name, in: open) }
+                    .map(\.name))
             let virtual = listed.filter(\.isVirtual).map { TableSchema.sqlName($0.name) }
             let all = listed.filter { entry in
-                entry.type == "table" && !entry.isVirtual
+                entry.type == "table" && (!entry.isVirtual || readable.contains(entry.name))
                     && !TableSchema.isShadow(TableSchema.sqlName(entry.name), of: virtual)
             }.map(\.name)
-            let open = connection
             notImported = try listed.flatMap { entry -> [String] in
+                if let fullText = entry.fullText {
+                    guard !fullText.hasOwnContent || readable.contains(entry.name) else {
+                        return [
+                            "virtual table \(entry.name.debugDescription) (\(fullText.module), which this SQLite "
+                                + "cannot read: its documents are not imported)"
+                        ]
+                    }
+                    return [fullText.note]
+                }
                 if entry.type != "table" || entry.isVirtual {
                     return ["\(entry.isVirtual ? "virtual table" : entry.type) \(entry.name.debugDescription)"]
                 }
@@ -102,6 +119,11 @@ public final class SQLiteFileReader: RecordReader {
         } catch let error as SQLiteError {
             throw ReaderError(.sqlite, "cannot read \(path) as a SQLite database: \(error)", underlying: error)
         }
+    }
+
+    /// Whether the rows of `table` can be selected here (a virtual table needs its module).
+    private static func canRead(_ table: String, in connection: SQLiteConnection) -> Bool {
+        (try? connection.makeStatement("SELECT * FROM \(quoted(table)) LIMIT 0")) != nil
     }
 
     private static func quoted(_ name: String) -> String {

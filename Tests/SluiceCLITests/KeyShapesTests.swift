@@ -1,0 +1,85 @@
+import Drivers
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 33, points 2 and 3 from the outside: a primary key that is also a reference (declared, or
+/// joined by name) imports as a to-one that is the entity's key; an empty table is created with its
+/// columns, and what refers to it is a relationship whose dangling values are rejected records.
+@Suite struct KeyShapesTests {
+    @Test func aKeyThatIsAlsoAReferenceIsTheRelationship() throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.url.appendingPathComponent("pk.db").path
+        try SQLiteConnection(path: database, mode: .readWriteCreate).execute(
+            """
+            CREATE TABLE person(person_id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE person_detail(person_id INTEGER PRIMARY KEY, bio TEXT);
+            CREATE TABLE badge(person_id INTEGER PRIMARY KEY REFERENCES person(person_id), level INTEGER);
+            CREATE TABLE pair(a_id INTEGER REFERENCES person(person_id), b_id INTEGER REFERENCES person(person_id),
+              since TEXT, PRIMARY KEY(a_id, b_id));
+            INSERT INTO person VALUES(1,'a'),(2,'b');
+            INSERT INTO person_detail VALUES(1,'x'),(2,'y');
+            INSERT INTO badge VALUES(2,5);
+            INSERT INTO pair VALUES(1,2,'2020'),(2,1,'2021');
+            """)
+        let model = try runSluice(["infer", database]).stdout
+        for line in [
+            "person: {destination: Person, inverse: personDetails, optional: false}", "unique: [[person]]",
+            "unique: [[a, b]]",
+        ] {
+            #expect(model.contains(line), "\(line)\n\(model)")
+        }
+        let store = directory.url.appendingPathComponent("s.db").path
+        let first = try runSluice(["import", database, "--to", store])
+        #expect(first.status == 0, "\(first.stderr)")
+        for table in ["person_detail", "badge", "pair"] {
+            let all = "SELECT * FROM \(table) ORDER BY 1, 2"
+            #expect(try sqliteRows(store, all) == (try sqliteRows(database, all)), "\(table)")
+            // The key column keeps its name, holds the person's key and refers to it.
+            let references = "SELECT \"from\", \"table\", \"to\" FROM pragma_foreign_key_list('\(table)') ORDER BY 1"
+            #expect(
+                try sqliteRows(store, references).allSatisfy {
+                    $0[1] == .text("person") && $0[2] == .text("person_id")
+                },
+                "\(table)")
+        }
+        #expect(
+            try sqliteRows(store, "SELECT \"unique\" FROM pragma_index_list('person_detail')") == [[.integer(1)]],
+            "one detail per person")
+        let again = try runSluice(["import", database, "--to", store])
+        for (entity, count) in [("PersonDetail", 2), ("Badge", 1), ("Pair", 2)] {
+            #expect(again.stdout.contains("\(entity): \(count) read, 0 inserted, 0 updated, \(count) unchanged"))
+        }
+    }
+
+    @Test func anEmptyTableIsMadeAndWhatRefersToItIsChecked() throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.url.appendingPathComponent("e.db").path
+        try SQLiteConnection(path: database, mode: .readWriteCreate).execute(
+            """
+            CREATE TABLE region(id INTEGER PRIMARY KEY, name TEXT NOT NULL, since DATE, price NUMERIC(10,2));
+            CREATE TABLE shop(id INTEGER PRIMARY KEY, name TEXT, region_id INTEGER REFERENCES region(id));
+            INSERT INTO shop VALUES(1,'a',NULL),(2,'b',7),(3,'c',NULL);
+            """)
+        let script = try directory.file("e.sql", contents: try sqliteDump(database))
+        for input in [database, script.path] {
+            let store = directory.url.appendingPathComponent("s-\(input.hasSuffix(".db") ? "db" : "sql").db").path
+            let result = try runSluice(["import", input, "--to", store, "--max-errors", "5"])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("Shop: 3 read, 2 inserted, 0 updated, 0 unchanged, 1 rejected"))
+            let rejects = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+                .filter { $0.hasPrefix(URL(fileURLWithPath: store).lastPathComponent + ".rejects") }
+            #expect(rejects.count == 1)
+            let text = try String(contentsOf: directory.url.appendingPathComponent(rejects[0]), encoding: .utf8)
+            #expect(text.contains("no Region with id = 7"), "\(text)")
+            let columns = "SELECT name, type FROM pragma_table_info('region')"
+            #expect(
+                try sqliteRows(store, columns) == [
+                    [.text("id"), .text("INTEGER")], [.text("name"), .text("TEXT")], [.text("since"), .text("DATE")],
+                    [.text("price"), .text("NUMERIC")],
+                ])
+            #expect(
+                try sqliteRows(store, "SELECT \"table\" FROM pragma_foreign_key_list('shop')") == [[.text("region")]])
+        }
+    }
+}
