@@ -18,6 +18,10 @@ struct Import: LoggingCommand {
             own model (or --model); a SQLite database of another program gets Sluice's
             tables next to its own, which are never touched (a name clash is refused).
 
+            A folder stands for its CSV, SQL and SQLite files, and its model.yaml (what
+            `sluice export` writes) is the model unless --model names another: an
+            export imports back into an equal store.
+
             --save-pipeline writes the pipeline (and the inferred model next to it) to
             keep: run it from cron with `sluice run`.
 
@@ -28,13 +32,14 @@ struct Import: LoggingCommand {
               sluice import feed.xml --record /orders/order --field number=@id \\
                 --field placed=placed/date --to out/feed.sqlite
               sluice import legacy.sql.gz --to app.db --save-pipeline legacy.yaml
+              sluice import shop-export/ --to copy.db
 
             Exit status: as `sluice run` (0 success; 1 rejected records or an invalid
             graph; 2 usage, model or pipeline error; 3 input, store or I/O error; 4 the
             target is locked).
             """)
 
-    @Argument(help: "Input files: CSV, XML, SQL dumps or SQLite files (plain or gzipped).")
+    @Argument(help: "Input files: CSV, XML, SQL dumps or SQLite files (plain or gzipped), or export folders.")
     var inputs: [String]
 
     @Option(help: "The target store (a SQLite file; .xml an XML store, .bin a binary one).")

@@ -144,7 +144,7 @@ import Testing
         let tables = ["customers", "orders", "order_lines", "products", "tags", "products_tags"]
         let lines = try String(contentsOfFile: reference + "/order_lines.csv", encoding: .utf8)
         // Lines have no key and nothing refers to them: no key column of the store's own.
-        #expect(lines.hasPrefix("line_no,quantity,price,order_id,product_sku\n1,3,19.99,1001,W-100\n"), "\(lines)")
+        #expect(lines.hasPrefix("line_no,quantity,price,order_id,product_id\n1,3,19.99,1001,W-100\n"), "\(lines)")
         for store in ["graph.sqlite", "shop.xml", "shop.bin", "back.sqlite"] {
             let out = path("out-" + store)
             let result = try runSluice(["export", path(store), "--to", out + "/"])
@@ -166,7 +166,7 @@ import Testing
         let joined = """
             SELECT o.order_number, c.name, p.sku, l.quantity, l.price FROM order_lines l
             JOIN orders o ON o.order_number = l.order_id JOIN customers c USING (customer_id)
-            JOIN products p ON p.sku = l.product_sku ORDER BY 1, 3
+            JOIN products p ON p.sku = l.product_id ORDER BY 1, 3
             """
         let storeJoin = """
             SELECT o.order_number, c.name, p.sku, l.quantity, l.price FROM order_lines l

@@ -37,9 +37,9 @@ import Testing
         let export = try runSluice(["export", exported, "--to", csvFolder + "/"])
         #expect(export.status == 0, "\(export.stderr)")
         let model = try directory.file("legacy.model.yaml", contents: try runSluice(["infer", database]).stdout)
-        let csvFiles = try FileManager.default.contentsOfDirectory(atPath: csvFolder).sorted().map {
-            csvFolder + "/" + $0
-        }
+        let csvFiles = try FileManager.default.contentsOfDirectory(atPath: csvFolder).sorted().filter {
+            $0.hasSuffix(".csv")
+        }.map { csvFolder + "/" + $0 }
         #expect(csvFiles.count == tables.count, "\(csvFiles)")
 
         for (route, inputs) in [

@@ -70,6 +70,12 @@ extension ModelInference {
             var key = self.key(of: entity).map { column in
                 linkedColumns.contains(column) ? Self.relationshipName(forColumn: column) : Self.attributeName(column)
             }
+            // As the model file has it: a key found in the values alone that is one relationship is none.
+            if entity.primaryKey.isEmpty, entity.uniqueKeys.isEmpty, key.count == 1,
+                let column = self.key(of: entity).first, linkedColumns.contains(column)
+            {
+                key = []
+            }
             let rowKey = self.rowKey(of: entity)
             if let rowKey { key = [rowKey] }
             return EntityPlan(

@@ -30,14 +30,8 @@ struct ExportTable {
 
         /// The plain SQL type of the key's values.
         var sqlType: String {
-            if case .attribute(let attribute) = self { return ExportTable.sqlType(attribute.type) }
+            if case .attribute(let attribute) = self { return ExportTable.sqlType(attribute) }
             return "INTEGER"
-        }
-
-        /// Whether the key is a whole number (the plain layout keeps rows under such a key).
-        var isInteger: Bool {
-            guard case .attribute(let attribute) = self else { return true }
-            return [.integer16, .integer32, .integer64].contains(attribute.type)
         }
     }
 
@@ -116,7 +110,7 @@ struct ExportTable {
                 taken.insert(attribute.name)
                 var column = Column(
                     name: attribute.storageColumnName, value: .attribute(attribute.name),
-                    sqlType: Self.sqlType(attribute.type), attribute: attribute)
+                    sqlType: Self.sqlType(attribute), attribute: attribute)
                 if case .attribute(let key) = Key(of: entity), key.name == attribute.name {
                     column.constraint = " PRIMARY KEY"
                 }
@@ -124,11 +118,9 @@ struct ExportTable {
             }
             for relationship in kind.relationships where !relationship.isToMany && !taken.contains(relationship.name) {
                 taken.insert(relationship.name)
+                // The plain layout's column: the model's `column`, else `<relationship>_id`.
                 let key = Key(of: relationship.destinationEntity)
-                var columnName = relationship.storageColumnName
-                if relationship.columnName == nil, case .attribute(let attribute) = key, !key.isInteger {
-                    columnName = "\(relationship.name)_\(attribute.storageColumnName)"
-                }
+                let columnName = relationship.storageColumnName
                 let destination = ExportTable.tableName(of: relationship.destinationEntity)
                 let referenced: String
                 switch key {
@@ -164,11 +156,10 @@ struct ExportTable {
         link = relationship
         name = relationship.joinTableName
         let sourceKey = Key(of: relationship.entity), destinationKey = Key(of: relationship.destinationEntity)
+        // As the plain layout names them: after the key each side holds (`sku`), `<entity>_id` for an `id` key.
         let (source, destination) = relationship.joinColumnNames { entity in
-            let stem = snakeCaseName(entity.rootEntity.name)
-            guard case .attribute(let attribute) = Key(of: entity) else { return stem + "_id" }
-            let column = attribute.storageColumnName
-            return column.lowercased().hasPrefix(stem) ? column : "\(stem)_\(column)"
+            let key = Key(of: entity).attribute?.storageColumnName ?? entity.storageKeyColumnName
+            return key.lowercased() == "id" ? snakeCaseName(entity.rootEntity.name) + "_id" : key
         }
         columns = [
             Column(
@@ -180,6 +171,25 @@ struct ExportTable {
                 constraint: " NOT NULL REFERENCES \(Self.quote(Self.tableName(of: relationship.destinationEntity)))",
                 attribute: destinationKey.attribute),
         ]
+    }
+
+    /// The columns of each uniqueness constraint of the entity the table does not make its
+    /// primary key (a to-one in one is its foreign-key column), for a SQL export's `UNIQUE (…)`.
+    var uniqueColumns: [[String]] {
+        guard link == nil else { return [] }
+        let primary = columns.first { $0.constraint == " PRIMARY KEY" }?.name
+        return entity.uniquenessConstraints.compactMap { constraint in
+            let names = constraint.map { property in
+                columns.first { column in
+                    switch column.value {
+                    case .attribute(let name), .destination(let name, _): return name == property
+                    default: return false
+                    }
+                }?.name
+            }
+            guard names.allSatisfy({ $0 != nil }), names != [primary] else { return nil }
+            return names.compactMap { $0 }
+        }
     }
 
     static func tableName(of entity: EntityDescription) -> String { entity.storageTableName }
@@ -198,8 +208,12 @@ struct ExportTable {
         }
     }
 
-    /// The plain layout's declared type of an attribute type.
-    static func sqlType(_ type: AttributeType) -> String { SQLiteLayout.plainColumnType(type) }
+    /// The plain layout's declared type of an attribute; a decimal's scale as SQL declares one
+    /// (`NUMERIC(38,2)`, still NUMERIC affinity), so a script of the export says it too.
+    static func sqlType(_ attribute: AttributeDescription) -> String {
+        if let scale = attribute.scale { return "NUMERIC(38,\(scale))" }
+        return SQLiteLayout.plainColumnType(attribute.type)
+    }
 
     static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 

@@ -44,7 +44,9 @@ final class ExportWriter {
             break
         case .sqldump:
             let columns = table.columns.map { "  \(ExportTable.quote($0.name)) \($0.sqlType)\($0.constraint)" }
-            append("CREATE TABLE \(ExportTable.quote(table.name)) (\n\(columns.joined(separator: ",\n"))\n);\n")
+            let unique = table.uniqueColumns.map { "  UNIQUE (\($0.map(ExportTable.quote).joined(separator: ", ")))" }
+            append(
+                "CREATE TABLE \(ExportTable.quote(table.name)) (\n\((columns + unique).joined(separator: ",\n"))\n);\n")
         }
     }
 

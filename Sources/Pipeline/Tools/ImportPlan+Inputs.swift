@@ -17,11 +17,37 @@ extension ImportPlan {
         var inference = ModelInference()
         var sources: [Source] = []
 
+        /// A folder among the inputs (an export's) stands for its data files — CSV, SQL, SQLite, plain
+        /// or gzipped, by name — and, when no model is given, its model file (`model.yaml`).
+        static func expandFolders(_ options: inout Options) throws {
+            var expanded: [String] = []
+            for path in options.inputs {
+                var isDirectory: ObjCBool = false
+                guard path != "-", FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+                    isDirectory.boolValue
+                else {
+                    expanded.append(path)
+                    continue
+                }
+                let names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+                let files = names.filter { name in
+                    !name.hasPrefix(".") && [.csv, .sqldump, .sqlite].contains(InputFormat.named(byExtensionOf: name))
+                }
+                guard !files.isEmpty else {
+                    throw ReaderError(.io, "the folder \(path) holds no CSV, SQL or SQLite file to import")
+                }
+                expanded += files.map { URL(fileURLWithPath: path).appendingPathComponent($0).path }
+                if options.modelPath == nil { options.modelPath = StoreExport.modelFile(inFolder: path) }
+            }
+            options.inputs = expanded
+        }
+
         /// Reads every input once (sniffing a CSV dialect the options leave open, into `options.csv`).
         /// - Throws: `ReaderError` for unreadable inputs, options that do not fit them, or inputs
         ///   with nothing to import.
         init(reading options: inout Options) throws {
             guard !options.inputs.isEmpty else { throw ReaderError(.invalidOption, "give at least one input") }
+            try Self.expandFolders(&options)
             let givenFormat = try InputFormat.named(options.format)
             if options.csv == nil {
                 options.csv = try options.csvFlags.dialect(for: options.inputs, format: givenFormat)

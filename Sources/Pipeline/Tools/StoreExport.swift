@@ -109,7 +109,31 @@ public struct StoreExport {
             written.append(Written(table: table.name, path: path, rows: rows))
         }
         try shared?.finish()
+        if intoFolder, let (text, isJSON) = try modelText(given: options.modelPath, metadata: metadata) {
+            // What CSV cannot say (BLOBs, decimal scales, calendar dates, relationships) beside the
+            // files: `sluice import FOLDER` takes it.
+            let path = URL(fileURLWithPath: options.destination).appendingPathComponent(
+                isJSON ? "model.json" : "model.yaml")
+            try ReportFile.write(Data(text.utf8), to: path.path, role: "the export's model file")
+        }
         return written
+    }
+
+    /// The text of the model the export used: the given model file's, else the store's recorded one
+    /// (`nil` for an Xcode model, which is a folder).
+    private static func modelText(given path: String?, metadata: StoreMetadata) throws -> (String, Bool)? {
+        guard let path else { return StoredModel.text(in: metadata).map { ($0.text, $0.isJSON) } }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            return nil
+        }
+        return (try String(contentsOfFile: path, encoding: .utf8), path.lowercased().hasSuffix(".json"))
+    }
+
+    /// The model file an export folder holds (`model.yaml`, `model.json`), when there is one.
+    public static func modelFile(inFolder folder: String) -> String? {
+        ["model.yaml", "model.json"].map { URL(fileURLWithPath: folder).appendingPathComponent($0).path }
+            .first { FileManager.default.fileExists(atPath: $0) }
     }
 
     static func format(ofPath path: String) -> Format? {
