@@ -35,6 +35,21 @@ import Testing
             "\(renamed.stderr)")
     }
 
+    @Test func dailyXMLFilesOfANamedEntityShareItsTable() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.url.appendingPathComponent("s.sqlite").path
+        let day1 = try directory.file("feed-1.xml", contents: "<feed><item sku=\"A\"><qty>1</qty></item></feed>")
+        let day2 = try directory.file("feed-2.xml", contents: "<feed><item sku=\"A\"><qty>4</qty></item></feed>")
+        for day in [day1, day2] {
+            let run = try runSluice([
+                "import", day.path, "--record", "/feed/item", "--entity", "StockItem", "--key", "sku", "--to", store,
+            ])
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        #expect(try Self.tables(store) == ["stock_item"])
+        #expect(try sqliteRows(store, "SELECT sku, qty FROM stock_item") == [[.text("A"), .integer(4)]])
+    }
+
     @Test func standardInputTakesTheNamesGivenAndTellsItsFormat() throws {
         let directory = try TemporaryDirectory()
         let store = directory.url.appendingPathComponent("s.sqlite").path

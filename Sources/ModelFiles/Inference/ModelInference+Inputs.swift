@@ -57,9 +57,10 @@ extension ModelInference {
             let spec = try spec ?? XMLReader.discoverSpec(path: path, recordPath: recordPath)
             let element =
                 recordPath.split(separator: "/").last.map { String($0.split(separator: ":").last ?? $0) } ?? entity
+            // As for CSV: a name the user gave names the table too, as given (never made plural).
             try add(
                 XMLReader(path: path, spec: spec, namespaces: namespaces), entity: name ?? Self.entityName(element),
-                table: given ?? Self.plural(element)
+                table: given ?? (name.map(snakeCaseName) ?? Self.plural(element))
             )
         case .sqldump:
             let reader = try SQLDumpReader(path: path)
