@@ -55,3 +55,42 @@ import Testing
         #expect(wrong.status == 2, "\(wrong.stderr)")
     }
 }
+
+/// Issue 33, point 9, inference: a column mixing known date spellings is proposed as dates read
+/// with the patterns it uses (the import's pipeline says them), not text; slashed days that read
+/// both day first and month first, or some one way and some the other, stay text.
+@Suite struct DatePatternInferenceTests {
+    @Test func mixedSpellingsAreDatesWithTheirPatterns() throws {
+        let directory = try TemporaryDirectory()
+        let input = try directory.file(
+            "events.csv",
+            contents: """
+                id,on,at,either,both
+                1,31.01.2024,2024-01-02,01/02/2024,13/01/2024
+                2,2024-02-01,01/31/2024,02/03/2024,01/13/2024
+                3,,12/01/2024,,
+
+                """)
+        let model = try runSluice(["infer", input.path])
+        #expect(model.status == 0, "\(model.stderr)")
+        #expect(model.stdout.contains("'on': {type: calendarDate}"), "\(model.stdout)")
+        #expect(model.stdout.contains("at: {type: calendarDate, optional: false}"), "\(model.stdout)")
+        #expect(model.stdout.contains("either: {type: string}") && model.stdout.contains("both: {type: string}"))
+        #expect(model.stdout.contains("`date: [dd.MM.yyyy, iso8601]`"), "\(model.stdout)")
+        #expect(model.stdout.contains("`date: [MM/dd/yyyy, iso8601]`"), "\(model.stdout)")
+
+        let store = directory.url.appendingPathComponent("e.db").path
+        let pipeline = directory.url.appendingPathComponent("e.yaml").path
+        let run = try runSluice(["import", input.path, "--to", store, "--save-pipeline", pipeline])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            try String(contentsOfFile: pipeline, encoding: .utf8).contains(
+                "at: {column: at, date: [MM/dd/yyyy, iso8601]}"))
+        #expect(
+            try sqliteRows(store, "SELECT \"on\", at, either FROM events ORDER BY id") == [
+                [.text("2024-01-31"), .text("2024-01-02"), .text("01/02/2024")],
+                [.text("2024-02-01"), .text("2024-01-31"), .text("02/03/2024")],
+                [.null, .text("2024-12-01"), .null],
+            ])
+    }
+}

@@ -106,8 +106,9 @@ import Testing
             "--field", "number=@id", "--field", "placed=placed", "--to", store,
         ])
         #expect(result.status == 0, "\(result.stderr)")
+        // The entity given names the table too (as for CSV).
         #expect(
-            try sqliteRows(store, "SELECT number FROM orders ORDER BY number") == [
+            try sqliteRows(store, "SELECT number FROM purchase ORDER BY number") == [
                 [.integer(1001)], [.integer(1002)], [.integer(1003)],
             ])
         let missing = try runSluice(["import", repositoryRoot.path + "/SampleData/orders.xml", "--to", store])

@@ -12,6 +12,10 @@ extension ModelInference {
         package var maxLength = 0
         /// Whether every date seen was a day alone (`2024-01-31`): a calendar date, not a timestamp.
         package var dateOnly = true
+        /// The spellings of the dates seen (`iso8601`, `dd.MM.yyyy`, … and `slashed`), and whether
+        /// every slashed one reads day first, and month first.
+        package var dateSpellings: Set<String> = []
+        package var dayFirst = true, monthFirst = true
         /// The digits after the point of the decimals seen while every value has as many (`nil`
         /// before the first value, `-1` once two differ); the declared scale of `NUMERIC(10,2)`.
         package var fractionDigits: Int?
@@ -118,8 +122,7 @@ extension ModelInference {
                 double = false
             }
             if boolean, !["true", "false", "TRUE", "FALSE", "True", "False"].contains(text) { boolean = false }
-            if date, !Self.isISODate(text) { date = false }
-            if date, dateOnly, text.utf8.count != 10 { dateOnly = false }
+            if date { observeDate(text) }
             // A UUID is 36 characters: a long text is not copied to be tried as one.
             if uuid, text.utf8.count != 36 || UUID(uuidString: text) == nil { uuid = false }
             if distinct != nil, let first = distinct!.updateValue(line, forKey: text.hashValue) {
@@ -165,6 +168,47 @@ extension ModelInference {
             DateText.parseISO8601(text) != nil
         }
 
+        /// The day spellings besides ISO 8601 that inference recognises, as pipeline patterns; a
+        /// column may mix them with each other and with ISO 8601 (`date: [dd.MM.yyyy, iso8601]`).
+        static let dayPatterns = ["dd.MM.yyyy", "yyyy/MM/dd", "dd/MM/yyyy", "MM/dd/yyyy"].map {
+            (pattern: $0, compiled: DatePattern($0)!)
+        }
+
+        /// Takes a value of a column that has held dates only: which spellings it is in (a day
+        /// written with slashes may read both day first and month first).
+        private mutating func observeDate(_ text: String) {
+            if Self.isISODate(text) {
+                dateSpellings.insert("iso8601")
+                if text.utf8.count != 10 { dateOnly = false }
+                return
+            }
+            let reads = Self.dayPatterns.filter { $0.compiled.date(from: text) != nil }.map(\.pattern)
+            guard let first = reads.first else {
+                date = false
+                return
+            }
+            if first == "dd/MM/yyyy" || first == "MM/dd/yyyy" {
+                dateSpellings.insert("slashed")
+                if !reads.contains("dd/MM/yyyy") { dayFirst = false }
+                if !reads.contains("MM/dd/yyyy") { monthFirst = false }
+            } else {
+                dateSpellings.insert(first)
+            }
+        }
+
+        /// The date patterns a pipeline reads the column's values with: none for ISO 8601 alone (the
+        /// default); `nil` when the slashed days read both day first and month first (`01/02/2024`
+        /// only) or neither way for all, so the column is not taken for dates.
+        package var datePatterns: [String]? {
+            var patterns = Self.dayPatterns.map(\.pattern).filter { dateSpellings.contains($0) }
+            if dateSpellings.contains("slashed") {
+                guard dayFirst != monthFirst else { return nil }
+                patterns.append(dayFirst ? "dd/MM/yyyy" : "MM/dd/yyyy")
+            }
+            if patterns.isEmpty { return [] }
+            return dateSpellings.contains("iso8601") ? patterns + ["iso8601"] : patterns
+        }
+
         /// The type for the values seen, within what the declared type says: BLOBs are binary,
         /// a TEXT column stays text (`'007'`, `'2023-09-01'` as written), a REAL one double, an
         /// INTEGER one holding integers beyond 64 bits decimal.
@@ -181,7 +225,7 @@ extension ModelInference {
             if boolean { return .boolean }
             if decimal { return .decimal }
             if double { return .double }
-            if date { return dateOnly ? .calendarDate : .date }
+            if date, datePatterns != nil { return dateOnly ? .calendarDate : .date }
             if uuid { return .uuid }
             return .string
         }

@@ -16,8 +16,17 @@ extension ModelInference {
         let described = entities.indices.filter { !linkTables.contains($0) }.map { index in
             (entities[index].name, entityValue(index, links: links, manyToMany: manyToMany))
         }
+        // Dates in other spellings: a model holds no formats, the pipeline that reads them does.
+        let spellings = entities.flatMap { entity in
+            entity.columns.compactMap { column -> String? in
+                guard column.type.isDate, let patterns = column.datePatterns, !patterns.isEmpty else { return nil }
+                return "\(entity.name).\(Self.attributeName(column.source)) holds dates written "
+                    + patterns.joined(separator: " and ") + ":\n  a pipeline field reads them with "
+                    + "`date: [\(patterns.joined(separator: ", "))]` (sluice import does)."
+            }
+        }
         return YAMLValue.map([("version", .number(1)), ("entities", .map(described))])
-            .document(comment: Self.modelFileComment)
+            .document(comment: ([Self.modelFileComment] + spellings).joined(separator: "\n"))
     }
 
     /// One entity of the model file: its table, attributes, relationships, keys and indexes.

@@ -1,3 +1,4 @@
+import ObjectGraph
 import Readers
 
 /// How `sluice import` fills the proposed entities from their inputs: the plans it makes its pipeline of.
@@ -19,6 +20,8 @@ extension ModelInference {
         /// For a pure link table: the many-to-many relationship its rows fill — the owner entity
         /// found by its key attribute from a column, the relationship, its destination found the same way.
         package var links: LinksPlan?
+        /// By column: the date patterns its values are read with, when not ISO 8601 alone.
+        package var datePatterns: [String: [String]] = [:]
     }
 
     /// How the rows of a pure link table fill its many-to-many relationship.
@@ -78,7 +81,7 @@ extension ModelInference {
             }
             let rowKey = self.rowKey(of: entity)
             if let rowKey { key = [rowKey] }
-            return EntityPlan(
+            var plan = EntityPlan(
                 name: entity.name, origin: entity.origin, table: entity.table,
                 fields: (rowKey.map { [($0, Record.ordinalFieldName)] } ?? [])
                     + entity.columns.filter { !linkedColumns.contains($0.source) }.map {
@@ -86,6 +89,10 @@ extension ModelInference {
                     },
                 lookups: lookups, key: key,
                 parent: entity.parent.map { ($0, Self.attributeName(entities[$0].name)) })
+            for column in entity.columns where column.type.isDate {
+                if let patterns = column.datePatterns, !patterns.isEmpty { plan.datePatterns[column.source] = patterns }
+            }
+            return plan
         }
     }
 }

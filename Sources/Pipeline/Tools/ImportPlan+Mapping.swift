@@ -41,7 +41,12 @@ extension ImportPlan {
             return .text(column)
         }
         // None for a link table of foreign keys only.
-        if !plan.fields.isEmpty { parts.append(("fields", .map(plan.fields.map { ($0.attribute, from($0.column)) }))) }
+        // Dates in other spellings than ISO 8601 name their patterns (`date: [dd.MM.yyyy, iso8601]`).
+        let fields = plan.fields.map { field -> (String, YAMLValue) in
+            guard let patterns = plan.datePatterns[field.column] else { return (field.attribute, from(field.column)) }
+            return (field.attribute, .map([("column", from(field.column)), ("date", .texts(patterns))], flow: true))
+        }
+        if !fields.isEmpty { parts.append(("fields", .map(fields))) }
         if !plan.lookups.isEmpty {
             let lookups = plan.lookups.map { lookup -> (String, YAMLValue) in
                 let rules: [(String, YAMLValue)] = [
