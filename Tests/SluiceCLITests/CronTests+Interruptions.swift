@@ -94,7 +94,8 @@ extension CronTests {
         let directory = try TemporaryDirectory()
         let pipeline = try Self.pipeline(in: directory, max: 1_000_000)
         var rows = "id,name,qty,shelf\n"
-        for id in 1...300_000 { rows += "\(id),item \(id),not a number,S\(id % 20)\n" }
+        // Enough rows that the run is still writing rejects when it is killed, on a busy machine too.
+        for id in 1...900_000 { rows += "\(id),item \(id),not a number,S\(id % 20)\n" }
         _ = try directory.file("items.csv", contents: rows)
         let out = directory.url.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)

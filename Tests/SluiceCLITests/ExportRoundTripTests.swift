@@ -3,11 +3,12 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 33, point 8: `sluice export` → `sluice import` is the identity. A CSV export carries what
-/// CSV cannot say in a model file beside the files (`model.yaml`), which `sluice import FOLDER`
-/// takes; a SQL export declares it (`DATE`, `NUMERIC(38,2)`, `REFERENCES`, `UNIQUE`). Both give back
-/// every table and column — BLOBs, decimals and their scales, calendar dates, timestamps, to-ones,
-/// many-to-manys, keyless rows — of the legacy-shapes fixture and of the shop sample.
+/// Issue 33, point 8: `sluice export` → `sluice import` is the identity. A CSV or JSON Lines
+/// export carries what the files cannot say in a model file beside them (`model.yaml`), which
+/// `sluice import FOLDER` takes; a SQL export declares it (`DATE`, `NUMERIC(38,2)`, `REFERENCES`,
+/// `UNIQUE`). Each gives back every table and column — BLOBs, decimals and their scales, calendar
+/// dates, timestamps, to-ones, many-to-manys, keyless rows — of the legacy-shapes fixture and of
+/// the shop sample.
 @Suite struct ExportRoundTripTests {
     /// Every table of a store (Sluice's own aside): its columns (name and declared type, in order)
     /// and its rows, sorted.
@@ -31,11 +32,13 @@ import Testing
         let original = try tables(store)
         #expect(original.count >= (label == "legacy" ? 26 : 6), "\(label): \(original.keys.sorted())")
         let folder = directory.url.appendingPathComponent("\(label)-csv").path
+        let lines = directory.url.appendingPathComponent("\(label)-jsonl").path
         let file = directory.url.appendingPathComponent("\(label).sql").path
         #expect(try runSluice(["export", store, "--to", folder + "/"]).status == 0)
         #expect(FileManager.default.fileExists(atPath: folder + "/model.yaml"))
+        #expect(try runSluice(["export", store, "--to", lines + "/", "--format", "jsonl"]).status == 0)
         #expect(try runSluice(["export", store, "--to", file]).status == 0)
-        for (route, input) in [("csv", folder), ("sqldump", file)] {
+        for (route, input) in [("csv", folder), ("jsonl", lines), ("sqldump", file)] {
             let copy = directory.url.appendingPathComponent("\(label)-\(route).db").path
             let result = try runSluice(["import", input, "--to", copy])
             #expect(result.status == 0, "\(label) \(route): \(result.stderr)")

@@ -7,7 +7,7 @@ extension ModelInference {
     static func tableName(_ path: String) -> String {
         if path == "-" { return "stdin" }  // standard input
         var base = (path as NSString).lastPathComponent
-        for suffix in [".gz", ".csv", ".tsv", ".txt"] where base.lowercased().hasSuffix(suffix) {
+        for suffix in [".gz", ".csv", ".tsv", ".txt", ".jsonl", ".ndjson"] where base.lowercased().hasSuffix(suffix) {
             base = String(base.dropLast(suffix.count))
         }
         return base.isEmpty ? "records" : base
@@ -62,6 +62,11 @@ extension ModelInference {
                 XMLReader(path: path, spec: spec, namespaces: namespaces), entity: name ?? Self.entityName(element),
                 table: given ?? (name.map(snakeCaseName) ?? Self.plural(element))
             )
+        case .jsonl:
+            // As for CSV: a name the user gave names the table too.
+            try add(
+                JSONLinesReader(path: path), entity: entity,
+                table: given ?? (name != nil ? snakeCaseName(entity) : Self.tableName(path)))
         case .sqldump:
             let reader = try SQLDumpReader(path: path)
             // A table's schema is known once its CREATE TABLE is read, which precedes its rows.

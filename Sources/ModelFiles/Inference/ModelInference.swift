@@ -173,7 +173,8 @@ public struct ModelInference {
     /// `order_lines` → `OrderLine`, `customers` → `Customer`.
     public static func entityName(_ source: String) -> String {
         var base = (source as NSString).lastPathComponent
-        for suffix in [".gz", ".csv", ".tsv", ".txt", ".xml", ".sql"] where base.lowercased().hasSuffix(suffix) {
+        for suffix in [".gz", ".csv", ".tsv", ".txt", ".xml", ".sql", ".jsonl", ".ndjson"]
+        where base.lowercased().hasSuffix(suffix) {
             base = String(base.dropLast(suffix.count))
         }
         let words = base.split { !$0.isLetter && !$0.isNumber }.map(String.init)

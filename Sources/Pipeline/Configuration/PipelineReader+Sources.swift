@@ -25,23 +25,7 @@ extension PipelineReader {
             }
             return nil
         }
-        var format: InputFormat?
-        if let formatNode = entry("format"), let formatName = text(formatNode, "format", source: subject) {
-            format = InputFormat(rawValue: formatName)
-            if format == nil {
-                fail(
-                    formatNode, "unknown format \(formatName.debugDescription) (use csv, xml, sqldump or sqlite)",
-                    entity: subject)
-            }
-        } else if entry("format") == nil {
-            // A file not there yet (`check` says so; a run fails reading it, exit 3) goes by its name.
-            format = (try? InputFormat.detect(path: path)) ?? InputFormat.named(byExtensionOf: path)
-            if format == nil {
-                fail(
-                    node, "the source needs a `format` (csv, xml, sqldump or sqlite): its file does not tell",
-                    entity: subject)
-            }
-        }
+        let format = readFormat(entry("format"), of: path, node, subject: subject)
         guard let format, let mapping = readMapping(node, entries: entries, model: model, source: subject) else {
             return nil
         }
@@ -86,6 +70,28 @@ extension PipelineReader {
             fail(entry("children"), "children (nested records) apply to xml sources only", entity: subject)
         }
         return source
+    }
+
+    /// `format:`, or (without one) the format the file's name or first bytes tell.
+    mutating func readFormat(_ formatNode: Node?, of path: String, _ node: Node, subject: String) -> InputFormat? {
+        guard let formatNode else {
+            // A file not there yet (`check` says so; a run fails reading it, exit 3) goes by its name.
+            let format = (try? InputFormat.detect(path: path)) ?? InputFormat.named(byExtensionOf: path)
+            if format == nil {
+                fail(
+                    node, "the source needs a `format` (csv, xml, sqldump, sqlite or jsonl): its file does not tell",
+                    entity: subject)
+            }
+            return format
+        }
+        guard let formatName = text(formatNode, "format", source: subject) else { return nil }
+        let format = InputFormat(rawValue: formatName)
+        if format == nil {
+            fail(
+                formatNode, "unknown format \(formatName.debugDescription) (use csv, xml, sqldump, sqlite or jsonl)",
+                entity: subject)
+        }
+        return format
     }
 
     /// `mode:` and, for `mode: sync`, `sync: { max_delete: N | P% }`.

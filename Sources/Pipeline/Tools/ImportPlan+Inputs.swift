@@ -17,7 +17,7 @@ extension ImportPlan {
         var inference = ModelInference()
         var sources: [Source] = []
 
-        /// A folder among the inputs (an export's) stands for its data files — CSV, SQL, SQLite, plain
+        /// A folder among the inputs (an export's) stands for its data files — CSV, JSON Lines, SQL, SQLite, plain
         /// or gzipped, by name — and, when no model is given, its model file (`model.yaml`).
         static func expandFolders(_ options: inout Options) throws {
             var expanded: [String] = []
@@ -31,10 +31,11 @@ extension ImportPlan {
                 }
                 let names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
                 let files = names.filter { name in
-                    !name.hasPrefix(".") && [.csv, .sqldump, .sqlite].contains(InputFormat.named(byExtensionOf: name))
+                    !name.hasPrefix(".")
+                        && [.csv, .sqldump, .sqlite, .jsonl].contains(InputFormat.named(byExtensionOf: name))
                 }
                 guard !files.isEmpty else {
-                    throw ReaderError(.io, "the folder \(path) holds no CSV, SQL or SQLite file to import")
+                    throw ReaderError(.io, "the folder \(path) holds no CSV, JSON Lines, SQL or SQLite file to import")
                 }
                 expanded += files.map { URL(fileURLWithPath: path).appendingPathComponent($0).path }
                 if options.modelPath == nil { options.modelPath = StoreExport.modelFile(inFolder: path) }

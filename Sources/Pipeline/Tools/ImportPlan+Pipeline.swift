@@ -101,6 +101,7 @@ extension ImportPlan {
                             parts.append(("namespaces", .map(bound, flow: true)))
                         }
                     case .sqldump, .sqlite: parts.append(("table", .text(plan.origin)))
+                    case .jsonl: break
                     }
                     if let links {
                         parts += ImportPlan.linksMapping(links)

@@ -14,7 +14,7 @@ public struct ImportPlan {
     public struct Options: Sendable {
         public var inputs: [String]
         public var target: String
-        /// The inputs' format: `csv`, `xml`, `sqldump` or `sqlite`; `nil` (or `auto`) tells it per file.
+        /// The inputs' format: `csv`, `xml`, `sqldump`, `sqlite` or `jsonl`; `nil` (or `auto`) tells it per file.
         public var format: String?
         /// The entity of a single CSV or XML input (default: from the file name or record element).
         public var entity: String?

@@ -5,7 +5,7 @@ import Readers
 public enum ModelProposal {
     /// The proposed model file's text for `inputs`.
     /// - Parameters:
-    ///   - format: `csv`, `xml`, `sqldump`, `sqlite`, or `nil`/`auto` to detect each input's.
+    ///   - format: `csv`, `xml`, `sqldump`, `sqlite`, `jsonl`, or `nil`/`auto` to detect each input's.
     ///   - recordPath: XML: the path of the record elements.
     /// - Throws: `ReaderError`: unreadable input (with its position), an unknown format, XML
     ///   without a record path.

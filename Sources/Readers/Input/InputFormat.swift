@@ -2,12 +2,13 @@ import Foundation
 
 /// The formats `sluice` reads, and how one is chosen for `--format auto`.
 public enum InputFormat: String, Sendable, CaseIterable {
-    case csv, xml, sqldump, sqlite
+    case csv, xml, sqldump, sqlite, jsonl
 
     /// The format of `path`: a SQLite database by its header, otherwise by the name without `.gz`
-    /// (`.csv`/`.tsv`/`.txt` CSV, `.xml` XML, `.sql` dump), otherwise by the first bytes (standard
-    /// input, a file without an extension): `<` XML; SQL's first words (`PRAGMA`, `BEGIN`,
-    /// `CREATE`, `INSERT`, a `--` or `/*` comment) a dump; a first line of text with a `,` `;` tab
+    /// (`.csv`/`.tsv`/`.txt` CSV, `.xml` XML, `.sql` dump, `.jsonl`/`.ndjson` JSON Lines), otherwise
+    /// by the first bytes (standard input, a file without an extension): `<` XML, `{` JSON Lines;
+    /// SQL's first words (`PRAGMA`, `BEGIN`, `CREATE`, `INSERT`, a `--` or `/*` comment) a dump; a
+    /// first line of text with a `,` `;` tab
     /// or `|` CSV.
     /// - Throws: `ReaderError` when the file cannot be read or nothing tells the format.
     public static func detect(path: String) throws -> InputFormat {
@@ -26,13 +27,14 @@ public enum InputFormat: String, Sendable, CaseIterable {
         if let format = named(byExtensionOf: path) { return format }
         if let format = sniffed(head) { return format }
         throw ReaderError(
-            .invalidOption, "cannot tell the format of \(path); give it with --format csv|xml|sqldump|sqlite")
+            .invalidOption, "cannot tell the format of \(path); give it with --format csv|xml|sqldump|sqlite|jsonl")
     }
 
     /// The format the first bytes of a text say (see `detect(path:)`); `nil` when they say none.
     static func sniffed(_ head: [UInt8]) -> InputFormat? {
         let text = head.drop { $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
         if text.first == UInt8(ascii: "<") { return .xml }
+        if text.first == UInt8(ascii: "{") { return .jsonl }
         guard !text.isEmpty, !text.contains(0) else { return nil }
         let start = String(decoding: text.prefix(16), as: UTF8.self).uppercased()
         if ["PRAGMA", "BEGIN", "CREATE", "INSERT", "--", "/*"].contains(where: { start.hasPrefix($0) }) {
@@ -55,6 +57,7 @@ public enum InputFormat: String, Sendable, CaseIterable {
         if name.hasSuffix(".csv") || name.hasSuffix(".tsv") || name.hasSuffix(".txt") { return .csv }
         if name.hasSuffix(".xml") { return .xml }
         if name.hasSuffix(".sql") { return .sqldump }
+        if name.hasSuffix(".jsonl") || name.hasSuffix(".ndjson") { return .jsonl }
         if name.hasSuffix(".db") || name.hasSuffix(".sqlite") || name.hasSuffix(".sqlite3") { return .sqlite }
         return nil
     }

@@ -22,6 +22,8 @@ public struct ReaderError: Error, Sendable, CustomStringConvertible {
         case recordTooLarge
         /// XML that is not well-formed.
         case malformedXML
+        /// A JSON Lines line that is not one JSON object of scalar members (the next line is read on).
+        case malformedJSON
         /// A SQL statement the dump reader cannot parse.
         case sqlSyntax
         /// A SQL dump statement that changes data in a way the reader cannot apply (UPDATE, DELETE,
@@ -56,7 +58,7 @@ public struct ReaderError: Error, Sendable, CustomStringConvertible {
         self.position = position
         self.underlying = underlying
         switch kind {
-        case .encoding, .raggedRow, .misplacedQuote, .sqlSyntax: isRecoverable = recoverable ?? true
+        case .encoding, .raggedRow, .misplacedQuote, .sqlSyntax, .malformedJSON: isRecoverable = recoverable ?? true
         default: isRecoverable = recoverable ?? false
         }
     }

@@ -301,6 +301,7 @@ struct ReadStage {
         do {
             switch source.format {
             case .csv: return try CSVReader(source: counted(), dialect: source.csv)
+            case .jsonl: return try JSONLinesReader(source: counted(), limits: source.limits)
             case .xml:
                 return try XMLReader(
                     source: counted(), specs: parts.map { $0.source.mapping.xmlSpec(path: $0.source.record ?? "/") },
