@@ -17,6 +17,7 @@ import Testing
         CREATE VIRTUAL TABLE bare USING fts4(t, content="");
         INSERT INTO old(docid, title, body) VALUES(7, 'a', 'b');
         INSERT INTO mid VALUES('c', 'd');
+        INSERT INTO mid(mid) VALUES('optimize');
         INSERT INTO src VALUES(1, 'e');
         """
 

@@ -38,6 +38,9 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: folder + "/model.yaml"))
         #expect(try runSluice(["export", store, "--to", lines + "/", "--format", "jsonl"]).status == 0)
         #expect(try runSluice(["export", store, "--to", file]).status == 0)
+        // The script declares what the model says: required columns, a link table's pairs as its key.
+        let script = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(script.contains(" NOT NULL") && script.contains("  PRIMARY KEY ("), "\(label)")
         for (route, input) in [("csv", folder), ("jsonl", lines), ("sqldump", file)] {
             let copy = directory.url.appendingPathComponent("\(label)-\(route).db").path
             let result = try runSluice(["import", input, "--to", copy])

@@ -52,6 +52,43 @@ import Testing
         }
     }
 
+    /// Issue 33, point 4: no column the source lacked — a keyless table's rows are kept under
+    /// SQLite's rowid (found again by their places on a re-run), a header-only CSV adds none.
+    @Test func keylessInputsKeepExactlyTheirColumns() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.url.appendingPathComponent("s.db").path
+        let empty = try directory.file("headeronly.csv", contents: "a,b\n")
+        let twins = try directory.file("twins.csv", contents: "at,msg\n10:00,start\n10:00,start\n10:05,stop\n")
+        #expect(try runSluice(["import", empty.path, "--to", store]).status == 0)
+        #expect(try runSluice(["import", twins.path, "--to", store, "--mode", "append"]).status == 0)
+        for (table, columns) in [("headeronly", ["a", "b"]), ("twins", ["at", "msg"])] {
+            #expect(
+                try sqliteRows(store, "SELECT name FROM pragma_table_info('\(table)')") == columns.map { [.text($0)] })
+        }
+        #expect(try sqliteRows(store, "SELECT count(*) FROM twins") == [[.integer(3)]])
+        let database = directory.url.appendingPathComponent("log.db").path
+        try SQLiteConnection(path: database, mode: .readWriteCreate).execute(
+            "CREATE TABLE log(at TEXT, msg TEXT); INSERT INTO log VALUES('10:00','start'),('10:00','start');")
+        let copy = directory.url.appendingPathComponent("c.db").path
+        #expect(try runSluice(["import", database, "--to", copy]).status == 0)
+        #expect(try sqliteRows(copy, "SELECT name FROM pragma_table_info('log')") == [[.text("at")], [.text("msg")]])
+        #expect(
+            try sqliteRows(copy, "SELECT rowid, at, msg FROM log ORDER BY rowid") == [
+                [.integer(1), .text("10:00"), .text("start")], [.integer(2), .text("10:00"), .text("start")],
+            ])
+        let again = try runSluice(["import", database, "--to", copy])
+        #expect(again.stdout.contains("Log: 2 read, 0 inserted, 0 updated, 2 unchanged, 0 rejected"), "\(again.stdout)")
+        // A row is known by its rowid, not its place: the rows after one that went are unchanged.
+        try SQLiteConnection(path: database, mode: .readWrite).execute(
+            "INSERT INTO log VALUES('10:05','stop'); DELETE FROM log WHERE rowid = 1;")
+        let third = try runSluice(["import", database, "--to", copy])
+        #expect(third.stdout.contains("Log: 2 read, 1 inserted, 0 updated, 1 unchanged, 0 rejected"), "\(third.stdout)")
+        #expect(
+            try sqliteRows(copy, "SELECT rowid, msg FROM log ORDER BY rowid") == [
+                [.integer(1), .text("start")], [.integer(2), .text("start")], [.integer(3), .text("stop")],
+            ])
+    }
+
     @Test func anEmptyTableIsMadeAndWhatRefersToItIsChecked() throws {
         let directory = try TemporaryDirectory()
         let database = directory.url.appendingPathComponent("e.db").path

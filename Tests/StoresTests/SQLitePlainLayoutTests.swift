@@ -303,4 +303,47 @@ import Testing
         // From then on the store is the grown model's: it opens without the option.
         _ = try TestGraph(model: grown, storeType: SQLiteStore.storeType, url: file.url)
     }
+
+    /// A table nothing refers to and without a key attribute is kept under SQLite's rowid (issue
+    /// 33): no column added. A store written before, whose such table has an `id INTEGER PRIMARY
+    /// KEY` (the rowid by another name), still opens, grows and reads its rows.
+    @Test func aTableKeptUnderTheRowidAlsoOpensWithTheKeyColumnOfBefore() throws {
+        func model(_ extra: [AttributeDescription] = []) throws -> ManagedObjectModel {
+            try ManagedObjectModel(entities: [
+                EntityDescription(
+                    name: "Log", attributes: [AttributeDescription(name: "msg", type: .string)] + extra,
+                    tableName: "log")
+            ])
+        }
+        let file = try SQLiteFile(model: try model())
+        file.graph.insert("Log", ["msg": "start"])
+        file.graph.insert("Log", ["msg": "start"])
+        try file.context.save()
+        #expect(try file.query("SELECT name FROM pragma_table_info('log')") == [[.text("msg")]])
+        #expect(
+            try file.query("SELECT rowid, msg FROM log ORDER BY 1") == [
+                [.integer(1), .text("start")], [.integer(2), .text("start")],
+            ])
+        file.graph.coordinator.removePersistentStore(file.graph.store)
+        // As an earlier version made the table: a key column of its own.
+        let connection = try SQLiteConnection(path: file.url.path, mode: .readWrite)
+        try connection.execute(
+            """
+            CREATE TABLE old_log (id INTEGER PRIMARY KEY, msg TEXT);
+            INSERT INTO old_log SELECT rowid, msg FROM log;
+            DROP TABLE log;
+            ALTER TABLE old_log RENAME TO log;
+            """)
+        let grown = try model([AttributeDescription(name: "level", type: .string)])
+        let graph = try TestGraph(
+            model: grown, storeType: SQLiteStore.storeType, url: file.url, options: ["lightweight_migration": "true"])
+        graph.insert("Log", ["msg": "stop", "level": "info"])
+        try graph.context.save()
+        #expect(try graph.makeContext().fetch(FetchRequest(entityName: "Log")).count == 3)
+        #expect(
+            try file.query("SELECT id, msg, level FROM log ORDER BY id") == [
+                [.integer(1), .text("start"), .null], [.integer(2), .text("start"), .null],
+                [.integer(3), .text("stop"), .text("info")],
+            ])
+    }
 }

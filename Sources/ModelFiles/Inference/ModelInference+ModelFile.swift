@@ -4,7 +4,7 @@ extension ModelInference {
     /// The first lines of every model file inference writes.
     static let modelFileComment = """
         Proposed by `sluice infer` from every value of the inputs; review before use.
-        A SQL table without a key is keyed by its rows' places (an integer64 attribute kept in SQLite's
+        A SQL table without a key is keyed by its rows' rowids (an integer64 attribute kept in SQLite's
         rowid: no column of its own); a CSV or XML input without one has none (`sluice import --key`
         names one); nested records have a required relationship to the record that encloses them.
         """

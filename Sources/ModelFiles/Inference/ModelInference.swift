@@ -263,7 +263,7 @@ public struct ModelInference {
     }
 
     /// For a SQL table without a key of any kind (declared, unique, or found in its values): the
-    /// attribute that keys its rows by their place in the table (the mapping's `#row`), so that
+    /// attribute that keys its rows by their rowid, or place in a dump (the mapping's `#row`), so that
     /// every row is kept — identical ones too — and a re-import finds them again. Named `id`, or
     /// `rowId`/`rowNumber` when the table has a column of that name.
     package func rowKey(of entity: Entity) -> String? {

@@ -99,6 +99,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
 
     public func attributeIndex(named name: String) -> Int? { attributeIndexByName[name] }
 
+    public func relationshipIndex(named name: String) -> Int? { relationshipIndexByName[name] }
+
     /// `items` (each named by the property it stores, `nil` for a column of no property, which
     /// stays first) in the order of `columnOrder`: named ones by their place there, then the others
     /// as they came.
@@ -113,7 +115,6 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
             return place(a) < place(b)
         }.map(\.element)
     }
-    public func relationshipIndex(named name: String) -> Int? { relationshipIndexByName[name] }
 
     /// The entity at the top of this entity's inheritance chain (it names the store table).
     public var rootEntity: EntityDescription {

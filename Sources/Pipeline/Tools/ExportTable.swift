@@ -114,6 +114,8 @@ struct ExportTable {
                 if case .attribute(let key) = Key(of: entity), key.name == attribute.name {
                     column.constraint = " PRIMARY KEY"
                 }
+                // Required where every row of the table has the attribute (no sub-entity without it).
+                if !attribute.isOptional, kinds.count == 1 { column.constraint += " NOT NULL" }
                 attributes.append(column)
             }
             for relationship in kind.relationships where !relationship.isToMany && !taken.contains(relationship.name) {
@@ -130,7 +132,8 @@ struct ExportTable {
                 references.append(
                     Column(
                         name: columnName, value: .destination(relationship.name, key), sqlType: key.sqlType,
-                        constraint: " REFERENCES \(Self.quote(destination))(\(Self.quote(referenced)))",
+                        constraint: (!relationship.isOptional && kinds.count == 1 ? " NOT NULL" : "")
+                            + " REFERENCES \(Self.quote(destination))(\(Self.quote(referenced)))",
                         attribute: key.attribute))
             }
         }
@@ -177,7 +180,7 @@ struct ExportTable {
     /// primary key (a to-one in one is its foreign-key column), for a SQL export's `UNIQUE (…)`.
     var uniqueColumns: [[String]] {
         guard link == nil else { return [] }
-        let primary = columns.first { $0.constraint == " PRIMARY KEY" }?.name
+        let primary = columns.first { $0.constraint.hasPrefix(" PRIMARY KEY") }?.name
         return entity.uniquenessConstraints.compactMap { constraint in
             let names = constraint.map { property in
                 columns.first { column in

@@ -44,7 +44,11 @@ final class ExportWriter {
             break
         case .sqldump:
             let columns = table.columns.map { "  \(ExportTable.quote($0.name)) \($0.sqlType)\($0.constraint)" }
-            let unique = table.uniqueColumns.map { "  UNIQUE (\($0.map(ExportTable.quote).joined(separator: ", ")))" }
+            // A link table's pairs are its key, as a many-to-many's join table is.
+            let unique =
+                table.link != nil
+                ? ["  PRIMARY KEY (\(table.columns.map { ExportTable.quote($0.name) }.joined(separator: ", ")))"]
+                : table.uniqueColumns.map { "  UNIQUE (\($0.map(ExportTable.quote).joined(separator: ", ")))" }
             append(
                 "CREATE TABLE \(ExportTable.quote(table.name)) (\n\((columns + unique).joined(separator: ",\n"))\n);\n")
         }

@@ -35,8 +35,8 @@ public struct Record: Sendable {
     public let number: Int?
     /// For nested records: the number of the record this one belongs to.
     public var parentRecord: Int?
-    /// For a table's rows (SQL dumps, SQLite files): the row's 1-based place among its table's rows,
-    /// in the order they are read; else `number`. What a mapping's `#row` field gives.
+    /// For a table's rows: a SQLite file's row's rowid (when it has one), a dump's row's 1-based
+    /// place among its table's rows; else `number`. What a mapping's `#row` field gives.
     public var ordinal: Int? {
         get { tableRow ?? number }
         set { tableRow = newValue }

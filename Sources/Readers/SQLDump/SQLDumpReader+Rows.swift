@@ -1,6 +1,14 @@
 extension SQLDumpReader {
     // MARK: Rows (INSERT … VALUES)
 
+    /// Whether the INSERT is a full-text table's command (`INSERT INTO t(t) VALUES('optimize')`),
+    /// which works on its index, not a row.
+    private func isFullTextCommand(_ named: [String]?, into table: String) -> Bool {
+        guard let named, named.count == 1 else { return false }
+        let key = TableSchema.sqlName(table)
+        return TableSchema.sqlName(named[0]) == key && fullTextTables.contains(key)
+    }
+
     /// Whether the rows of table `key` are read: not a virtual table's storage nor (but for a
     /// full-text table's documents) its rows, and among the tables asked for.
     private func isWanted(_ key: String, _ state: TableState?) -> Bool {
@@ -32,16 +40,16 @@ extension SQLDumpReader {
                 lastTableInfo = nil
                 return try schemaRows(&parser)
             }
-            let state = states[key]
             if let trigger = insertTriggers[key] {
                 throw unsupported(
                     "the INSERT into \(table.debugDescription) would run its trigger \(trigger.debugDescription), "
                         + "whose changes Sluice cannot make")
             }
-            lastTableInfo = (state, isWanted(key, state))
+            lastTableInfo = (states[key], isWanted(key, states[key]))
         }
         let state = lastTableInfo!.state
         let named = parser.peek() == UInt8(ascii: "(") ? try parser.identifierList() : nil
+        if isFullTextCommand(named, into: table) { return }
         let defaults = parser.isKeyword("DEFAULT")
         guard parser.isKeyword("VALUES") else {
             throw SQLParser.Failure("expected VALUES (only INSERT … VALUES is supported)")

@@ -24,6 +24,8 @@ public final class SQLiteFileReader: RecordReader {
     private var statement: SQLiteStatement?
     private var context: Record.Context?
     private var rowNumber = 0
+    /// How the current table's rowid is selected (`nil`: no rowid, a row's place stands for it).
+    private var rowid: String?
     private var recordNumber = 0
     private let limits: ReaderLimits
 
@@ -121,6 +123,11 @@ public final class SQLiteFileReader: RecordReader {
         }
     }
 
+    /// The name that selects a table's rowid: `rowid`, `_rowid_` or `oid`, whichever no column takes.
+    private static func rowidName(of table: TableSchema) -> String? {
+        ["rowid", "_rowid_", "oid"].first { table.columnIndex(named: $0) == nil }
+    }
+
     /// Whether the rows of `table` can be selected here (a virtual table needs its module).
     private static func canRead(_ table: String, in connection: SQLiteConnection) -> Bool {
         (try? connection.makeStatement("SELECT * FROM \(quoted(table)) LIMIT 0")) != nil
@@ -200,7 +207,11 @@ public final class SQLiteFileReader: RecordReader {
                 let table = tables[tableIndex]
                 if statement == nil {
                     // The columns by name: `*` would add generated columns, which `table_info` leaves out.
-                    let list = table.columns.map { Self.quoted($0.name) }.joined(separator: ", ")
+                    var list = table.columns.map { Self.quoted($0.name) }.joined(separator: ", ")
+                    // Then the row's rowid, its `Record.ordinal`: a keyless row is known by it on a
+                    // re-run even after rows before it went (a table's rowid, unless a column hides it).
+                    rowid = table.isWithoutRowid ? nil : Self.rowidName(of: table)
+                    if let rowid { list += ", " + rowid }
                     statement = try connection.makeStatement("SELECT \(list) FROM \(Self.quoted(table.name))")
                     context = Record.Context(
                         file: path, schema: RecordSchema(names: table.columns.map(\.name)), kind: table.name)
@@ -232,7 +243,7 @@ public final class SQLiteFileReader: RecordReader {
                     var record = Record(
                         byteFields: fields, blobs: blobs, context: context, line: rowNumber, column: 1,
                         number: recordNumber)
-                    record.ordinal = rowNumber
+                    record.ordinal = rowid.map { _ in Int(statement.int64(Int32(table.columns.count))) } ?? rowNumber
                     return record
                 }
                 self.statement = nil

@@ -14,10 +14,17 @@ extension SQLiteStore {
     func migrateLightly() throws {
         var additions: [(table: String, column: String, declaration: String)] = []
         for (table, columns) in schema.tableColumns where try tableExists(table) {
-            let info = try connection.makeStatement("SELECT name, type FROM pragma_table_info(?)")
+            let info = try connection.makeStatement("SELECT name, type, pk FROM pragma_table_info(?)")
             info.bind(table, at: 1)
+            // A table now kept under SQLite's rowid may have an `INTEGER PRIMARY KEY` column from a
+            // store written before (`id`): that column is the rowid, and stays.
+            let underRowid = !columns.contains { $0.declaration.uppercased().contains("PRIMARY KEY") }
             var found: [String: String] = [:]
-            while try info.step() { found[(info.string(0) ?? "").lowercased()] = (info.string(1) ?? "").uppercased() }
+            while try info.step() {
+                let type = (info.string(1) ?? "").uppercased()
+                if underRowid, info.int64(2) == 1, type == "INTEGER" { continue }
+                found[(info.string(0) ?? "").lowercased()] = type
+            }
             for (name, _) in found where !columns.contains(where: { $0.name.lowercased() == name }) { return }
             for column in columns {
                 if let type = found[column.name.lowercased()] {
