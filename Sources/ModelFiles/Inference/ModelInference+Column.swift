@@ -88,6 +88,12 @@ extension ModelInference {
 
         /// Takes a value of the column, from the record at `line`.
         mutating func observe(_ text: String?, isBlob: Bool = false, line: Int = 0) {
+            // A NUMERIC column's BLOB of decimal digits is a decimal a store kept exactly that way.
+            if isBlob, affinity == "NUMERIC", let text, let bytes = SQLValueText.bytes(fromHex: text),
+                case let digits = String(decoding: bytes, as: UTF8.self), Self.isPlainDecimal(digits)
+            {
+                return observe(digits, line: line)
+            }
             if isBlob, text != nil {
                 values += 1
                 blobs += 1

@@ -130,6 +130,10 @@ public final class ValueConverter {
         {
             return .success(.binary(bytes))
         }
+        // A decimal a store kept as a BLOB of its digits (more than a double holds): those digits.
+        if attribute.type == .decimal, record.isBlob(field), let digits = Self.hex(record.string(field) ?? "") {
+            return convert(String(decoding: digits, as: UTF8.self))
+        }
         if readsBytes,
             let value = record.withBytes(field, { raw in value(of: raw.assumingMemoryBound(to: UInt8.self)) })
         {
@@ -288,24 +292,5 @@ public final class ValueConverter {
         ConversionFailure(rule: rule, raw: raw, message: "\(attribute.name): \(raw.debugDescription) \(what)")
     }
 
-    static func hex(_ text: String) -> Data? {
-        let bytes = Array(text.utf8)
-        guard bytes.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-        }
-        var data = Data(capacity: bytes.count / 2)
-        var index = 0
-        while index < bytes.count {
-            guard let high = nibble(bytes[index]), let low = nibble(bytes[index + 1]) else { return nil }
-            data.append(high << 4 | low)
-            index += 2
-        }
-        return data
-    }
+    static func hex(_ text: String) -> Data? { SQLValueText.bytes(fromHex: text).map { Data($0) } }
 }

@@ -158,6 +158,10 @@ final class ExportWriter {
     static func sql(_ value: AttributeValue, as attribute: AttributeDescription? = nil) -> String {
         switch value {
         case .null: return "NULL"
+        case .decimal(let v) where DecimalText.exactNumber(v) == nil:
+            // More digits than SQLite's numbers hold (it would round them): a BLOB of the digits, as
+            // the plain layout keeps them.
+            return "X'" + DecimalText.canonical(v).utf8.map { String(format: "%02x", $0) }.joined() + "'"
         case .integer, .decimal: return text(value, as: attribute)!
         case .double(let v): return v.isNaN ? "'NaN'" : v.isInfinite ? (v > 0 ? "9e999" : "-9e999") : v.description
         case .float(let v): return sql(.double(Double(v.description) ?? Double(v)))

@@ -3,7 +3,7 @@ import Foundation
 /// Writes an SQL value as record bytes: integers in decimal, reals in their shortest exact form, text
 /// as is, blobs as lowercase hexadecimal (record fields are text; the table's declared type tells a
 /// mapping to decode them).
-enum SQLValueText {
+public enum SQLValueText {
     static func hex(_ bytes: some Sequence<UInt8>) -> [UInt8] {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
@@ -26,5 +26,29 @@ enum SQLValueText {
         // 99999999999999999999 — which SQLite keeps as the REAL 1e20 — reads as a whole number.
         if value == value.rounded(), abs(value) < 1e21 { return String(format: "%.0f", value) }
         return value.description
+    }
+
+    /// The bytes of hexadecimal text (`00ff`, any case), or `nil` when it is not pairs of hex digits:
+    /// how a BLOB read as a field (`hex(_:)`) or written as hex comes back.
+    public static func bytes(fromHex text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
     }
 }
