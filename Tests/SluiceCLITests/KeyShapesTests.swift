@@ -46,6 +46,9 @@ import Testing
         #expect(
             try sqliteRows(store, "SELECT \"unique\" FROM pragma_index_list('person_detail')") == [[.integer(1)]],
             "one detail per person")
+        // `inspect` lists the columns as the table has them: the key that is a reference first.
+        let inspect = try runSluice(["inspect", store])
+        #expect(inspect.stdout.contains("columns: person_id -> person, bio string?"), "\(inspect.stdout)")
         let again = try runSluice(["import", database, "--to", store])
         for (entity, count) in [("PersonDetail", 2), ("Badge", 1), ("Pair", 2)] {
             #expect(again.stdout.contains("\(entity): \(count) read, 0 inserted, 0 updated, \(count) unchanged"))

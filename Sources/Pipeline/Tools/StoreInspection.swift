@@ -174,16 +174,23 @@ public enum StoreInspection {
         }
     }
 
-    /// The entity's stored columns: attributes, then to-ones (their destination's key), by stored name.
+    /// The entity's stored columns, by stored name, in the table's order (`columnOrder`): attributes
+    /// and to-ones (their destination's key).
     private static func columns(of entity: EntityDescription) -> [StoreSummary.Column] {
-        entity.attributes.filter { !$0.isTransient }.map {
-            .init(name: $0.storageColumnName, type: "\($0.type)", optional: $0.isOptional, scale: $0.scale)
-        }
-            + entity.relationships.filter { !$0.isToMany }.map {
-                .init(
-                    name: $0.storageColumnName, type: "reference", optional: $0.isOptional,
-                    references: $0.destinationEntity?.storageTableName ?? $0.destinationEntityName)
+        let properties: [PropertyDescription] =
+            entity.attributes.filter { !$0.isTransient } + entity.relationships.filter { !$0.isToMany }
+        return entity.rootEntity.inColumnOrder(properties) { $0.name }.map { property in
+            if let relationship = property as? RelationshipDescription {
+                return .init(
+                    name: relationship.storageColumnName, type: "reference", optional: relationship.isOptional,
+                    references: relationship.destinationEntity?.storageTableName ?? relationship.destinationEntityName)
             }
+            let attribute = property as? AttributeDescription
+            return .init(
+                name: property.storageColumnName, type: attribute.map { "\($0.type)" } ?? "",
+                optional: property.isOptional,
+                scale: attribute?.scale)
+        }
     }
 
     /// An object's stored values by column: attributes as stored, a to-one as its destination's key
