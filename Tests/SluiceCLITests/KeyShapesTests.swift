@@ -92,6 +92,34 @@ import Testing
             ])
     }
 
+    /// A column that names a table only by its name (`visit.person_id`, no REFERENCES) in a
+    /// database that declares no reference is a relationship only when every value is a key of that
+    /// table: a database consistent under its own schema imports whole.
+    @Test func aReferenceGuessedByNameIsMadeOnlyWhenEveryValueIsAKey() throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.url.appendingPathComponent("g.db").path
+        try SQLiteConnection(path: database, mode: .readWriteCreate).execute(
+            """
+            CREATE TABLE person(person_id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE person_extra(person_id INTEGER PRIMARY KEY, note TEXT);
+            CREATE TABLE visit(id INTEGER PRIMARY KEY, person_id INTEGER);
+            CREATE TABLE badge(person_id INTEGER PRIMARY KEY, b TEXT);
+            INSERT INTO person VALUES(1,'a'),(2,'b');
+            INSERT INTO person_extra VALUES(1,'x'),(99,'y');
+            INSERT INTO visit VALUES(1,1),(2,77),(3,NULL);
+            INSERT INTO badge VALUES(2,'g');
+            """)
+        let store = directory.url.appendingPathComponent("s.db").path
+        let result = try runSluice(["import", database, "--to", store])
+        #expect(result.status == 0, "\(result.stderr)")
+        for table in ["person_extra", "visit", "badge"] {
+            let all = "SELECT * FROM \(table) ORDER BY 1"
+            #expect(try sqliteRows(store, all) == (try sqliteRows(database, all)), "\(table)")
+        }
+        let references = "SELECT m.name FROM sqlite_master m, pragma_foreign_key_list(m.name) k WHERE m.type = 'table'"
+        #expect(try sqliteRows(store, references) == [[.text("badge")]])
+    }
+
     @Test func anEmptyTableIsMadeAndWhatRefersToItIsChecked() throws {
         let directory = try TemporaryDirectory()
         let database = directory.url.appendingPathComponent("e.db").path

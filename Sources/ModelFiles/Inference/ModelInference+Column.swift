@@ -29,6 +29,9 @@ extension ModelInference {
         package var flaws: [KeyFlaw] = []
         /// Whether the column was a key candidate from its first value on (its name, its values).
         private let isKeyCandidate: Bool
+        /// For a `<name>_id` column of a SQL table: the hashes of its different values, so that a
+        /// reference guessed from the name is made only when every value is a key of its destination.
+        package var referenceHashes: Set<Int>?
 
         package enum KeyFlaw: Equatable {
             /// A value at `line` repeats the one at `first`.
@@ -63,6 +66,7 @@ extension ModelInference {
             declaredTypeName = declaredType ?? ""
             declaresBlob = declaredType?.uppercased().contains("BLOB") == true
             declaredScale = declaredType.flatMap(Self.declaredScale)
+            if declaredType != nil, source.lowercased().hasSuffix("_id") { referenceHashes = [] }
         }
 
         /// The scale of `NUMERIC(10,2)`, `DECIMAL(12, 4)`: the number after the comma.
@@ -107,6 +111,7 @@ extension ModelInference {
             }
             values += 1
             maxLength = max(maxLength, text.count)
+            referenceHashes?.insert(text.hashValue)
             // Numbers only when the text is the number's own spelling: `007`, `+5` or `0123.5` stay
             // text (an identifier, a phone number), so storing the value loses nothing.
             let leadingZero = Self.hasLeadingZero(text)

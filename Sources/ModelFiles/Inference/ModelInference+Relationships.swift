@@ -110,6 +110,14 @@ extension ModelInference {
                     let keyColumn = entities[target].columns.first(where: { $0.source == targetKey[0] }),
                     keyColumn.type == column.type
                 else { continue }
+                // A database that declares no reference is consistent as it is: a column naming one
+                // only by its name is one when every value is a key of the destination (else it stays
+                // a plain column, and no row is rejected for a value the destination lacks).
+                if let values = column.referenceHashes, let keys = keyColumn.distinct,
+                    !values.isSubset(of: keys.keys)
+                {
+                    continue
+                }
                 links.append(Link(from: index, column: column.source, to: target, referencedColumn: targetKey[0]))
             }
         }

@@ -39,9 +39,7 @@ public final class RecordMapper {
         }
         self.source = source
         self.entity = entity
-        reportName =
-            mapping.links == nil
-            ? entity.name : "\(entity.name).\(mapping.relationships.map(\.relationship).joined(separator: "+"))"
+        reportName = mapping.reportName
         var index: [String: Int] = [:]
         for (position, name) in fieldNames.enumerated() where index[name] == nil { index[name] = position }
         var missing: [String] = []
@@ -251,4 +249,15 @@ public final class RecordMapper {
             return .value(attributes.firstIndex(of: index).map { values[$0] } ?? entity.attributes[index].defaultValue)
         }
     }
+}
+
+extension PipelineConfig.Mapping {
+    /// The name a run's counts keep this mapping's records under: its entity (`Order`), or for
+    /// links the entity and relationships (`Book.authors`).
+    var reportName: String {
+        links == nil ? entity : "\(entity).\(relationships.map(\.relationship).joined(separator: "+"))"
+    }
+
+    /// `reportName` of this mapping and of its children's, at any depth.
+    var reportNames: [String] { [reportName] + children.flatMap(\.mapping.reportNames) }
 }

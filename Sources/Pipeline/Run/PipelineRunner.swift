@@ -67,7 +67,8 @@ public final class PipelineRunner {
         if let rejectsPath {
             Leftovers.keepStaleRejects(in: URL(fileURLWithPath: rejectsPath).deletingLastPathComponent())
         }
-        let rejects = RejectsCollector(rejectsPath: rejectsPath, fresh: fresh)
+        let rejects = RejectsCollector(
+            rejectsPath: rejectsPath, fresh: fresh, entities: config.sources.flatMap(\.mapping.reportNames))
         var transaction: TargetTransaction?
         /// The counts (all, or those so far), the stages, the time and memory, the rejects made.
         func finish(_ counts: RunReport) {

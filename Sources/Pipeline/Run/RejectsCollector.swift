@@ -11,9 +11,13 @@ final class RejectsCollector: @unchecked Sendable {
     private var file: RejectsFile
     private var first: [RecordReject] = []
 
-    /// - Parameter fresh: the path is the run's own time-stamped name (`RejectsFile`).
-    init(rejectsPath: String?, fresh: Bool = false) {
+    /// - Parameters:
+    ///   - fresh: the path is the run's own time-stamped name (`RejectsFile`).
+    ///   - entities: the names counts are kept under, each listed even when nothing is read for it
+    ///     (an empty table says `0 read`).
+    init(rejectsPath: String?, fresh: Bool = false, entities: [String] = []) {
         file = RejectsFile(path: rejectsPath, fresh: fresh)
+        for entity in entities { report.entities[entity] = RunReport.Counts() }
     }
 
     /// The counts so far.

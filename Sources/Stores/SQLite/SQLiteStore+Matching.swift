@@ -53,6 +53,11 @@ extension SQLiteStore {
     private func matchStatement(
         _ map: SQLiteSchema.EntityMap, _ columns: [String], keyCount: Int, count: Int
     ) throws -> SQLiteStatement {
+        let key = MatchKey(entity: map.number, columns: columns, keyCount: keyCount, count: count)
+        if let statement = matchStatements[key] {
+            try statement.reset()
+            return statement
+        }
         let names = ["p"] + columns.indices.map { "c\($0)" }
         let tuple = "(" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
         let join = (0..<keyCount).map { "t0.\(quote(columns[$0])) = k.c\($0)" }.joined(separator: " AND ")
@@ -69,12 +74,17 @@ extension SQLiteStore {
             + Array(repeating: tuple, count: count).joined(separator: ", ")
             + ") SELECT k.p FROM k CROSS JOIN \(quote(map.table.name)) t0 ON \(join)"
             + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
-        if let statement = matchStatements[sql] {
-            try statement.reset()
-            return statement
-        }
         let statement = try connection.makeStatement(sql)
-        matchStatements[sql] = statement
+        matchStatements[key] = statement
         return statement
+    }
+
+    /// What a prepared comparison is for: the entity, its columns (the first `keyCount` the key)
+    /// and the number of states.
+    struct MatchKey: Hashable {
+        let entity: Int64
+        let columns: [String]
+        let keyCount: Int
+        let count: Int
     }
 }

@@ -72,8 +72,8 @@ public final class SQLiteStore: PersistentStore {
     }
     /// Prepared uniqueness lookups (`rows(of:matching:on:)`).
     var keyLookups: [KeyLookup: SQLiteStatement] = [:]
-    /// Prepared comparisons of stored states (`storedEqual`), by their SQL.
-    var matchStatements: [String: SQLiteStatement] = [:]
+    /// Prepared comparisons of stored states (`storedEqual`), by entity, columns and count.
+    var matchStatements: [MatchKey: SQLiteStatement] = [:]
 
     public required init(
         coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]

@@ -94,12 +94,15 @@ struct ChildIdentity {
             uniquingKeysWith: { first, _ in first })
         var free = stored.compactMap { byID[$0] }
         var pairs: [(item: Int, row: StoreRow)] = []
+        // The to-ones each kind's lookups set, found once per kind, not per record.
+        var relationshipsOfKind: [Int: [RelationshipDescription]] = [:]
         for index in records {
             let item = batch.items[index], kind = scope.kinds[item.kind]
             guard let object = item.object else { continue }
-            let relationships = kind.resolvers.compactMap {
-                kind.mapper.entity.relationship(named: $0.lookup.relationship)
-            }
+            let relationships =
+                relationshipsOfKind[item.kind]
+                ?? kind.resolvers.compactMap { kind.mapper.entity.relationship(named: $0.lookup.relationship) }
+            relationshipsOfKind[item.kind] = relationships
             guard
                 let match = free.firstIndex(where: { row in
                     zip(kind.mapper.attributes, item.mapped.values).allSatisfy { row.attributeValues[$0] == $1 }
