@@ -30,8 +30,11 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CMalloc"),
-        .target(name: "Drivers", dependencies: ["CSQLite", "CLibXML2", "CZlib", "CMalloc"], swiftSettings: settings),
+        .target(
+            name: "Drivers", dependencies: ["CSQLite", "CLibXML2", "CZlib", "CMalloc", "CLibPQ"],
+            swiftSettings: settings),
         .target(
             name: "ObjectGraph",
             dependencies: [.product(name: "OrderedCollections", package: "swift-collections")],

@@ -1,0 +1,39 @@
+import Foundation
+
+/// The PostgreSQL server the tests use: the libpq conninfo in `SLUICE_TEST_POSTGRES` when set, else
+/// a throwaway cluster this test process starts on first use (`scripts/pg-test-cluster.sh`: its own
+/// folder under /tmp, a socket there and no TCP port) and stops when it exits. Never skipped: a
+/// machine without the server fails the tests that need it (`.ci/run` installs it).
+public enum PostgresTestServer {
+    public static let conninfo: String = {
+        if let given = ProcessInfo.processInfo.environment["SLUICE_TEST_POSTGRES"], !given.isEmpty { return given }
+        var template = Array("/tmp/sluice-pg.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { fatalError("cannot make a folder for the test cluster") }
+        let folder = String(cString: made)
+        let output = runScript("start", folder)
+        clusterFolder = folder
+        atexit { if let folder = clusterFolder { _ = runScript("stop", folder) } }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }()
+
+    nonisolated(unsafe) private static var clusterFolder: String?
+
+    /// Runs the cluster script; its standard output.
+    private static func runScript(_ command: String, _ folder: String) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "bash", repositoryRoot.appendingPathComponent("scripts/pg-test-cluster.sh").path, command, folder,
+        ]
+        let out = Pipe()
+        process.standardOutput = out
+        do { try process.run() } catch { fatalError("cannot run scripts/pg-test-cluster.sh: \(error)") }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        if command == "start", process.terminationStatus != 0 {
+            let status = process.terminationStatus
+            fatalError("the test PostgreSQL cluster did not start (scripts/pg-test-cluster.sh exit \(status))")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
