@@ -24,6 +24,9 @@ public final class JSONLinesReader: RecordReader {
     private let limits: ReaderLimits
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Up to where the buffer is known to hold no line break: a long line is searched once, not
+    /// again from its start after each read.
+    private var scanned = 0
     private var atEnd = false
     private var lineNumber = 0
     private var recordNumber = 0
@@ -54,7 +57,7 @@ public final class JSONLinesReader: RecordReader {
     /// The next line's bytes (without its line break) and number; `nil` at the end of the input.
     private func nextLine() throws -> (bytes: ArraySlice<UInt8>, number: Int)? {
         while true {
-            if let newline = buffer[start...].firstIndex(of: 10) {
+            if let newline = buffer[max(start, scanned)...].firstIndex(of: 10) {
                 let line = buffer[start..<newline]
                 start = newline + 1
                 lineNumber += 1
@@ -75,6 +78,7 @@ public final class JSONLinesReader: RecordReader {
                 recordNumber += 1
                 throw limits.tooLarge("the line", at: position)
             }
+            scanned = buffer.count
             try fill()
         }
     }
@@ -87,6 +91,7 @@ public final class JSONLinesReader: RecordReader {
     private func fill() throws {
         if start > 0 {
             buffer.removeSubrange(0..<start)
+            scanned = max(0, scanned - start)
             start = 0
         }
         let chunk = 1 << 16

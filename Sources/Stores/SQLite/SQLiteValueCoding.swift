@@ -250,7 +250,7 @@ final class SQLiteValueCoding {
             guard case .date(let v) = constant else { return .incomparable }
             if layout.isGraph { return .value(.real(v.timeIntervalSinceReferenceDate)) }
             if ordering, !SQLDateText.isOrderable(v) { return .inexact }
-            return .value(.text(SQLDateText.withDayUTF8(v) { String(decoding: $0, as: UTF8.self) }))
+            return .value(.text(SQLDateText.formatDay(v)))
         case .binary: if case .binary(let v) = constant { return .value(.blob(v)) } else { return .incomparable }
         case .uuid: if case .uuid(let v) = constant { return .value(.text(v.uuidString)) } else { return .incomparable }
         case .uri:
