@@ -54,7 +54,7 @@ import Testing
         let seven = Self.account(file.graph, 7, balance: 70, entry: 1)
         Self.account(file.graph, 42, balance: 420, entry: 2)
         try file.context.save()
-        if kind == .sqlite {
+        if kind.keepsObjectsUnderKeys {
             #expect(seven.objectID.primaryKey == 7, "the plain layout keeps the account under its number")
         }
         let context = try file.reopen().context
@@ -128,7 +128,7 @@ import Testing
     func aPermanentIDBeforeSavingNeedsTheKeyWhereTheStoreKeepsObjectsUnderIt(_ kind: StoreKind) throws {
         let file = try StoreFile(kind, model: try Self.model())
         let account = file.context.insertNewObject(forEntityName: "Account")
-        if kind == .sqlite {
+        if kind.keepsObjectsUnderKeys {
             #expect { try file.context.obtainPermanentIDs(for: [account]) } throws: { error in
                 (error as? StoreError)?.code == .constraintViolation && "\(error)".contains("Account.number")
             }

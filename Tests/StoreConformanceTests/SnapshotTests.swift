@@ -45,7 +45,7 @@ import Testing
     static func loop(_ kind: StoreKind) -> (batches: Int, batchSize: Int, overlap: Int) {
         switch kind {
         case .sqlite: return (200, 5_000, 2_500)
-        case .inMemory, .sqliteGraph: return (20, 1_000, 500)
+        case .inMemory, .sqliteGraph, .postgres: return (20, 1_000, 500)
         case .xml, .binary: return (20, 100, 50)
         }
     }

@@ -7,10 +7,11 @@ import Testing
 /// The store types the tests of this target run on: the in-memory store, the SQLite store in both
 /// layouts (plain, the default, whose row versions are content hashes; graph, with `_opt`
 /// counters), and the two atomic stores (XML, binary), which read their whole file when added and
-/// write it whole at every save. A test takes one as its argument
+/// write it whole at every save, and the PostgreSQL store (a schema of its own in the test server,
+/// dropped after the test). A test takes one as its argument
 /// (`@Test(arguments: StoreKind.allCases)`).
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case inMemory, sqlite, sqliteGraph, xml, binary
+    case inMemory, sqlite, sqliteGraph, xml, binary, postgres
 
     /// The store's registered type name (registering the type on first use).
     var storeType: String {
@@ -26,13 +27,17 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .binary:
             BinaryStore.register()
             return BinaryStore.storeType
+        case .postgres:
+            PostgresStore.register()
+            return PostgresStore.storeType
         }
     }
 
-    /// The name of the store's file in its temporary directory; `nil` for the in-memory store.
+    /// The name of the store's file in its temporary directory; `nil` for the in-memory store (and
+    /// the PostgreSQL store, whose URL names a schema).
     var fileName: String? {
         switch self {
-        case .inMemory: return nil
+        case .inMemory, .postgres: return nil
         case .sqlite, .sqliteGraph: return "store.sqlite"
         case .xml: return "store.xml"
         case .binary: return "store.sluicebin"
@@ -40,15 +45,20 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 
     /// Whether the store's row versions are hashes of the rows' values rather than counters (the
-    /// plain SQLite layout).
-    var versionsByContent: Bool { self == .sqlite }
+    /// plain SQLite layout, PostgreSQL).
+    var versionsByContent: Bool { self == .sqlite || self == .postgres }
+
+    /// Whether the store keeps objects keyed by one integer or text attribute under that key (the
+    /// plain layout, in SQLite and PostgreSQL).
+    var keepsObjectsUnderKeys: Bool { self == .sqlite || self == .postgres }
 
     /// Options the store is opened with.
     var options: [String: String] { self == .sqliteGraph ? ["layout": "graph"] : [:] }
 
     /// Options for a store opened only to read what another coordinator wrote.
     var readOnlyOptions: [String: String] {
-        self == .sqlite || self == .sqliteGraph ? options.merging(["read_only": "true"]) { $1 } : options
+        self == .sqlite || self == .sqliteGraph || self == .postgres
+            ? options.merging(["read_only": "true"]) { $1 } : options
     }
 
     var testDescription: String {
@@ -58,6 +68,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .sqliteGraph: return "SQLite graph layout"
         case .xml: return "XML"
         case .binary: return "binary"
+        case .postgres: return "PostgreSQL"
         }
     }
 }
@@ -80,11 +91,18 @@ final class StoreFile {
             let directory = try TemporaryDirectory()
             self.directory = directory
             url = directory.url.appendingPathComponent(name)
+        } else if kind == .postgres {
+            directory = nil
+            url = PostgresTestServer.freshSchemaURL()
         } else {
             directory = nil
             url = nil
         }
         graph = try TestGraph(model: model, storeType: kind.storeType, url: url, options: kind.options)
+    }
+
+    deinit {
+        if kind == .postgres, let url { PostgresTestServer.dropSchema(of: url) }
     }
 
     var context: ManagedObjectContext { graph.context }

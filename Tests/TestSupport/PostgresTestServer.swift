@@ -1,3 +1,4 @@
+import Drivers
 import Foundation
 
 /// The PostgreSQL server the tests use: the libpq conninfo in `SLUICE_TEST_POSTGRES` when set, else
@@ -17,6 +18,35 @@ public enum PostgresTestServer {
     }()
 
     nonisolated(unsafe) private static var clusterFolder: String?
+
+    /// The server as a `postgresql://` URL (the conninfo's keywords as query parameters).
+    public static let url: String = {
+        if conninfo.hasPrefix("postgres") { return conninfo }
+        var items: [String] = []
+        var database = "postgres"
+        for pair in conninfo.split(separator: " ") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { continue }
+            if parts[0] == "dbname" { database = parts[1] } else { items.append("\(parts[0])=\(parts[1])") }
+        }
+        return "postgresql:///\(database)?" + items.joined(separator: "&")
+    }()
+
+    /// A URL of the test server naming a schema no other test uses (`t_<uuid>`; the store makes it).
+    public static func freshSchemaURL() -> URL {
+        let schema = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        return URL(string: url + (url.contains("?") ? "&" : "?") + "schema=" + schema)!
+    }
+
+    /// Drops the schema a URL of `freshSchemaURL()` names, with everything in it.
+    public static func dropSchema(of url: URL) {
+        guard
+            let schema = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?
+                .first(where: { $0.name == "schema" })?.value,
+            let connection = try? PostgresConnection(conninfo: conninfo)
+        else { return }
+        try? connection.execute("DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE")
+    }
 
     /// Runs the cluster script; its standard output.
     private static func runScript(_ command: String, _ folder: String) -> String {

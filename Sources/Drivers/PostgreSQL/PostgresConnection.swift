@@ -26,7 +26,14 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
 /// let rows = try connection.query("SELECT name FROM customers WHERE id = $1", ["42"])
 /// ```
 public final class PostgresConnection {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
+    /// Prepared statements by SQL text and parameter types: their server-side names.
+    var prepared: [PreparedKey: String] = [:]
+
+    struct PreparedKey: Hashable {
+        let sql: String
+        let types: [UInt32]
+    }
 
     /// Connects with a libpq connection string or URL (the password, `sslmode` and the rest as libpq
     /// reads them: from the string, `PGPASSWORD`, `~/.pgpass`, a service file).
@@ -41,6 +48,8 @@ public final class PostgresConnection {
             throw PostgresError(sqlState: "", message: message, detail: nil, hint: nil)
         }
         self.handle = handle
+        // Notices (`… already exists, skipping`) are not errors; they are not printed.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
     }
 
     deinit { PQfinish(handle) }
@@ -73,13 +82,13 @@ public final class PostgresConnection {
     }
 
     /// Throws the result's error, if it is one.
-    private func check(_ result: OpaquePointer?) throws {
+    func check(_ result: OpaquePointer?) throws {
         guard let result else {
             throw PostgresError(
                 sqlState: "", message: String(cString: PQerrorMessage(handle)), detail: nil, hint: nil)
         }
         switch PQresultStatus(result) {
-        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: return
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY, PGRES_COPY_IN: return
         default:
             func field(_ code: Character) -> String? {
                 PQresultErrorField(result, Int32(code.asciiValue!)).map { String(cString: $0) }

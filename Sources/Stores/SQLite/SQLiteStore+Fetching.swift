@@ -10,7 +10,7 @@ extension SQLiteStore {
         let query = try SQLiteQueryBuilder(store: self).select(request, columns: table.selectList(alias: "t0"))
         let rows = try run(query) { try readRow($0, table: table) }
         guard !query.isExact else { return rows }
-        return try request.apply(to: rows) { RowSubject(store: self, row: $0) }
+        return try request.apply(to: rows) { StoredRowSubject(store: self, row: $0) }
     }
 
     /// Steps through the query as `body` takes each batch: memory holds one batch of rows. When the

@@ -1,0 +1,165 @@
+import Foundation
+
+/// PostgreSQL's type OIDs for the types Sluice reads and writes in binary format.
+public enum PostgresType: UInt32, Sendable {
+    case boolean = 16
+    case bytea = 17
+    case bigint = 20
+    case smallint = 21
+    case integer = 23
+    case text = 25
+    case real = 700
+    case double = 701
+    case date = 1082
+    case timestamptz = 1184
+    case numeric = 1700
+    case uuid = 2950
+}
+
+/// A value in PostgreSQL's binary format with its type (`bytes` nil: NULL): what statements take as
+/// parameters and `COPY … (FORMAT binary)` takes as fields. Every encoding is the server's own
+/// `*send`/`*recv` format, so no value is ever spliced into SQL text.
+public struct PostgresValue: Sendable, Equatable {
+    public var type: PostgresType
+    public var bytes: [UInt8]?
+
+    public init(type: PostgresType, bytes: [UInt8]?) {
+        self.type = type
+        self.bytes = bytes
+    }
+
+    public static func null(_ type: PostgresType) -> PostgresValue { PostgresValue(type: type, bytes: nil) }
+
+    public static func bigint(_ value: Int64) -> PostgresValue {
+        PostgresValue(type: .bigint, bytes: PostgresBinary.bytes(of: UInt64(bitPattern: value)))
+    }
+
+    public static func integer(_ value: Int32) -> PostgresValue {
+        PostgresValue(type: .integer, bytes: PostgresBinary.bytes(of: UInt32(bitPattern: value)))
+    }
+
+    public static func text(_ value: String) -> PostgresValue { PostgresValue(type: .text, bytes: Array(value.utf8)) }
+}
+
+/// Encoders and decoders of PostgreSQL's binary formats (big-endian integers, IEEE floats, dates as
+/// days and timestamps as microseconds since 2000-01-01, numerics as base-10000 digit groups).
+public enum PostgresBinary {
+    /// Seconds from 2000-01-01 (PostgreSQL's epoch) to 2001-01-01 (Foundation's reference date).
+    public static let epochOffset: Double = 366 * 86_400
+
+    public static func bytes<T: FixedWidthInteger>(of value: T) -> [UInt8] {
+        withUnsafeBytes(of: value.bigEndian) { Array($0) }
+    }
+
+    public static func integer<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, as type: T.Type) -> T {
+        var value: T = 0
+        for byte in bytes.prefix(MemoryLayout<T>.size) { value = value << 8 | T(truncatingIfNeeded: byte) }
+        return value
+    }
+
+    /// An integer column of any width (2, 4 or 8 bytes).
+    public static func anyInteger(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        switch bytes.count {
+        case 2: return Int64(Int16(bitPattern: integer(bytes, as: UInt16.self)))
+        case 4: return Int64(Int32(bitPattern: integer(bytes, as: UInt32.self)))
+        case 8: return Int64(bitPattern: integer(bytes, as: UInt64.self))
+        default: return nil
+        }
+    }
+
+    /// Microseconds since 2000-01-01 UTC for a date (rounded to the microsecond, PostgreSQL's precision).
+    public static func microseconds(of date: Date) -> Int64 {
+        Int64(((date.timeIntervalSinceReferenceDate + epochOffset) * 1_000_000).rounded())
+    }
+
+    public static func date(microseconds: Int64) -> Date {
+        // Whole seconds and the rest apart, so the double is the one a microsecond text would parse to.
+        let seconds = microseconds.quotientAndRemainder(dividingBy: 1_000_000)
+        return Date(
+            timeIntervalSinceReferenceDate: Double(seconds.quotient) - epochOffset + Double(seconds.remainder) / 1e6)
+    }
+
+    /// Days since 2000-01-01 for a date at midnight UTC.
+    public static func days(of date: Date) -> Int32 {
+        Int32(((date.timeIntervalSinceReferenceDate + epochOffset) / 86_400).rounded(.down))
+    }
+
+    public static func date(days: Int32) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(days) * 86_400 - epochOffset)
+    }
+
+    /// A decimal number in plain text (`-123.4500`, `0.5`; no exponent) as PostgreSQL's binary numeric.
+    /// `nil` when the text is not such a number.
+    public static func numeric(fromPlainText text: String) -> [UInt8]? {
+        var digits = Substring(text)
+        var negative = false
+        if digits.first == "-" || digits.first == "+" {
+            negative = digits.first == "-"
+            digits = digits.dropFirst()
+        }
+        let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let whole = parts.first, !(whole.isEmpty && (parts.count == 1 || parts[1].isEmpty)),
+            parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } })
+        else { return nil }
+        let fraction = parts.count == 2 ? parts[1] : ""
+        let scale = fraction.count
+        // Whole part padded on the left, fraction on the right, to groups of four digits.
+        let wholeDigits = String(repeating: "0", count: (4 - whole.count % 4) % 4) + whole
+        let fractionDigits = fraction + String(repeating: "0", count: (4 - fraction.count % 4) % 4)
+        func groups(_ text: String) -> [Int16] {
+            let bytes = Array(text.utf8)
+            return stride(from: 0, to: bytes.count, by: 4).map { start in
+                bytes[start..<start + 4].reduce(Int16(0)) { $0 * 10 + Int16($1 - 48) }
+            }
+        }
+        var all = groups(wholeDigits) + groups(String(fractionDigits))
+        var weight = wholeDigits.count / 4 - 1
+        while let first = all.first, first == 0 {
+            all.removeFirst()
+            weight -= 1
+        }
+        while let last = all.last, last == 0 { all.removeLast() }
+        if all.isEmpty { weight = 0 }
+        var out: [UInt8] = []
+        out.reserveCapacity(8 + 2 * all.count)
+        out += bytes(of: UInt16(all.count))
+        out += bytes(of: UInt16(bitPattern: Int16(weight)))
+        out += bytes(of: UInt16(negative && !all.isEmpty ? 0x4000 : 0))
+        out += bytes(of: UInt16(scale))
+        for group in all { out += bytes(of: UInt16(group)) }
+        return out
+    }
+
+    /// PostgreSQL's binary numeric as plain text with its display scale (`nil`: NaN or infinity,
+    /// which no decimal holds, or malformed bytes).
+    public static func plainText(ofNumeric bytes: UnsafeRawBufferPointer) -> String? {
+        guard bytes.count >= 8 else { return nil }
+        func word(_ at: Int) -> UInt16 {
+            integer(UnsafeRawBufferPointer(rebasing: bytes[at..<at + 2]), as: UInt16.self)
+        }
+        let count = Int(word(0)), weight = Int(Int16(bitPattern: word(2))), sign = word(4), scale = Int(word(6))
+        guard sign == 0 || sign == 0x4000, bytes.count == 8 + 2 * count else { return nil }
+        let groups = (0..<count).map { Int(word(8 + 2 * $0)) }
+        var whole = ""
+        if weight >= 0 {
+            for position in 0...weight {
+                let group = position < groups.count ? groups[position] : 0
+                let text = String(group)
+                whole += position == 0 ? text : String(repeating: "0", count: 4 - text.count) + text
+            }
+        } else {
+            whole = "0"
+        }
+        var fraction = ""
+        var position = weight + 1
+        while fraction.count < scale {
+            let group = position >= 0 && position < groups.count ? groups[position] : 0
+            let text = String(group)
+            fraction += String(repeating: "0", count: 4 - text.count) + text
+            position += 1
+        }
+        fraction = String(fraction.prefix(scale))
+        let isZero = groups.allSatisfy { $0 == 0 }
+        return (sign == 0x4000 && !isZero ? "-" : "") + whole + (scale > 0 ? "." + fraction : "")
+    }
+}

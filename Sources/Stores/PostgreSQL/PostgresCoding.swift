@@ -1,0 +1,147 @@
+import Drivers
+import Foundation
+import ObjectGraph
+
+/// How attribute values are kept in PostgreSQL: the column type of each attribute type, and the
+/// value in binary format both ways (parameters, COPY fields, binary results).
+///
+/// `bigint`/`integer`/`smallint`, `boolean`, `double precision`, `real`, `timestamptz` (dates, to the
+/// microsecond), `date` (calendar dates), `numeric` (`numeric(38, s)` with a declared scale), `text`
+/// (strings, URIs), `uuid`, `bytea`.
+enum PostgresCoding {
+    static func columnType(of attribute: AttributeDescription) -> String {
+        switch attribute.type {
+        case .integer16: return "smallint"
+        case .integer32: return "integer"
+        case .integer64: return "bigint"
+        case .boolean: return "boolean"
+        case .double: return "double precision"
+        case .float: return "real"
+        case .date: return "timestamptz"
+        case .calendarDate: return "date"
+        case .decimal: return attribute.scale.map { "numeric(38, \($0))" } ?? "numeric"
+        case .string, .uri: return "text"
+        case .uuid: return "uuid"
+        case .binary: return "bytea"
+        }
+    }
+
+    static func wireType(_ type: AttributeType) -> PostgresType {
+        switch type {
+        case .integer16: return .smallint
+        case .integer32: return .integer
+        case .integer64: return .bigint
+        case .boolean: return .boolean
+        case .double: return .double
+        case .float: return .real
+        case .date: return .timestamptz
+        case .calendarDate: return .date
+        case .decimal: return .numeric
+        case .string, .uri: return .text
+        case .uuid: return .uuid
+        case .binary: return .bytea
+        }
+    }
+
+    /// Why a value cannot be kept in a column of `type`.
+    struct Refusal: Error {
+        let reason: String
+    }
+
+    /// The value in binary format for a column of `type`.
+    /// - Throws: `Refusal` for a value PostgreSQL cannot hold as it is (a NUL character in text, an
+    ///   integer outside the column's range, a value of another type).
+    static func encode(_ value: AttributeValue, as type: AttributeType) throws -> PostgresValue {
+        let wire = wireType(type)
+        guard let bytes = try bytes(of: value, as: type) else { return .null(wire) }
+        return PostgresValue(type: wire, bytes: bytes)
+    }
+
+    /// The binary bytes of a value (`nil`: NULL).
+    static func bytes(of value: AttributeValue, as type: AttributeType) throws -> [UInt8]? {
+        switch (value, type) {
+        case (.null, _): return nil
+        case (.integer(let v), .integer16):
+            guard let narrow = Int16(exactly: v) else { throw Refusal(reason: "\(v) is outside a smallint's range") }
+            return PostgresBinary.bytes(of: UInt16(bitPattern: narrow))
+        case (.integer(let v), .integer32):
+            guard let narrow = Int32(exactly: v) else { throw Refusal(reason: "\(v) is outside an integer's range") }
+            return PostgresBinary.bytes(of: UInt32(bitPattern: narrow))
+        case (.integer(let v), .integer64): return PostgresBinary.bytes(of: UInt64(bitPattern: v))
+        case (.boolean(let v), .boolean): return [v ? 1 : 0]
+        case (.double(let v), .double): return PostgresBinary.bytes(of: v.bitPattern)
+        case (.float(let v), .float): return PostgresBinary.bytes(of: v.bitPattern)
+        case (.date(let v), .date):
+            return PostgresBinary.bytes(of: UInt64(bitPattern: PostgresBinary.microseconds(of: v)))
+        case (.date(let v), .calendarDate):
+            return PostgresBinary.bytes(of: UInt32(bitPattern: PostgresBinary.days(of: v)))
+        case (.decimal(let v), .decimal):
+            guard let bytes = PostgresBinary.numeric(fromPlainText: DecimalText.canonical(v)) else {
+                throw Refusal(reason: "\(v) is not a finite decimal")
+            }
+            return bytes
+        case (.string(let v), .string): return try text(v)
+        case (.uri(let v), .uri): return try text(v.absoluteString)
+        case (.uuid(let v), .uuid): return withUnsafeBytes(of: v.uuid) { Array($0) }
+        case (.binary(let v), .binary): return Array(v)
+        default: throw Refusal(reason: "\(value) is not a \(type) value")
+        }
+    }
+
+    private static func text(_ text: String) throws -> [UInt8] {
+        let bytes = Array(text.utf8)
+        guard !bytes.contains(0) else {
+            throw Refusal(reason: "PostgreSQL text cannot hold the character U+0000 (NUL)")
+        }
+        return bytes
+    }
+
+    /// The attribute value of binary `bytes` read from a column of `type`; `nil` when they are not one.
+    static func decode(_ bytes: UnsafeRawBufferPointer, as type: AttributeType) -> AttributeValue? {
+        switch type {
+        case .integer16, .integer32, .integer64: return PostgresBinary.anyInteger(bytes).map { .integer($0) }
+        case .boolean: return bytes.count == 1 ? .boolean(bytes[0] != 0) : nil
+        case .double:
+            guard bytes.count == 8 else { return nil }
+            return .double(Double(bitPattern: PostgresBinary.integer(bytes, as: UInt64.self)))
+        case .float:
+            guard bytes.count == 4 else { return nil }
+            return .float(Float(bitPattern: PostgresBinary.integer(bytes, as: UInt32.self)))
+        case .date:
+            guard bytes.count == 8 else { return nil }
+            let micros = Int64(bitPattern: PostgresBinary.integer(bytes, as: UInt64.self))
+            guard micros != .max, micros != .min else { return nil }
+            return .date(PostgresBinary.date(microseconds: micros))
+        case .calendarDate:
+            guard bytes.count == 4 else { return nil }
+            let days = Int32(bitPattern: PostgresBinary.integer(bytes, as: UInt32.self))
+            guard days != .max, days != .min else { return nil }
+            return .date(PostgresBinary.date(days: days))
+        case .decimal:
+            return PostgresBinary.plainText(ofNumeric: bytes).flatMap(DecimalText.parsePlain).map { .decimal($0) }
+        case .string: return .string(String(decoding: bytes, as: UTF8.self))
+        case .uri: return URL(string: String(decoding: bytes, as: UTF8.self)).map { .uri($0) }
+        case .uuid:
+            guard bytes.count == 16 else { return nil }
+            var uuid = UUID().uuid
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: bytes) }
+            return .uuid(UUID(uuid: uuid))
+        case .binary: return .binary(Data(bytes))
+        }
+    }
+
+    /// A row key as a parameter: `bigint` or `text`.
+    static func key(_ reference: ManagedObjectID.Reference) -> PostgresValue {
+        switch reference {
+        case .integer(let key): return .bigint(key)
+        case .string(let key): return .text(key)
+        case .temporary: return .null(.bigint)
+        }
+    }
+
+    /// A row key read from a `bigint` or `text` key column.
+    static func reference(_ bytes: UnsafeRawBufferPointer, isText: Bool) -> ManagedObjectID.Reference? {
+        if isText { return .string(String(decoding: bytes, as: UTF8.self)) }
+        return PostgresBinary.anyInteger(bytes).map { .integer($0) }
+    }
+}

@@ -1,0 +1,173 @@
+import Drivers
+import Foundation
+import ObjectGraph
+
+extension PostgresStore {
+    // MARK: To-many relationships
+
+    func apply(_ change: ToManyChange) throws {
+        let owner = try existingKey(change.objectID)
+        switch schema.map(for: change.relationship.entity).toMany[change.relationship.index] {
+        case .foreignKey(let table, _, let orderColumn)?:
+            // The destinations' foreign keys already say who belongs; only an order needs writing.
+            guard let orderColumn, let ordered = change.orderedMembers else { return }
+            for (position, member) in ordered.enumerated() {
+                try connection.run(
+                    "UPDATE \(qualified(table.name)) SET \(quote(orderColumn)) = $1 "
+                        + "WHERE \(quote(table.keyColumn)) = $2",
+                    [.integer(Int32(clamping: position)), PostgresCoding.key(try existingKey(member))])
+            }
+        case .joinTable(let join, let isSource)?:
+            let side = join.side(isSource: isSource)
+            let (near, far) = (quote(side.near), quote(side.far))
+            for member in change.removed {
+                try connection.run(
+                    "DELETE FROM \(qualified(join.name)) WHERE \(near) = $1 AND \(far) = $2",
+                    [PostgresCoding.key(owner), PostgresCoding.key(try existingKey(member))])
+            }
+            let columns = [side.near, side.far] + [side.nearEntity, side.farEntity].compactMap { $0 }
+            let placeholders = (1...columns.count).map { "$\($0)" }.joined(separator: ", ")
+            for member in change.added {
+                var values = [PostgresCoding.key(owner), PostgresCoding.key(try existingKey(member))]
+                if side.nearEntity != nil { values.append(.integer(Int32(try entityNumber(of: change.objectID)))) }
+                if side.farEntity != nil { values.append(.integer(Int32(try entityNumber(of: member)))) }
+                try connection.run(
+                    "INSERT INTO \(qualified(join.name)) (\(columns.map(quote).joined(separator: ", "))) VALUES "
+                        + "(\(placeholders)) ON CONFLICT DO NOTHING", values)
+            }
+            if let ordered = change.orderedMembers, let order = side.order {
+                for (position, member) in ordered.enumerated() {
+                    try connection.run(
+                        "UPDATE \(qualified(join.name)) SET \(quote(order)) = $1 WHERE \(near) = $2 AND \(far) = $3",
+                        [
+                            .integer(Int32(clamping: position)), PostgresCoding.key(owner),
+                            PostgresCoding.key(try existingKey(member)),
+                        ])
+                }
+            }
+        case nil:
+            preconditionFailure("\(change.relationship) is not a to-many relationship")
+        }
+    }
+
+    private func entityNumber(of objectID: ManagedObjectID) throws -> Int64 {
+        guard let entity = model.entity(named: objectID.entityName) else {
+            throw StoreError(
+                .corrupt, "\(objectID) names entity \(objectID.entityName), which the model does not have", url: url,
+                objectID: objectID)
+        }
+        return schema.map(for: entity).number
+    }
+
+    // MARK: Batch inserts
+
+    public var supportsBatchInsert: Bool { !readOnly }
+
+    /// A batch insert by binary COPY. The rows go straight into the table; when that breaks a
+    /// constraint (the COPY is undone to a savepoint), they are copied into a staging table and
+    /// inserted from it with `ON CONFLICT DO NOTHING`, so the rows that clash with a stored row or an
+    /// earlier row of the batch are left out (`nil`) and the rest written. Rows that break another
+    /// constraint are found one by one.
+    public func insertObjects(_ request: BatchInsertRequest) throws -> [ManagedObjectID?] {
+        guard !readOnly else {
+            throw StoreError(.io, "The store was opened with read_only=true; it cannot insert", url: url)
+        }
+        let entity = request.entity, count = request.count
+        guard count > 0 else { return [] }
+        let plan = plan(for: entity)
+        let width = entity.attributes.count, slots = entity.relationships.count
+        let keys: [ManagedObjectID.Reference]
+        if let attribute = referenceAttribute(for: entity) {
+            keys = try (0..<count).map { object in
+                guard
+                    let key = ManagedObjectID.Reference(key: request.attributeValues[object * width + attribute.index])
+                else {
+                    throw StoreError(
+                        .constraintViolation, "A \(entity.name) to insert has no \(attribute.name), its key", url: url)
+                }
+                return key
+            }
+        } else {
+            keys = try newReferences(for: entity, count: count)
+        }
+        let ids = keys.map { objectID(of: entity, primaryKey: $0) }
+        let rows = try (0..<count).map { object in
+            try values(
+                key: keys[object], request.attributeValues[object * width..<(object + 1) * width],
+                request.toOneDestinations[object * slots..<(object + 1) * slots], of: ids[object], plan)
+        }
+        var inserted = [Bool](repeating: true, count: count)
+        do {
+            try transaction {
+                try connection.execute("SAVEPOINT sluice_copy")
+                do {
+                    try copy(rows, into: qualified(plan.table.name), columns: plan.columnList)
+                    try connection.execute("RELEASE SAVEPOINT sluice_copy")
+                } catch let error as PostgresError where error.sqlState.hasPrefix("23") {
+                    try connection.execute("ROLLBACK TO SAVEPOINT sluice_copy")
+                    inserted = try insertThroughStage(rows, keys: keys, plan: plan)
+                }
+                try writeKeys()
+                try writeMetadata()
+            }
+            if !inRunTransaction { writtenKeys = nextKeys }
+        } catch let error as PostgresError {
+            throw storeError(error, "The batch insert of \(entity.name) failed and was rolled back")
+        }
+        return zip(ids, inserted).map { $1 ? $0 : nil }
+    }
+
+    /// Binary COPY of rows (values in `columns` order).
+    func copy(_ rows: [[PostgresValue]], into table: String, columns: String) throws {
+        try connection.copyIn("COPY \(table) (\(columns)) FROM STDIN (FORMAT binary)") { copy in
+            for row in rows {
+                try copy.startRow(fields: row.count)
+                for value in row { copy.add(value) }
+            }
+        }
+    }
+
+    /// Inserts through a staging table, leaving out rows that clash on a unique key; which were written.
+    private func insertThroughStage(
+        _ rows: [[PostgresValue]], keys: [ManagedObjectID.Reference], plan: WritePlan
+    ) throws -> [Bool] {
+        let stage = quote("_sluice_stage_\(plan.table.name)")
+        try connection.execute(
+            "CREATE TEMPORARY TABLE IF NOT EXISTS \(stage) AS SELECT \(plan.columnList) FROM "
+                + "\(qualified(plan.table.name)) WITH NO DATA; TRUNCATE \(stage)")
+        let ordinal = plan.columns.contains("_sluice_ord") ? "_sluice_ord2" : "_sluice_ord"
+        try connection.execute("ALTER TABLE \(stage) ADD COLUMN IF NOT EXISTS \(ordinal) bigint")
+        try copy(
+            rows.enumerated().map { $1 + [.bigint(Int64($0))] }, into: stage,
+            columns: plan.columnList + ", " + ordinal)
+        try connection.execute("SAVEPOINT sluice_stage")
+        do {
+            let result = try connection.run(
+                "INSERT INTO \(qualified(plan.table.name)) (\(plan.columnList)) SELECT \(plan.columnList) FROM "
+                    + "\(stage) ORDER BY \(ordinal) ON CONFLICT DO NOTHING RETURNING \(quote(plan.table.keyColumn))")
+            try connection.execute("RELEASE SAVEPOINT sluice_stage")
+            let isText = isTextKeyed(plan.table)
+            var written = Set<ManagedObjectID.Reference>()
+            for row in 0..<result.rowCount {
+                if let key = PostgresCoding.reference(result.bytes(row, 0), isText: isText) { written.insert(key) }
+            }
+            // The first of several rows with one key is the one written.
+            return keys.map { written.remove($0) != nil }
+        } catch let error as PostgresError where error.sqlState.hasPrefix("23") {
+            try connection.execute("ROLLBACK TO SAVEPOINT sluice_stage")
+            let placeholders = (1...plan.columns.count).map { "$\($0)" }.joined(separator: ", ")
+            return try rows.map { row in
+                try connection.execute("SAVEPOINT sluice_row")
+                do {
+                    try connection.run(
+                        "INSERT INTO \(qualified(plan.table.name)) (\(plan.columnList)) VALUES (\(placeholders))", row)
+                    try connection.execute("RELEASE SAVEPOINT sluice_row")
+                    return true
+                } catch let error as PostgresError where error.sqlState.hasPrefix("23") {
+                    try connection.execute("ROLLBACK TO SAVEPOINT sluice_row")
+                    return false
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,225 @@
+import Drivers
+import Foundation
+import ObjectGraph
+
+/// The store for teams that outgrow one file: a schema of a PostgreSQL database, in the plain layout
+/// of `SQLiteStore` (the model's table and column names, the source's keys as primary keys, foreign
+/// keys with REFERENCES) in PostgreSQL's types (`PostgresCoding`).
+///
+/// ```swift
+/// PostgresStore.register()
+/// try coordinator.addPersistentStore(
+///     type: PostgresStore.storeType, at: URL(string: "postgresql://loader@db.example/shop?schema=sales"))
+/// ```
+///
+/// The URL is libpq's: the password comes from it, `PGPASSWORD`, `~/.pgpass` or a service file, and
+/// `sslmode` and the other parameters pass through; `schema` (a query parameter or the option) names
+/// the schema, `public` by default. The store's `url` never holds the password. Options: `schema`,
+/// `read_only` (`true`/`false`). Unknown options are an error.
+///
+/// A store in a schema owns the tables of its model and `_sluice_metadata` there; other tables of
+/// the schema are never touched, and a table the model would make that exists already without being
+/// the store's is refused. Every save is one transaction — or, inside a run's transaction
+/// (`beginRunTransaction()`), one savepoint of it, so that the run commits or leaves nothing.
+/// Row versions are content hashes (`RowVersioning.contentHash`), checked against the row as it is
+/// when a save writes it (`SELECT … FOR UPDATE`).
+public final class PostgresStore: PersistentStore {
+    public static let storeType = "PostgreSQL"
+
+    /// Makes the type available to every coordinator as `PostgresStore.storeType`.
+    public static func register() {
+        PersistentStoreCoordinator.registerStoreType(PostgresStore.self, named: storeType)
+    }
+
+    /// Whether a store location names a PostgreSQL database (`postgresql://`, `postgres://`).
+    public static func isDatabaseURL(_ text: String) -> Bool {
+        text.hasPrefix("postgresql://") || text.hasPrefix("postgres://")
+    }
+
+    /// The URL without its password.
+    public let url: URL?
+    public let configurationName: String?
+    public var metadata: StoreMetadata
+    let model: ManagedObjectModel
+    /// What libpq connects with: the URL as given, less `schema`.
+    private let conninfo: String
+    let schemaName: String
+    let readOnly: Bool
+    private(set) var connection: PostgresConnection!
+    /// Table and column names: the plain layout's.
+    private(set) var schema: SQLiteSchema!
+    var writtenMetadata: StoreMetadata?
+    var nextKeys: [String: Int64] = [:]
+    var writtenKeys: [String: Int64] = [:]
+    /// Whether a run's transaction is open (saves are savepoints of it).
+    private(set) var inRunTransaction = false
+    var idTemplates: [ManagedObjectID?] = []
+    /// Cursors opened so far (each `enumerateRows` names its own).
+    var cursors = 0
+    /// Row readers and write plans by entity index.
+    var readers: [Int: SQLiteStore.RowReader] = [:]
+    var writePlans: [Int: WritePlan] = [:]
+    /// Per table: the SQL types of its columns (key included), for DDL and staging.
+    var columnTypes: [String: [String: String]] = [:]
+
+    public required init(
+        coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]
+    ) throws {
+        guard let url, Self.isDatabaseURL(url.absoluteString),
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else {
+            throw StoreError(.invalidOption, "A PostgreSQL store needs a postgresql:// URL", url: nil)
+        }
+        var schemaName = components.queryItems?.first { $0.name == "schema" }?.value
+        components.queryItems = components.queryItems?.filter { $0.name != "schema" }
+        if components.queryItems?.isEmpty == true { components.queryItems = nil }
+        conninfo = components.string ?? url.absoluteString
+        var shown = components
+        if shown.password != nil { shown.password = nil }
+        self.url = shown.url
+        var readOnly = false
+        for (key, value) in options {
+            switch key {
+            case "schema": schemaName = value
+            case "read_only":
+                guard let flag = Bool(value) else {
+                    throw StoreError(
+                        .invalidOption,
+                        "PostgreSQL store option read_only=\(value.debugDescription) is not valid; "
+                            + "use true or false", url: shown.url)
+                }
+                readOnly = flag
+            default:
+                throw StoreError(
+                    .invalidOption, "PostgreSQL stores have no option \(key) (options: schema, read_only)",
+                    url: shown.url)
+            }
+        }
+        self.schemaName = schemaName ?? "public"
+        self.readOnly = readOnly
+        self.configurationName = configurationName
+        self.model = coordinator.managedObjectModel
+        self.metadata = StoreMetadata(storeType: Self.storeType)
+    }
+
+    /// `"schema"."name"`.
+    func qualified(_ name: String) -> String { quote(schemaName) + "." + quote(name) }
+
+    // MARK: Opening
+
+    public func load() throws {
+        do {
+            connection = try PostgresConnection(conninfo: conninfo)
+            try connection.execute("SET TIME ZONE 'UTC'; SET client_min_messages = warning")
+            schema = SQLiteSchema(model: model, layout: .plain(SQLiteLayout.Options()))
+            columnTypes = Self.columnTypes(of: schema)
+            if try tableExists("_sluice_metadata") {
+                try readMetadata()
+                if metadata.modelVersionHash == model.versionHash { try loadKeys() }
+                // Otherwise the coordinator refuses the store, naming what differs; nothing is touched.
+            } else {
+                guard !readOnly else {
+                    throw StoreError(.io, "The store does not exist yet and read_only is set", url: url)
+                }
+                try createSchema()
+            }
+        } catch let error as PostgresError {
+            throw storeError(error, "Could not open the PostgreSQL store")
+        }
+    }
+
+    func tableExists(_ name: String) throws -> Bool {
+        try connection.run(
+            "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = $1 AND tablename = $2",
+            [.text(schemaName), .text(name)]
+        ).rowCount > 0
+    }
+
+    private func createSchema() throws {
+        let existing = Set(
+            try connection.query("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = $1", [schemaName])
+                .compactMap { $0[0] })
+        let clashes = (schema.tables.map(\.name) + schema.joinTables.map(\.name)).filter { existing.contains($0) }
+        guard clashes.isEmpty else {
+            throw StoreError(
+                .incompatibleModel,
+                "Schema \(schemaName) already has \(clashes.joined(separator: ", ")), which the store would create, "
+                    + "and no _sluice_metadata table; nothing was changed (name another schema)",
+                url: url)
+        }
+        metadata.modelVersionHash = model.versionHash
+        metadata.entityVersionHashes = model.entityVersionHashes
+        for table in schema.tables where table.keyAttribute == nil { nextKeys[table.name] = 1 }
+        try transaction {
+            try connection.execute("CREATE SCHEMA IF NOT EXISTS \(quote(schemaName))")
+            try connection.execute(
+                "CREATE TABLE \(qualified("_sluice_metadata")) (key text PRIMARY KEY, value text NOT NULL)")
+            for sql in tableStatements() { try connection.execute(sql) }
+            try writeKeys()
+            try writeMetadata()
+        }
+        writtenKeys = nextKeys
+    }
+
+    public func willRemove(from coordinator: PersistentStoreCoordinator) {
+        if inRunTransaction { try? rollbackRunTransaction() }
+    }
+
+    // MARK: Transactions and errors
+
+    /// Opens a transaction that every save until `commitRunTransaction()` is part of: what a run
+    /// with `commit: atomic` writes, which readers see only once it commits and a failed or killed
+    /// run never leaves behind.
+    public func beginRunTransaction() throws {
+        guard !inRunTransaction else { return }
+        do { try connection.execute("BEGIN") } catch let error as PostgresError {
+            throw storeError(error, "Could not begin the run's transaction")
+        }
+        inRunTransaction = true
+    }
+
+    public func commitRunTransaction() throws {
+        guard inRunTransaction else { return }
+        inRunTransaction = false
+        do {
+            try connection.execute("COMMIT")
+            writtenKeys = nextKeys
+        } catch let error as PostgresError {
+            throw storeError(error, "The run's transaction did not commit; the database holds what it held before")
+        }
+    }
+
+    public func rollbackRunTransaction() throws {
+        guard inRunTransaction else { return }
+        inRunTransaction = false
+        try? connection.execute("ROLLBACK")
+        try loadKeys()
+        try readMetadata()
+    }
+
+    /// Runs `body` as one unit: a transaction, or a savepoint of the run's transaction.
+    func transaction(_ body: () throws -> Void) throws {
+        let (begin, commit, rollback) =
+            inRunTransaction
+            ? ("SAVEPOINT sluice_save", "RELEASE SAVEPOINT sluice_save", "ROLLBACK TO SAVEPOINT sluice_save")
+            : ("BEGIN", "COMMIT", "ROLLBACK")
+        try connection.execute(begin)
+        do {
+            try body()
+            try connection.execute(commit)
+        } catch {
+            try? connection.execute(rollback)
+            throw error
+        }
+    }
+
+    func storeError(_ error: PostgresError, _ what: String, objectID: ManagedObjectID? = nil) -> StoreError {
+        let code: StoreError.Code
+        switch error.sqlState.prefix(2) {
+        case "23": code = .constraintViolation
+        case "40": code = .conflict
+        default: code = .io
+        }
+        return StoreError(code, "\(what): \(error)", url: url, objectID: objectID, underlying: error)
+    }
+}
