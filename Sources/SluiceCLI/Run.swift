@@ -156,7 +156,7 @@ func execute(
         log.info(
             "\(command) started",
             metadata: [
-                "pipeline": "\(pipeline ?? "-")", "target": "\(config.targetPath ?? "in-memory")",
+                "pipeline": "\(pipeline ?? "-")", "target": "\(config.targetName)",
                 "dryRun": .stringConvertible(output.dryRun),
             ])
         let report = try runner.run(options)

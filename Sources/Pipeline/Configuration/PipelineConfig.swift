@@ -2,16 +2,24 @@ import Foundation
 import ModelFiles
 import ObjectGraph
 import Readers
+import Stores
 import Yams
 
 /// A pipeline, read from its YAML file and checked against its model: what `sluice run` executes
 /// and `sluice check` validates. Paths are absolute (resolved against the pipeline file's folder).
 public struct PipelineConfig: Sendable {
     public enum StoreKind: String, Sendable {
-        case sqlite, inMemory = "in-memory", xml, binary
+        case sqlite, inMemory = "in-memory", xml, binary, postgres
 
-        /// The registered store type of a file target.
-        public var storeType: String { self == .xml ? "XML" : self == .binary ? "Binary" : "SQLite" }
+        /// The registered store type of a target.
+        public var storeType: String {
+            switch self {
+            case .xml: return "XML"
+            case .binary: return "Binary"
+            case .postgres: return "PostgreSQL"
+            case .sqlite, .inMemory: return "SQLite"
+            }
+        }
     }
     public enum Commit: String, Sendable { case atomic, batches }
 
@@ -23,6 +31,19 @@ public struct PipelineConfig: Sendable {
     public var modelText: (text: String, isJSON: Bool)?
     public var store: StoreKind = .sqlite
     public var targetPath: String?
+    /// `target.url` with `target.schema` as its `schema` parameter: the database of a postgres target
+    /// (its password, if the URL holds one, stays in memory: `targetName` and saved pipelines leave
+    /// it out).
+    public var databaseURL: String?
+    /// The target as messages name it: the store file, the database URL without its password, or
+    /// "an in-memory store".
+    public var targetName: String {
+        switch store {
+        case .inMemory: return "an in-memory store"
+        case .postgres: return databaseURL.map(PostgresStore.redacted) ?? ""
+        default: return targetPath ?? ""
+        }
+    }
     public var commit: Commit = .atomic
     /// `target.shared`: the SQLite file is another program's database; the store's tables go next
     /// to its own, which are never touched.

@@ -26,7 +26,17 @@ extension PipelineReader {
             checkMode(of: source, config: config, at: sourceNodes.first { $0.mark?.line == source.line } ?? root)
         }
         let target = entries.first { $0.key == "target" }?.value
-        if config.store != .inMemory, target?.mapping?.first(where: { $0.key.scalar?.string == "path" }) == nil {
+        if config.store == .postgres, config.databaseURL == nil {
+            fail(target ?? root, "a postgres target needs `url` (postgresql://user@host/database)")
+        }
+        if config.store != .postgres, target?.mapping?.contains(where: { ["url", "schema"].contains($0.key.scalar?.string) })
+            == true
+        {
+            fail(target ?? root, "url and schema are options of a postgres target (store: postgres)")
+        }
+        if config.store != .inMemory, config.store != .postgres,
+            target?.mapping?.first(where: { $0.key.scalar?.string == "path" }) == nil
+        {
             fail(
                 target ?? root, "a \(config.store.rawValue) target needs `path` (the store file, relative to this file)"
             )

@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 import ModelFiles
 import ObjectGraph
 import Readers
@@ -120,8 +121,10 @@ extension PipelineReader {
 
     mutating func readTarget(_ node: Node, into config: inout PipelineConfig) {
         let allowed: Set<String> = [
-            "store", "path", "commit", "shared", "layout", "dates", "version_column", "lightweight_migration",
+            "store", "path", "commit", "shared", "layout", "dates", "version_column", "lightweight_migration", "url",
+            "schema",
         ]
+        var schema: String?
         for (key, _, value) in pairs(node, allowed: allowed, what: "target") {
             switch key {
             case "store":
@@ -129,9 +132,19 @@ extension PipelineReader {
                 if let kind = PipelineConfig.StoreKind(rawValue: name) {
                     config.store = kind
                 } else {
-                    fail(value, "unknown target store \(name.debugDescription) (use sqlite, xml, binary or in-memory)")
+                    fail(
+                        value,
+                        "unknown target store \(name.debugDescription) (use sqlite, xml, binary, postgres or in-memory)")
                 }
             case "path": config.targetPath = path(value, "target.path")
+            case "url":
+                guard let url = text(value, "target.url") else { continue }
+                if PostgresStore.isDatabaseURL(url), URLComponents(string: url) != nil {
+                    config.databaseURL = url
+                } else {
+                    fail(value, "target.url must be a postgresql:// URL (postgresql://user@host:5432/database)")
+                }
+            case "schema": schema = text(value, "target.schema")
             case "shared": config.sharesFile = flag(value, "target.shared", source: nil) ?? false
             case "lightweight_migration":
                 config.migratesLightly = flag(value, "target.lightweight_migration", source: nil) ?? false
@@ -158,6 +171,11 @@ extension PipelineReader {
                 }
             default: break
             }
+        }
+        if let schema, let url = config.databaseURL, var components = URLComponents(string: url) {
+            components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" }
+                + [URLQueryItem(name: "schema", value: schema)]
+            config.databaseURL = components.string ?? url
         }
     }
 }

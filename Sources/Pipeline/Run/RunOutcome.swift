@@ -102,7 +102,7 @@ public struct RunOutcome: Sendable, Codable {
         inputs = (config?.sources ?? []).map { Input(source: $0.name, path: $0.path, format: $0.format.rawValue) }
         target = config.map { config in
             Target(
-                path: config.store == .inMemory ? nil : config.targetPath,
+                path: config.store == .inMemory ? nil : config.targetName,
                 type: config.store == .inMemory ? "in-memory" : config.store.storeType)
         }
         self.started = Self.timestamp(started)

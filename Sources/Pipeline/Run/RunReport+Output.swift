@@ -8,10 +8,12 @@ extension RunReport {
     public func summary(
         for config: PipelineConfig, dryRun: Bool, rejectsFile: String?, first: [RecordReject] = []
     ) -> String {
-        let target = config.store == .inMemory ? "an in-memory store" : (config.targetPath ?? "")
+        let target = config.targetName
         let head =
             dryRun
-            ? "Dry run against \(target) (a copy; nothing was written): done"
+            ? "Dry run against \(target) "
+                + (config.store == .postgres
+                    ? "(one transaction, rolled back; nothing was kept): done" : "(a copy; nothing was written): done")
             : "Imported into \(target)"
         var lines = [String(format: "%@ in %.2f s (peak memory %.0f MB).", head, seconds, peakRSSMegabytes)]
         for (entity, counts) in entities.sorted(by: { $0.key < $1.key }) {

@@ -1,6 +1,7 @@
 import Foundation
 import ModelFiles
 import ObjectGraph
+import Stores
 
 /// A run's target as one transaction: the lock that keeps a second run out, the file the run
 /// writes, and how it becomes the target.
@@ -44,6 +45,10 @@ final class TargetTransaction {
     var workDescriptor: Int32 = -1
     /// A dry run's folder in the temporary folder, holding its copy of the target.
     private var dryRunFolder: URL?
+    /// Whether the run keeps nothing (`--dry-run`).
+    private let isDryRun: Bool
+    /// A postgres target: the store, whose transaction is the run's (`commit: atomic`, dry runs).
+    private var database: PostgresStore?
 
     /// `error` as the user should read it: a store error about the work copy (removed when the run
     /// fails) names the target instead, saying the target was not changed.
@@ -61,7 +66,9 @@ final class TargetTransaction {
     }
 
     /// Whether saves commit batch by batch (with a checkpoint) rather than at the end.
-    var commitsBatches: Bool { config.commit == .batches && target != nil && dryRunFolder == nil }
+    var commitsBatches: Bool {
+        config.commit == .batches && (target != nil || config.store == .postgres) && !isDryRun
+    }
 
     /// Takes the lock, copies the target (`commit: atomic`, a dry run), opens the store and, for
     /// `commit: batches`, reads the checkpoint an interrupted run left.
@@ -78,7 +85,8 @@ final class TargetTransaction {
     ) throws {
         self.config = config
         self.discardCheckpoint = discardCheckpoint
-        let target = config.store == .inMemory ? nil : config.targetPath.map(Self.realFile)
+        isDryRun = dryRun
+        let target = config.store == .inMemory || config.store == .postgres ? nil : config.targetPath.map(Self.realFile)
         self.target = target
         coordinator = PersistentStoreCoordinator(managedObjectModel: config.model)
         var work = target
@@ -116,7 +124,7 @@ final class TargetTransaction {
         }
         self.work = work
         do {
-            try openStore(resume: resume)
+            try openStore(resume: resume, waitLock: waitLock)
         } catch {
             abandon()
             // Never a message pointing at the work copy, which is gone.
@@ -163,7 +171,7 @@ final class TargetTransaction {
         return nil
     }
 
-    private func openStore(resume: Bool) throws {
+    private func openStore(resume: Bool, waitLock: Double) throws {
         var options = config.store == .sqlite ? config.storeOptions : [:]
         if let work, work != target, config.store == .sqlite {
             // The work copy is private until it is renamed into place, and thrown away when the
@@ -178,13 +186,28 @@ final class TargetTransaction {
         }
         let store: any PersistentStore
         do {
-            store = try TargetStore.add(
-                to: coordinator, at: work, type: work == nil ? nil : config.store.storeType, options: options)
+            if config.store == .postgres, let url = config.databaseURL.flatMap(URL.init(string:)) {
+                // The lock first; then, unless saves commit batch by batch, one transaction for the run.
+                store = try TargetStore.add(
+                    to: coordinator, at: url,
+                    options: [
+                        "lock": isDryRun ? "shared" : "exclusive", "lock_wait": String(waitLock),
+                        "transaction": commitsBatches ? "save" : "run",
+                    ])
+                database = store as? PostgresStore
+            } else {
+                store = try TargetStore.add(
+                    to: coordinator, at: work, type: work == nil ? nil : config.store.storeType, options: options)
+            }
         } catch let error as StoreError {
+            if error.underlying is PostgresStore.Locked {
+                if let signal = RunStop.requested { throw RunError.stopped(signal: signal) }
+                throw RunError.locked(path: config.targetName)
+            }
             throw RunError.store(error)
         }
         self.store = store
-        guard work != nil else { return }
+        guard work != nil || database != nil else { return }
         // The model goes with the store (written with its first save), for `inspect` and `validate`.
         var metadata = coordinator.metadata(for: store)
         if let model = config.modelText { StoredModel.record(text: model.text, isJSON: model.isJSON, in: &metadata) }
@@ -223,11 +246,12 @@ final class TargetTransaction {
     /// - Throws: `RunError` (`.store`, `.file`, `.targetChanged`); the target is then as it was.
     func commit() throws {
         guard let store else { return }
-        if dryRunFolder != nil { return abandon() }
+        if isDryRun { return abandon() }
         do {
             try checkpoint?.finish()
             try coordinator.saveMetadata()
             try (store as? AtomicStore)?.flush()
+            try database?.commitRunTransaction()
         } catch let error as StoreError {
             throw RunError.store(error)
         }

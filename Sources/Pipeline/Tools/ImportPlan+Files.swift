@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 
 extension ImportPlan {
     /// An import's pipeline, loaded: run `config`.
@@ -17,16 +18,19 @@ extension ImportPlan {
     ///   a file cannot be written.
     public static func prepare(_ options: Options, savingPipelineTo savePipeline: String?) throws -> Prepared {
         // Before the target is looked at (opening a FIFO would wait forever).
-        try OutputFile.requireFile(TargetTransaction.realFile(options.target).path, "the target")
+        if !PostgresStore.isDatabaseURL(options.target) {
+            try OutputFile.requireFile(TargetTransaction.realFile(options.target).path, "the target")
+        }
         guard let savePipeline else {
             // Named after the first input, so that a message about them says what they were made from.
             let first = options.inputs.first.map { $0 == "-" ? "standard input" : $0 } ?? "the inputs"
             let base = URL(fileURLWithPath: first).standardizedFileURL.path
             let modelFile = base + " (inferred model)"
             let plan = try ImportPlan(options, modelFile: modelFile)
-            let config = try PipelineFile.load(
+            var config = try PipelineFile.load(
                 text: plan.pipelineText, file: base + " (import pipeline)",
                 models: plan.modelText.map { [modelFile: $0] } ?? [:])
+            config.takeDatabaseURL(options.target)
             return Prepared(config: config, notImported: plan.notImported, guesses: plan.guesses)
         }
         let saved = URL(fileURLWithPath: savePipeline).standardizedFileURL
@@ -37,7 +41,17 @@ extension ImportPlan {
             try ReportFile.write(Data(modelText.utf8), to: modelFile.path, role: "the model file")
         }
         try ReportFile.write(Data(plan.pipelineText.utf8), to: saved.path, role: "the pipeline file")
-        let config = try PipelineFile.load(contentsOf: saved)
+        var config = try PipelineFile.load(contentsOf: saved)
+        config.takeDatabaseURL(options.target)
         return Prepared(config: config, notImported: plan.notImported, guesses: plan.guesses)
+    }
+}
+
+extension PipelineConfig {
+    /// A postgres target of `sluice import` as the command line gave it: the pipeline written for it
+    /// leaves a password of the URL out, the run connects with it.
+    mutating func takeDatabaseURL(_ target: String) {
+        guard store == .postgres, PostgresStore.isDatabaseURL(target) else { return }
+        databaseURL = target
     }
 }

@@ -29,8 +29,8 @@ extension ImportPlan {
                 // Its warnings (what of an Xcode model Sluice does not use) come once, when the
                 // pipeline is loaded.
                 model = try ModelFile.load(contentsOf: URL(fileURLWithPath: path), warn: { _ in })
-            } else if FileManager.default.fileExists(atPath: options.target),
-                let metadata = try? TargetStore.metadata(ofStoreAt: URL(fileURLWithPath: options.target)),
+            } else if TargetStore.exists(options.target),
+                let metadata = try? TargetStore.metadata(ofStoreAt: TargetStore.url(options.target)),
                 let stored = try StoredModel.model(in: metadata, store: options.target),
                 let recorded = StoredModel.text(in: metadata), !recorded.isJSON
             {

@@ -2,6 +2,7 @@ import Foundation
 import ModelFiles
 import ObjectGraph
 import Readers
+import Stores
 
 extension ImportPlan {
     /// The first line of every pipeline `sluice import` writes (`--save-pipeline` replaces only such
@@ -32,9 +33,13 @@ extension ImportPlan {
             if typeName != "sqlite", options.layout != nil || options.dates != nil {
                 throw UsageError("--layout and --dates are options of a SQLite target")
             }
-            var target: [(String, YAMLValue)] = [
-                ("store", .text(typeName)), ("path", .text(written(options.target))), ("commit", .text("atomic")),
-            ]
+            var target: [(String, YAMLValue)] =
+                type == PostgresStore.storeType
+                ? [
+                    ("store", .text("postgres")), ("url", .text(PostgresStore.redacted(options.target))),
+                    ("commit", .text("atomic")),
+                ]
+                : [("store", .text(typeName)), ("path", .text(written(options.target))), ("commit", .text("atomic"))]
             if model.sharesFile { target.append(("shared", .flag(true))) }
             if model.migrates { target.append(("lightweight_migration", .flag(true))) }
             if let layout = options.layout { target.append(("layout", .text(layout))) }

@@ -20,7 +20,7 @@ public struct PipelineCheck: Sendable {
             .map { "\(config.file):\($0.line): source \($0.name): the input \($0.path) does not exist" }
         problems = Self.unfilled(config)
         let target =
-            config.store == .inMemory ? "an in-memory store" : "\(config.store.storeType) \(config.targetPath ?? "?")"
+            config.store == .inMemory ? "an in-memory store" : "\(config.store.storeType) \(config.targetName)"
         let contexts = "\(config.contexts) context\(config.contexts == 1 ? "" : "s")"
         let entities = config.model.entities.count
         let verdict =

@@ -3,20 +3,22 @@ import ModelFiles
 import ObjectGraph
 import Stores
 
-/// Opens the store an import writes to: SQLite for a file path (the default target), in-memory when
-/// there is no path. Registers the built-in store types first.
+/// Opens the store an import writes to: SQLite for a file path (the default target), PostgreSQL for
+/// a `postgresql://` URL, in-memory when there is no path. Registers the built-in store types first.
 public enum TargetStore {
     /// Makes the built-in store types (`SQLite`, `XML`, `Binary`) known to every coordinator.
     public static func registerBuiltInTypes() {
         SQLiteStore.register()
         XMLStore.register()
         BinaryStore.register()
+        PostgresStore.register()
     }
 
     /// The type of the store file at `url` from its first bytes (`SQLite format 3`, `SLUICEBS`,
     /// `<?xml`), or from its extension when it does not exist yet (`.xml`, `.bin`/`.sluicebin`,
     /// anything else SQLite).
     public static func type(ofStoreAt url: URL) -> String {
+        if PostgresStore.isDatabaseURL(url.absoluteString) { return PostgresStore.storeType }
         if let handle = try? FileHandle(forReadingFrom: url), let head = try? handle.read(upToCount: 16) {
             try? handle.close()
             if head.starts(with: Data("SQLite format 3".utf8)) { return SQLiteStore.storeType }
@@ -35,6 +37,7 @@ public enum TargetStore {
     /// The store types a command line names (`--to` of `convert`, `--store-type` of `import`), by name.
     static let typesByName = [
         "sqlite": SQLiteStore.storeType, "xml": XMLStore.storeType, "binary": BinaryStore.storeType,
+        "postgres": PostgresStore.storeType,
     ]
 
     /// The type of the store a command writes at `path`: the one `given` names (`sqlite`, `xml`,
@@ -44,9 +47,18 @@ public enum TargetStore {
     /// - Throws: `UsageError` for an unknown name, or an extension that names no store type (`.json`):
     ///   never a SQLite file under a name that says otherwise.
     public static func storeType(forTargetAt path: String, given: String?, option: String) throws -> String {
+        if PostgresStore.isDatabaseURL(path) {
+            guard given == nil || given?.lowercased() == "postgres" else {
+                throw UsageError("\(option) \(given!) does not go with a postgresql:// target")
+            }
+            return PostgresStore.storeType
+        }
         if let given {
             guard let type = typesByName[given.lowercased()] else {
                 throw UsageError("\(option) must be sqlite, xml or binary, not \(given.debugDescription)")
+            }
+            guard type != PostgresStore.storeType else {
+                throw UsageError("\(option) postgres needs a postgresql:// target, not a file")
             }
             return type
         }
@@ -63,9 +75,27 @@ public enum TargetStore {
         }
     }
 
+    /// Whether a target exists: the file, or a store in the database schema a URL names.
+    public static func exists(_ target: String) -> Bool {
+        guard PostgresStore.isDatabaseURL(target) else { return FileManager.default.fileExists(atPath: target) }
+        return (try? URL(string: target).flatMap(PostgresStore.metadata(at:))) != nil
+    }
+
+    /// A store location as a URL: a `postgresql://` URL as it is, else a file path.
+    public static func url(_ target: String) -> URL {
+        PostgresStore.isDatabaseURL(target)
+            ? (URL(string: target) ?? URL(fileURLWithPath: target)) : URL(fileURLWithPath: target)
+    }
+
     /// The metadata of the store file at `url`, of whichever built-in type, read without a model.
     /// - Throws: `StoreError`.
     public static func metadata(ofStoreAt url: URL) throws -> StoreMetadata {
+        if PostgresStore.isDatabaseURL(url.absoluteString) {
+            guard let metadata = try PostgresStore.metadata(at: url) else {
+                throw StoreError(.io, "There is no store in this database schema", url: url)
+            }
+            return metadata
+        }
         // A FIFO or device would be waited on forever, or read as a store it is not.
         var info = stat()
         if stat(url.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
@@ -130,8 +160,9 @@ public enum TargetStore {
             options: options)
     }
 
-    /// Adds the target store to `coordinator`: `url` nil gives an in-memory store; otherwise a SQLite
-    /// store (or `type`, when given) at `url`, creating its directory.
+    /// Adds the target store to `coordinator`: `url` nil gives an in-memory store; a `postgresql://`
+    /// URL the PostgreSQL store; otherwise a SQLite store (or `type`, when given) at `url`, creating
+    /// its directory.
     /// - Throws: `StoreError` (unknown type, a file written with another model, I/O).
     @discardableResult
     public static func add(
@@ -141,6 +172,9 @@ public enum TargetStore {
         registerBuiltInTypes()
         guard let url else {
             return try coordinator.addPersistentStore(type: type ?? InMemoryStore.storeType, options: options)
+        }
+        if PostgresStore.isDatabaseURL(url.absoluteString) {
+            return try coordinator.addPersistentStore(type: PostgresStore.storeType, at: url, options: options)
         }
         do {
             try FileManager.default.createDirectory(

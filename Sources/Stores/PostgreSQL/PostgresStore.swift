@@ -15,7 +15,10 @@ import ObjectGraph
 /// The URL is libpq's: the password comes from it, `PGPASSWORD`, `~/.pgpass` or a service file, and
 /// `sslmode` and the other parameters pass through; `schema` (a query parameter or the option) names
 /// the schema, `public` by default. The store's `url` never holds the password. Options: `schema`,
-/// `read_only` (`true`/`false`). Unknown options are an error.
+/// `read_only` (`true`/`false`), `lock` (`exclusive` or `shared`: take the run lock, an advisory
+/// lock on the schema, before anything is read), `lock_wait` (seconds to wait for it), `transaction`
+/// (`run`: the store opens inside a run's transaction, `commitRunTransaction()` ends it; `save`, the
+/// default: each save commits). Unknown options are an error.
 ///
 /// A store in a schema owns the tables of its model and `_sluice_metadata` there; other tables of
 /// the schema are never touched, and a table the model would make that exists already without being
@@ -53,6 +56,11 @@ public final class PostgresStore: PersistentStore {
     var writtenKeys: [String: Int64] = [:]
     /// Whether a run's transaction is open (saves are savepoints of it).
     private(set) var inRunTransaction = false
+    /// Options `lock`, `lock_wait`, `transaction`: the run lock to take (`exclusive`, `shared`) and how
+    /// long to wait for it, and whether the store opens inside a run's transaction.
+    private var runLock: String?
+    private var lockWait: Double = 0
+    private var startsRunTransaction = false
     var idTemplates: [ManagedObjectID?] = []
     /// Cursors opened so far (each `enumerateRows` names its own).
     var cursors = 0
@@ -65,34 +73,48 @@ public final class PostgresStore: PersistentStore {
     public required init(
         coordinator: PersistentStoreCoordinator, configurationName: String?, url: URL?, options: [String: String]
     ) throws {
-        guard let url, Self.isDatabaseURL(url.absoluteString),
-            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        else {
+        guard let url, Self.isDatabaseURL(url.absoluteString) else {
             throw StoreError(.invalidOption, "A PostgreSQL store needs a postgresql:// URL", url: nil)
         }
-        var schemaName = components.queryItems?.first { $0.name == "schema" }?.value
-        components.queryItems = components.queryItems?.filter { $0.name != "schema" }
-        if components.queryItems?.isEmpty == true { components.queryItems = nil }
-        conninfo = components.string ?? url.absoluteString
-        var shown = components
-        if shown.password != nil { shown.password = nil }
-        self.url = shown.url
+        var schemaName: String?
+        (conninfo, schemaName) = Self.connectionParts(of: url)
+        let shown = URL(string: Self.redacted(url.absoluteString))
+        self.url = shown
         var readOnly = false
         for (key, value) in options {
             switch key {
             case "schema": schemaName = value
+            case "lock":
+                guard value == "exclusive" || value == "shared" else {
+                    throw StoreError(
+                        .invalidOption, "PostgreSQL store option lock must be exclusive or shared", url: shown)
+                }
+                runLock = value
+            case "lock_wait":
+                guard let seconds = Double(value), seconds >= 0 else {
+                    throw StoreError(
+                        .invalidOption, "PostgreSQL store option lock_wait must be seconds (0 or more)", url: shown)
+                }
+                lockWait = seconds
+            case "transaction":
+                guard value == "run" || value == "save" else {
+                    throw StoreError(
+                        .invalidOption, "PostgreSQL store option transaction must be run or save", url: shown)
+                }
+                startsRunTransaction = value == "run"
             case "read_only":
                 guard let flag = Bool(value) else {
                     throw StoreError(
                         .invalidOption,
                         "PostgreSQL store option read_only=\(value.debugDescription) is not valid; "
-                            + "use true or false", url: shown.url)
+                            + "use true or false", url: shown)
                 }
                 readOnly = flag
             default:
                 throw StoreError(
-                    .invalidOption, "PostgreSQL stores have no option \(key) (options: schema, read_only)",
-                    url: shown.url)
+                    .invalidOption,
+                    "PostgreSQL stores have no option \(key) (options: schema, read_only, lock, lock_wait, transaction)",
+                    url: shown)
             }
         }
         self.schemaName = schemaName ?? "public"
@@ -101,6 +123,9 @@ public final class PostgresStore: PersistentStore {
         self.model = coordinator.managedObjectModel
         self.metadata = StoreMetadata(storeType: Self.storeType)
     }
+
+    /// The run lock is another run's (`lock` option): the underlying error of the store error.
+    public struct Locked: Error {}
 
     /// `"schema"."name"`.
     func qualified(_ name: String) -> String { quote(schemaName) + "." + quote(name) }
@@ -111,6 +136,13 @@ public final class PostgresStore: PersistentStore {
         do {
             connection = try PostgresConnection(conninfo: conninfo)
             try connection.execute("SET TIME ZONE 'UTC'; SET client_min_messages = warning")
+            if let runLock, try !lockRun(waiting: lockWait, shared: runLock == "shared") {
+                throw StoreError(
+                    .io, "Another run holds the lock of schema \(schemaName); nothing was changed", url: url,
+                    underlying: Locked())
+            }
+            // Also the tables a new store makes are part of the run's transaction.
+            if startsRunTransaction { try beginRunTransaction() }
             schema = SQLiteSchema(model: model, layout: .plain(SQLiteLayout.Options()))
             columnTypes = Self.columnTypes(of: schema)
             if try tableExists("_sluice_metadata") {
