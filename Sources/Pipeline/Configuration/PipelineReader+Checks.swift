@@ -29,8 +29,9 @@ extension PipelineReader {
         if config.store == .postgres, config.databaseURL == nil {
             fail(target ?? root, "a postgres target needs `url` (postgresql://user@host/database)")
         }
-        if config.store != .postgres, target?.mapping?.contains(where: { ["url", "schema"].contains($0.key.scalar?.string) })
-            == true
+        if config.store != .postgres,
+            target?.mapping?.contains(where: { ["url", "schema"].contains($0.key.scalar?.string) })
+                == true
         {
             fail(target ?? root, "url and schema are options of a postgres target (store: postgres)")
         }

@@ -1,8 +1,8 @@
 import Foundation
-import Stores
 import ModelFiles
 import ObjectGraph
 import Readers
+import Stores
 import Yams
 
 extension PipelineReader {
@@ -134,7 +134,8 @@ extension PipelineReader {
                 } else {
                     fail(
                         value,
-                        "unknown target store \(name.debugDescription) (use sqlite, xml, binary, postgres or in-memory)")
+                        "unknown target store \(name.debugDescription) (use sqlite, xml, binary, postgres or in-memory)"
+                    )
                 }
             case "path": config.targetPath = path(value, "target.path")
             case "url":
@@ -173,7 +174,8 @@ extension PipelineReader {
             }
         }
         if let schema, let url = config.databaseURL, var components = URLComponents(string: url) {
-            components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" }
+            components.queryItems =
+                (components.queryItems ?? []).filter { $0.name != "schema" }
                 + [URLQueryItem(name: "schema", value: schema)]
             config.databaseURL = components.string ?? url
         }
