@@ -113,7 +113,8 @@ public final class PostgresStore: PersistentStore {
             default:
                 throw StoreError(
                     .invalidOption,
-                    "PostgreSQL stores have no option \(key) (options: schema, read_only, lock, lock_wait, transaction)",
+                    "PostgreSQL stores have no option \(key) "
+                        + "(options: schema, read_only, lock, lock_wait, transaction)",
                     url: shown)
             }
         }
