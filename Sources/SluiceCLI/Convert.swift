@@ -46,7 +46,10 @@ struct Convert: LoggingCommand {
                 source, to: destination, typeName: to?.rawValue, modelAt: model, layout: layout.layout?.rawValue,
                 dates: layout.dates?.rawValue)
         }
-        print("Copied \(count) object\(count == 1 ? "" : "s") from \(source) to \(destination).")
+        let (from, into) = (
+            TargetStore.name(of: TargetStore.url(source)), TargetStore.name(of: TargetStore.url(destination))
+        )
+        print("Copied \(count) object\(count == 1 ? "" : "s") from \(from) to \(into).")
     }
 }
 

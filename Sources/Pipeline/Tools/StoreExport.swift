@@ -57,19 +57,20 @@ public struct StoreExport {
     ///   `ModelFileError`; `StoreInspection.NoModel`; `RunFileError` when an output cannot be written.
     public static func run(_ options: Options) throws -> [Written] {
         TargetStore.registerBuiltInTypes()
-        let url = URL(fileURLWithPath: options.store)
-        guard FileManager.default.fileExists(atPath: url.path) else {
+        let url = TargetStore.url(options.store)
+        guard TargetStore.exists(options.store) else {
             throw StoreError(.io, "There is no store at this path", url: url)
         }
         let metadata = try TargetStore.metadata(ofStoreAt: url)
         let given = try StoreInspection.loadModel(options.modelPath)
-        guard let model = try given ?? StoredModel.model(in: metadata, store: url.path) else {
-            throw StoreInspection.NoModel(path: url.path)
+        guard let model = try given ?? StoredModel.model(in: metadata, store: TargetStore.name(of: url)) else {
+            throw StoreInspection.NoModel(path: TargetStore.name(of: url))
         }
         let type = TargetStore.type(ofStoreAt: url)
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try coordinator.addPersistentStore(
-            type: type, at: url, options: type == SQLiteStore.storeType ? ["read_only": "true"] : [:])
+            type: type, at: url,
+            options: type == SQLiteStore.storeType || type == PostgresStore.storeType ? ["read_only": "true"] : [:])
         defer { coordinator.removePersistentStore(store) }
 
         try OutputFile.requireFile(options.destination, "--to", folder: true)

@@ -109,13 +109,13 @@ public enum StoreInspection {
     ) throws
         -> StoreSummary
     {
-        try summary(ofStoreAt: URL(fileURLWithPath: path), model: loadModel(modelPath), rows: rows)
+        try summary(ofStoreAt: TargetStore.url(path), model: loadModel(modelPath), rows: rows)
     }
 
     /// `violations(inStoreAt:model:)` with the model file at `modelPath`, or the stored model when `nil`.
     /// - Throws: `ModelFileError`; what `violations(inStoreAt:model:)` throws.
     public static func violations(inStoreAt path: String, modelAt modelPath: String?) throws -> [GraphViolation] {
-        try violations(inStoreAt: URL(fileURLWithPath: path), model: loadModel(modelPath))
+        try violations(inStoreAt: TargetStore.url(path), model: loadModel(modelPath))
     }
 
     /// The model file at `path`, when one is given.
@@ -132,9 +132,9 @@ public enum StoreInspection {
         -> StoreSummary
     {
         let metadata = try TargetStore.metadata(ofStoreAt: url)
-        let model = try given ?? StoredModel.model(in: metadata, store: url.path)
+        let model = try given ?? StoredModel.model(in: metadata, store: TargetStore.name(of: url))
         var summary = StoreSummary(
-            path: url.path, type: metadata.storeType, identifier: metadata.identifier,
+            path: TargetStore.name(of: url), type: metadata.storeType, identifier: metadata.identifier,
             modelVersionHash: metadata.modelVersionHash,
             model: given != nil ? "given" : model != nil ? "stored" : "none",
             entities: nil, interruptedRun: metadata.userInfo[BatchCheckpoint.key] != nil,
@@ -166,8 +166,8 @@ public enum StoreInspection {
     public static func violations(inStoreAt url: URL, model given: ManagedObjectModel? = nil) throws -> [GraphViolation]
     {
         let metadata = try TargetStore.metadata(ofStoreAt: url)
-        guard let model = try given ?? StoredModel.model(in: metadata, store: url.path) else {
-            throw NoModel(path: url.path)
+        guard let model = try given ?? StoredModel.model(in: metadata, store: TargetStore.name(of: url)) else {
+            throw NoModel(path: TargetStore.name(of: url))
         }
         return try withStore(at: url, model: model) { context in
             try GraphValidation.violations(in: context.persistentStoreCoordinator)
@@ -230,7 +230,8 @@ public enum StoreInspection {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let type = TargetStore.type(ofStoreAt: url)
         let store = try TargetStore.add(
-            to: coordinator, at: url, type: type, options: type == SQLiteStore.storeType ? ["read_only": "true"] : [:])
+            to: coordinator, at: url, type: type,
+            options: type == SQLiteStore.storeType || type == PostgresStore.storeType ? ["read_only": "true"] : [:])
         defer { coordinator.removePersistentStore(store) }
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
         return try context.performAndWait { try body(context) }

@@ -87,6 +87,11 @@ public enum TargetStore {
             ? (URL(string: target) ?? URL(fileURLWithPath: target)) : URL(fileURLWithPath: target)
     }
 
+    /// A store location as messages name it: the file's path, or the database URL without its password.
+    public static func name(of url: URL) -> String {
+        PostgresStore.isDatabaseURL(url.absoluteString) ? PostgresStore.redacted(url.absoluteString) : url.path
+    }
+
     /// The metadata of the store file at `url`, of whichever built-in type, read without a model.
     /// - Throws: `StoreError`.
     public static func metadata(ofStoreAt url: URL) throws -> StoreMetadata {
@@ -120,8 +125,10 @@ public enum TargetStore {
         registerBuiltInTypes()
         let sourceType = Self.type(ofStoreAt: source)
         var model = given
-        if model == nil { model = try StoredModel.model(in: try metadata(ofStoreAt: source), store: source.path) }
-        guard let model else { throw StoreInspection.NoModel(path: source.path) }
+        if model == nil {
+            model = try StoredModel.model(in: try metadata(ofStoreAt: source), store: name(of: source))
+        }
+        guard let model else { throw StoreInspection.NoModel(path: name(of: source)) }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try coordinator.addPersistentStore(type: sourceType, at: source)
         let copy = try coordinator.migratePersistentStore(
@@ -149,14 +156,22 @@ public enum TargetStore {
         var options: [String: String] = [:]
         if let layout { options["layout"] = layout }
         if let dates { options["dates"] = dates }
-        try OutputFile.requireFile(destination, "the destination")
-        let destinationURL = URL(fileURLWithPath: destination)
+        let destinationURL = url(destination)
+        if PostgresStore.isDatabaseURL(destination) {
+            guard try PostgresStore.metadata(at: destinationURL) == nil else {
+                throw StoreError(
+                    .io, "There is a store in this schema already; name a new schema",
+                    url: URL(string: name(of: destinationURL)))
+            }
+        } else {
+            try OutputFile.requireFile(destination, "the destination")
+        }
         let type = try storeType(forTargetAt: destination, given: typeName, option: "--to")
         if !options.isEmpty, type != SQLiteStore.storeType {
             throw UsageError("--layout and --dates are options of a SQLite destination")
         }
         return try convert(
-            URL(fileURLWithPath: source), to: destinationURL, type: type, model: StoreInspection.loadModel(modelPath),
+            url(source), to: destinationURL, type: type, model: StoreInspection.loadModel(modelPath),
             options: options)
     }
 
