@@ -67,3 +67,38 @@ public enum PostgresTestServer {
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+/// A schema of its own on the tests' server (`t_<uuid>`, made by the store that first opens it),
+/// dropped with everything in it when the value goes away.
+public final class PostgresTestSchema: @unchecked Sendable {
+    public let url: URL
+    public let name: String
+
+    public init() {
+        url = PostgresTestServer.freshSchemaURL()
+        name =
+            URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?
+            .first { $0.name == "schema" }?.value ?? ""
+    }
+
+    deinit { PostgresTestServer.dropSchema(of: url) }
+
+    /// The URL with a password in it (the tests' server trusts its local users, so any password
+    /// connects): what a test that must never see the password again gives the command.
+    public func url(password: String) -> String {
+        url.absoluteString.replacingOccurrences(of: "postgresql://", with: "postgresql://sluice:\(password)@")
+    }
+
+    /// Runs SQL with a connection of its own, as `psql` would (this schema first on the search
+    /// path, UTC); values as text, `nil` for NULL.
+    public func query(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
+        let connection = try PostgresConnection(conninfo: PostgresTestServer.conninfo)
+        try connection.execute("SET search_path = \"\(name)\"; SET TIME ZONE 'UTC'")
+        return try connection.query(sql, parameters)
+    }
+
+    /// Whether the schema exists (a run that failed before committing leaves none).
+    public var exists: Bool {
+        (try? query("SELECT count(*) FROM pg_namespace WHERE nspname = $1", [name]))?.first?.first == "1"
+    }
+}
