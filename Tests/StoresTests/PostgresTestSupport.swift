@@ -1,4 +1,3 @@
-import Drivers
 import Foundation
 import ObjectGraph
 import Stores

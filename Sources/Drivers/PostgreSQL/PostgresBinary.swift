@@ -14,6 +14,67 @@ public enum PostgresType: UInt32, Sendable {
     case timestamptz = 1184
     case numeric = 1700
     case uuid = 2950
+    case booleanArray = 1000
+    case byteaArray = 1001
+    case smallintArray = 1005
+    case integerArray = 1007
+    case textArray = 1009
+    case bigintArray = 1016
+    case realArray = 1021
+    case doubleArray = 1022
+    case dateArray = 1182
+    case timestamptzArray = 1185
+    case numericArray = 1231
+    case uuidArray = 2951
+
+    /// The one-dimensional array type of this element type (`nil` for array types).
+    public var arrayType: PostgresType? {
+        switch self {
+        case .boolean: return .booleanArray
+        case .bytea: return .byteaArray
+        case .smallint: return .smallintArray
+        case .integer: return .integerArray
+        case .text: return .textArray
+        case .bigint: return .bigintArray
+        case .real: return .realArray
+        case .double: return .doubleArray
+        case .date: return .dateArray
+        case .timestamptz: return .timestamptzArray
+        case .numeric: return .numericArray
+        case .uuid: return .uuidArray
+        default: return nil
+        }
+    }
+
+    /// The SQL name of the type, for casts (`bigint[]`).
+    public var sqlName: String {
+        switch self {
+        case .boolean: return "boolean"
+        case .bytea: return "bytea"
+        case .bigint: return "bigint"
+        case .smallint: return "smallint"
+        case .integer: return "integer"
+        case .text: return "text"
+        case .real: return "real"
+        case .double: return "double precision"
+        case .date: return "date"
+        case .timestamptz: return "timestamptz"
+        case .numeric: return "numeric"
+        case .uuid: return "uuid"
+        case .booleanArray: return "boolean[]"
+        case .byteaArray: return "bytea[]"
+        case .smallintArray: return "smallint[]"
+        case .integerArray: return "integer[]"
+        case .textArray: return "text[]"
+        case .bigintArray: return "bigint[]"
+        case .realArray: return "real[]"
+        case .doubleArray: return "double precision[]"
+        case .dateArray: return "date[]"
+        case .timestamptzArray: return "timestamptz[]"
+        case .numericArray: return "numeric[]"
+        case .uuidArray: return "uuid[]"
+        }
+    }
 }
 
 /// A value in PostgreSQL's binary format with its type (`bytes` nil: NULL): what statements take as
@@ -39,6 +100,25 @@ public struct PostgresValue: Sendable, Equatable {
     }
 
     public static func text(_ value: String) -> PostgresValue { PostgresValue(type: .text, bytes: Array(value.utf8)) }
+
+    /// A one-dimensional array of values of one element type (NULL elements allowed).
+    public static func array(of elements: [PostgresValue], type: PostgresType) -> PostgresValue {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(20 + elements.reduce(0) { $0 + 4 + ($1.bytes?.count ?? 0) })
+        let hasNull = elements.contains { $0.bytes == nil }
+        for word in [1, hasNull ? 1 : 0, Int32(bitPattern: type.rawValue), Int32(elements.count), 1] as [Int32] {
+            bytes += PostgresBinary.bytes(of: UInt32(bitPattern: word))
+        }
+        for element in elements {
+            guard let value = element.bytes else {
+                bytes += PostgresBinary.bytes(of: UInt32.max)
+                continue
+            }
+            bytes += PostgresBinary.bytes(of: UInt32(value.count))
+            bytes += value
+        }
+        return PostgresValue(type: type.arrayType ?? type, bytes: bytes)
+    }
 }
 
 /// Encoders and decoders of PostgreSQL's binary formats (big-endian integers, IEEE floats, dates as

@@ -178,6 +178,7 @@ extension PostgresStore {
         of relationship: RelationshipDescription, for objectID: ManagedObjectID
     ) throws -> [ManagedObjectID] {
         guard let key = primaryKey(of: objectID) else { return [] }
+        try buildPending()
         let sql: String
         let keyTable = schema.map(for: relationship.destinationEntity).table
         switch schema.map(for: relationship.entity).toMany[relationship.index] {

@@ -43,9 +43,11 @@ extension PostgresStore {
         return types
     }
 
-    /// CREATE TABLE, foreign keys and indexes of the layout. Foreign keys are checked at commit
-    /// (DEFERRABLE INITIALLY DEFERRED), so a save may write rows in any order.
-    func tableStatements() -> [String] {
+    /// The layout's statements: CREATE TABLE with primary keys and unique indexes (what loads
+    /// need), then the other indexes and the foreign keys (which a new store's first load adds at
+    /// its end, in one pass each). Foreign keys are checked at commit (DEFERRABLE INITIALLY
+    /// DEFERRED), so a save may write rows in any order.
+    func tableStatements() -> (tables: [String], indexes: [String], foreignKeys: [String]) {
         var statements: [String] = []
         var foreignKeys: [String] = []
         for table in schema.tables {
@@ -83,12 +85,14 @@ extension PostgresStore {
                     join.name, join.destinationColumn, schema.map(for: join.owner.destinationEntity).table,
                     cascades: true))
         }
+        var indexes: [String] = []
         for index in schema.indexes {
-            statements.append(
+            let sql =
                 "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(quote(indexName(index.name))) ON "
-                    + "\(qualified(index.table)) (\(index.columns.map(quote).joined(separator: ", ")))")
+                + "\(qualified(index.table)) (\(index.columns.map(quote).joined(separator: ", ")))"
+            if index.isUnique { statements.append(sql) } else { indexes.append(sql) }
         }
-        return statements + foreignKeys
+        return (statements, indexes, foreignKeys)
     }
 
     private func foreignKey(

@@ -61,6 +61,8 @@ public final class PostgresStore: PersistentStore {
     private var runLock: String?
     private var lockWait: Double = 0
     private var startsRunTransaction = false
+    /// Indexes and foreign keys a new store's first load makes at its end.
+    private var pending: [String] = []
     var idTemplates: [ManagedObjectID?] = []
     /// Cursors opened so far (each `enumerateRows` names its own).
     var cursors = 0
@@ -187,7 +189,12 @@ public final class PostgresStore: PersistentStore {
             try connection.execute("CREATE SCHEMA IF NOT EXISTS \(quote(schemaName))")
             try connection.execute(
                 "CREATE TABLE \(qualified("_sluice_metadata")) (key text PRIMARY KEY, value text NOT NULL)")
-            for sql in tableStatements() { try connection.execute(sql) }
+            let statements = tableStatements()
+            for sql in statements.tables { try connection.execute(sql) }
+            // Inside a run's transaction the first load goes first: its indexes and foreign keys
+            // are made at its end, in one pass each (`buildPending()`).
+            pending = statements.indexes + statements.foreignKeys
+            if !startsRunTransaction { try buildPending() }
             try writeKeys()
             try writeMetadata()
         }
@@ -213,8 +220,9 @@ public final class PostgresStore: PersistentStore {
 
     public func commitRunTransaction() throws {
         guard inRunTransaction else { return }
-        inRunTransaction = false
         do {
+            try buildPending()
+            inRunTransaction = false
             try connection.execute("COMMIT")
             writtenKeys = nextKeys
         } catch let error as PostgresError {
@@ -228,6 +236,18 @@ public final class PostgresStore: PersistentStore {
         try? connection.execute("ROLLBACK")
         try loadKeys()
         try readMetadata()
+    }
+
+    /// Makes the indexes and foreign keys a new store's first load left for its end (the foreign
+    /// keys check every row then). Reads that need an index (to-many relationships) make them first.
+    public func buildPending() throws {
+        guard !pending.isEmpty else { return }
+        do {
+            for sql in pending { try connection.execute(sql) }
+            pending = []
+        } catch let error as PostgresError {
+            throw storeError(error, "Could not make the store's indexes and foreign keys")
+        }
     }
 
     /// Runs `body` as one unit: a transaction, or a savepoint of the run's transaction.
