@@ -171,43 +171,56 @@ public enum PostgresBinary {
     /// A decimal number in plain text (`-123.4500`, `0.5`; no exponent) as PostgreSQL's binary numeric.
     /// `nil` when the text is not such a number.
     public static func numeric(fromPlainText text: String) -> [UInt8]? {
-        var digits = Substring(text)
+        var out: [UInt8] = []
+        var text = text
+        return text.withUTF8 { appendNumeric(plainUTF8: $0, to: &out) } ? out : nil
+    }
+
+    /// Appends the binary numeric of plain decimal text (`-123.4500`) to `out`, without allocating;
+    /// false (nothing appended) when the text is not such a number.
+    public static func appendNumeric(plainUTF8 text: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
+        var start = 0
         var negative = false
-        if digits.first == "-" || digits.first == "+" {
-            negative = digits.first == "-"
-            digits = digits.dropFirst()
+        if let first = text.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+            negative = first == UInt8(ascii: "-")
+            start = 1
         }
-        let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let whole = parts.first, !(whole.isEmpty && (parts.count == 1 || parts[1].isEmpty)),
-            parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } })
-        else { return nil }
-        let fraction = parts.count == 2 ? parts[1] : ""
-        let scale = fraction.count
-        // Whole part padded on the left, fraction on the right, to groups of four digits.
-        let wholeDigits = String(repeating: "0", count: (4 - whole.count % 4) % 4) + whole
-        let fractionDigits = fraction + String(repeating: "0", count: (4 - fraction.count % 4) % 4)
-        func groups(_ text: String) -> [Int16] {
-            let bytes = Array(text.utf8)
-            return stride(from: 0, to: bytes.count, by: 4).map { start in
-                bytes[start..<start + 4].reduce(Int16(0)) { $0 * 10 + Int16($1 - 48) }
+        var point = text.count
+        for index in start..<text.count {
+            let byte = text[index]
+            if byte == UInt8(ascii: ".") {
+                guard point == text.count else { return false }
+                point = index
+            } else if byte < 48 || byte > 57 {
+                return false
             }
         }
-        var all = groups(wholeDigits) + groups(String(fractionDigits))
-        var weight = wholeDigits.count / 4 - 1
-        while let first = all.first, first == 0 {
-            all.removeFirst()
-            weight -= 1
+        let wholeCount = point - start, scale = point == text.count ? 0 : text.count - point - 1
+        guard wholeCount + scale > 0 else { return false }
+        // Digit `i` of the number padded to whole groups of four on both sides of the point.
+        let leading = (4 - wholeCount % 4) % 4
+        let wholeGroups = (wholeCount + leading) / 4, fractionGroups = (scale + 3) / 4
+        func digit(_ position: Int) -> Int16 {
+            let wholePosition = position - leading
+            if wholePosition < 0 { return 0 }
+            if wholePosition < wholeCount { return Int16(text[start + wholePosition] - 48) }
+            let fractionPosition = wholePosition - wholeCount
+            return fractionPosition < scale ? Int16(text[point + 1 + fractionPosition] - 48) : 0
         }
-        while let last = all.last, last == 0 { all.removeLast() }
-        if all.isEmpty { weight = 0 }
-        var out: [UInt8] = []
-        out.reserveCapacity(8 + 2 * all.count)
-        out += bytes(of: UInt16(all.count))
+        func group(_ index: Int) -> Int16 {
+            (0..<4).reduce(Int16(0)) { $0 * 10 + digit(index * 4 + $1) }
+        }
+        var first = 0, last = wholeGroups + fractionGroups - 1
+        while first <= last, group(first) == 0 { first += 1 }
+        while last >= first, group(last) == 0 { last -= 1 }
+        let count = max(0, last - first + 1)
+        let weight = count == 0 ? 0 : wholeGroups - 1 - first
+        out += bytes(of: UInt16(count))
         out += bytes(of: UInt16(bitPattern: Int16(weight)))
-        out += bytes(of: UInt16(negative && !all.isEmpty ? 0x4000 : 0))
+        out += bytes(of: UInt16(negative && count > 0 ? 0x4000 : 0))
         out += bytes(of: UInt16(scale))
-        for group in all { out += bytes(of: UInt16(group)) }
-        return out
+        if count > 0 { for index in first...last { out += bytes(of: UInt16(bitPattern: group(index))) } }
+        return true
     }
 
     /// PostgreSQL's binary numeric as plain text with its display scale (`nil`: NaN or infinity,

@@ -180,6 +180,37 @@ public final class PostgresCopy {
         append(UInt32(bitPattern: value))
     }
 
+    public func add(smallint value: Int16) {
+        append(UInt32(2))
+        append(UInt16(bitPattern: value))
+    }
+
+    /// A float8 or float4 field by its bit pattern.
+    public func add(bits value: UInt64) {
+        append(UInt32(8))
+        append(value)
+    }
+
+    public func add(bits value: UInt32) {
+        append(UInt32(4))
+        append(value)
+    }
+
+    /// A numeric field from plain decimal text; false (nothing written) when it is not one.
+    public func add(numericPlainUTF8 text: UnsafeBufferPointer<UInt8>) -> Bool {
+        let lengthAt = buffer.count
+        append(UInt32(0))
+        guard PostgresBinary.appendNumeric(plainUTF8: text, to: &buffer) else {
+            buffer.removeLast(4)
+            return false
+        }
+        let length = UInt32(buffer.count - lengthAt - 4).bigEndian
+        withUnsafeBytes(of: length) { bytes in
+            for offset in 0..<4 { buffer[lengthAt + offset] = bytes[offset] }
+        }
+        return true
+    }
+
     private func append<T: FixedWidthInteger>(_ value: T) {
         withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
     }

@@ -88,6 +88,36 @@ enum PostgresCoding {
         }
     }
 
+    /// Writes a value straight into a COPY row, as `bytes(of:as:)` encodes it, without building
+    /// arrays for the common types (the bulk load's hot path).
+    static func append(_ value: AttributeValue, as type: AttributeType, to copy: PostgresCopy) throws {
+        switch (value, type) {
+        case (.null, _): copy.addNull()
+        case (.integer(let v), .integer64): copy.add(bigint: v)
+        case (.integer(let v), .integer32):
+            guard let narrow = Int32(exactly: v) else { throw Refusal(reason: "\(v) is outside an integer's range") }
+            copy.add(integer: narrow)
+        case (.integer(let v), .integer16):
+            guard let narrow = Int16(exactly: v) else { throw Refusal(reason: "\(v) is outside a smallint's range") }
+            copy.add(smallint: narrow)
+        case (.double(let v), .double): copy.add(bits: v.bitPattern)
+        case (.float(let v), .float): copy.add(bits: v.bitPattern)
+        case (.date(let v), .date): copy.add(bigint: PostgresBinary.microseconds(of: v))
+        case (.date(let v), .calendarDate): copy.add(integer: PostgresBinary.days(of: v))
+        case (.string(let v), .string):
+            guard !v.utf8.contains(0) else {
+                throw Refusal(reason: "PostgreSQL text cannot hold the character U+0000 (NUL)")
+            }
+            copy.add(v.utf8)
+        case (.decimal(let v), .decimal):
+            guard DecimalText.withCanonicalUTF8(v, { copy.add(numericPlainUTF8: $0) }) else {
+                throw Refusal(reason: "\(v) is not a finite decimal")
+            }
+        default:
+            if let bytes = try bytes(of: value, as: type) { copy.add(bytes) } else { copy.addNull() }
+        }
+    }
+
     private static func text(_ text: String) throws -> [UInt8] {
         let bytes = Array(text.utf8)
         guard !bytes.contains(0) else {

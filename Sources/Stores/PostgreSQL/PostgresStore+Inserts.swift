@@ -75,7 +75,7 @@ extension PostgresStore {
         let entity = request.entity, count = request.count
         guard count > 0 else { return [] }
         let plan = plan(for: entity)
-        let width = entity.attributes.count, slots = entity.relationships.count
+        let width = entity.attributes.count
         let keys: [ManagedObjectID.Reference]
         if let attribute = referenceAttribute(for: entity) {
             keys = try (0..<count).map { object in
@@ -91,17 +91,13 @@ extension PostgresStore {
             keys = try newReferences(for: entity, count: count)
         }
         let ids = keys.map { objectID(of: entity, primaryKey: $0) }
-        let rows = try (0..<count).map { object in
-            try values(
-                key: keys[object], request.attributeValues[object * width..<(object + 1) * width],
-                request.toOneDestinations[object * slots..<(object + 1) * slots], of: ids[object], plan)
-        }
+        let rows = Rows(request: request, keys: keys, ids: ids, plan: plan, store: self)
         var inserted = [Bool](repeating: true, count: count)
         do {
             try transaction {
                 try connection.execute("SAVEPOINT sluice_copy")
                 do {
-                    try copy(rows, into: qualified(plan.table.name), columns: plan.columnList)
+                    try copy(rows, into: qualified(plan.table.name), columns: plan.columnList, ordinal: false)
                     try connection.execute("RELEASE SAVEPOINT sluice_copy")
                 } catch let error as PostgresError where error.sqlState.hasPrefix("23") {
                     try connection.execute("ROLLBACK TO SAVEPOINT sluice_copy")
@@ -117,19 +113,70 @@ extension PostgresStore {
         return zip(ids, inserted).map { $1 ? $0 : nil }
     }
 
-    /// Binary COPY of rows (values in `columns` order).
-    func copy(_ rows: [[PostgresValue]], into table: String, columns: String) throws {
-        try connection.copyIn("COPY \(table) (\(columns)) FROM STDIN (FORMAT binary)") { copy in
-            for row in rows {
-                try copy.startRow(fields: row.count)
-                for value in row { copy.add(value) }
+    /// The objects of a batch insert as COPY rows and as parameters (values in the plan's order).
+    struct Rows {
+        let request: BatchInsertRequest
+        let keys: [ManagedObjectID.Reference]
+        let ids: [ManagedObjectID]
+        let plan: WritePlan
+        unowned let store: PostgresStore
+        var count: Int { keys.count }
+
+        /// Object `object` as one COPY row, straight from the request (the hot path: no arrays).
+        func write(_ object: Int, to copy: PostgresCopy, ordinal: Bool) throws {
+            let width = request.entity.attributes.count, slots = request.entity.relationships.count
+            try copy.startRow(fields: plan.columns.count + (ordinal ? 1 : 0))
+            copy.add(PostgresCoding.key(keys[object]))
+            if plan.table.entityColumn != nil { copy.add(integer: Int32(plan.number)) }
+            for (index, type) in plan.attributes {
+                do {
+                    try PostgresCoding.append(request.attributeValues[object * width + index], as: type, to: copy)
+                } catch let refusal as PostgresCoding.Refusal {
+                    throw StoreError(
+                        .constraintViolation,
+                        "\(request.entity.name).\(request.entity.attributes[index].name) of \(ids[object]) cannot be "
+                            + "kept: \(refusal.reason)", url: store.url, objectID: ids[object])
+                }
             }
+            for (index, hasEntityColumn) in plan.foreignKeys {
+                guard let destination = request.toOneDestinations[object * slots + index] else {
+                    copy.addNull()
+                    if hasEntityColumn { copy.addNull() }
+                    continue
+                }
+                guard let key = store.primaryKey(of: destination),
+                    let entity = store.model.entity(named: destination.entityName)
+                else {
+                    throw StoreError(
+                        .noStoreForEntity,
+                        "\(ids[object]) points to \(destination), which is not in this store (relationships across "
+                            + "stores are not supported)", url: store.url, objectID: ids[object])
+                }
+                copy.add(PostgresCoding.key(key))
+                if hasEntityColumn { copy.add(integer: Int32(store.schema.map(for: entity).number)) }
+            }
+            if ordinal { copy.add(bigint: Int64(object)) }
+        }
+
+        /// Object `object` as the parameters of an INSERT.
+        func values(_ object: Int) throws -> [PostgresValue] {
+            let width = request.entity.attributes.count, slots = request.entity.relationships.count
+            return try store.values(
+                key: keys[object], request.attributeValues[object * width..<(object + 1) * width],
+                request.toOneDestinations[object * slots..<(object + 1) * slots], of: ids[object], plan)
+        }
+    }
+
+    /// Binary COPY of the rows (with their ordinal last, for a staging table).
+    func copy(_ rows: Rows, into table: String, columns: String, ordinal: Bool) throws {
+        try connection.copyIn("COPY \(table) (\(columns)) FROM STDIN (FORMAT binary)") { copy in
+            for object in 0..<rows.count { try rows.write(object, to: copy, ordinal: ordinal) }
         }
     }
 
     /// Inserts through a staging table, leaving out rows that clash on a unique key; which were written.
     private func insertThroughStage(
-        _ rows: [[PostgresValue]], keys: [ManagedObjectID.Reference], plan: WritePlan
+        _ rows: Rows, keys: [ManagedObjectID.Reference], plan: WritePlan
     ) throws -> [Bool] {
         let stage = quote("_sluice_stage_\(plan.table.name)")
         try connection.execute(
@@ -137,9 +184,7 @@ extension PostgresStore {
                 + "\(qualified(plan.table.name)) WITH NO DATA; TRUNCATE \(stage)")
         let ordinal = plan.columns.contains("_sluice_ord") ? "_sluice_ord2" : "_sluice_ord"
         try connection.execute("ALTER TABLE \(stage) ADD COLUMN IF NOT EXISTS \(ordinal) bigint")
-        try copy(
-            rows.enumerated().map { $1 + [.bigint(Int64($0))] }, into: stage,
-            columns: plan.columnList + ", " + ordinal)
+        try copy(rows, into: stage, columns: plan.columnList + ", " + ordinal, ordinal: true)
         try connection.execute("SAVEPOINT sluice_stage")
         do {
             let result = try connection.run(
@@ -156,7 +201,8 @@ extension PostgresStore {
         } catch let error as PostgresError where error.sqlState.hasPrefix("23") {
             try connection.execute("ROLLBACK TO SAVEPOINT sluice_stage")
             let placeholders = (1...plan.columns.count).map { "$\($0)" }.joined(separator: ", ")
-            return try rows.map { row in
+            return try (0..<rows.count).map { object in
+                let row = try rows.values(object)
                 try connection.execute("SAVEPOINT sluice_row")
                 do {
                     try connection.run(

@@ -133,6 +133,16 @@ extension PostgresStore {
         let map = schema.map(for: entity)
         let parts = properties.compactMap { keyColumn($0, map) }
         guard parts.count == properties.count, !parts.isEmpty else { return [] }
+        // The primary key and the unique indexes of the layout (made with the tables) keep their
+        // keys unique already: nothing to count.
+        let names = parts.map(\.column)
+        if names == [map.table.keyColumn]
+            || schema.indexes.contains(where: {
+                $0.isUnique && $0.table == map.table.name && Set($0.columns) == Set(names)
+            })
+        {
+            return []
+        }
         let columns = parts.map { "t0.\(quote($0.column))" }
         var conditions = columns.map { "\($0) IS NOT NULL" }
         if let kinds = map.kindFilter("t0") { conditions.append(kinds) }
