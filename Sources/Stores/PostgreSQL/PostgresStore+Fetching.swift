@@ -148,6 +148,7 @@ extension PostgresStore {
     public func row(for objectID: ManagedObjectID) throws -> StoreRow? { try rows(for: [objectID]).first }
 
     public func rows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] {
+        try buildPending()
         var byTable: [ObjectIdentifier: (table: SQLiteSchema.Table, keys: [ManagedObjectID.Reference])] = [:]
         for id in objectIDs {
             guard let key = primaryKey(of: id), let entity = model.entity(named: id.entityName) else { continue }

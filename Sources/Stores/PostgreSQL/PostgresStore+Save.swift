@@ -143,6 +143,7 @@ extension PostgresStore {
     /// content version). The rows are locked until the save ends.
     private func checkVersions(_ objects: [(objectID: ManagedObjectID, version: Int64)]) throws {
         guard !objects.isEmpty else { return }
+        try buildPending()
         var byTable: [ObjectIdentifier: (table: SQLiteSchema.Table, keys: [ManagedObjectID.Reference])] = [:]
         for (id, _) in objects {
             let key = try existingKey(id)

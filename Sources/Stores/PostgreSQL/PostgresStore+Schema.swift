@@ -47,12 +47,24 @@ extension PostgresStore {
     /// need), then the other indexes and the foreign keys (which a new store's first load adds at
     /// its end, in one pass each). Foreign keys are checked at commit (DEFERRABLE INITIALLY
     /// DEFERRED), so a save may write rows in any order.
-    func tableStatements() -> (tables: [String], indexes: [String], foreignKeys: [String]) {
+    ///
+    /// A table keyed by a counter of the store (no key attribute) gets its primary key with the
+    /// indexes (`keys`): the counter never repeats, so a load need not maintain that index.
+    func tableStatements() -> (tables: [String], keys: [String], indexes: [String], foreignKeys: [String]) {
+        var keys: [String] = []
         var statements: [String] = []
         var foreignKeys: [String] = []
         for table in schema.tables {
             let types = columnTypes[table.name] ?? [:]
-            var columns = ["\(quote(table.keyColumn)) \(types[table.keyColumn] ?? "bigint") PRIMARY KEY"]
+            let keyType = types[table.keyColumn] ?? "bigint"
+            var columns = [
+                "\(quote(table.keyColumn)) \(keyType) \(table.keyAttribute == nil ? "NOT NULL" : "PRIMARY KEY")"
+            ]
+            if table.keyAttribute == nil {
+                keys.append(
+                    "ALTER TABLE \(qualified(table.name)) ADD CONSTRAINT \(quote(indexName("\(table.name)_pkey"))) "
+                        + "PRIMARY KEY (\(quote(table.keyColumn)))")
+            }
             if let column = table.entityColumn { columns.append("\(quote(column)) integer NOT NULL") }
             for column in table.columns {
                 let notNull = column.declaration.hasSuffix("NOT NULL") ? " NOT NULL" : ""
@@ -92,7 +104,7 @@ extension PostgresStore {
                 + "\(qualified(index.table)) (\(index.columns.map(quote).joined(separator: ", ")))"
             if index.isUnique { statements.append(sql) } else { indexes.append(sql) }
         }
-        return (statements, indexes, foreignKeys)
+        return (statements, keys, indexes, foreignKeys)
     }
 
     private func foreignKey(

@@ -193,7 +193,7 @@ public final class PostgresStore: PersistentStore {
             for sql in statements.tables { try connection.execute(sql) }
             // Inside a run's transaction the first load goes first: its indexes and foreign keys
             // are made at its end, in one pass each (`buildPending()`).
-            pending = statements.indexes + statements.foreignKeys
+            pending = statements.keys + statements.indexes + statements.foreignKeys
             if !startsRunTransaction { try buildPending() }
             try writeKeys()
             try writeMetadata()
