@@ -169,6 +169,15 @@ enum PostgresCoding {
         }
     }
 
+    /// A row key as a COPY field.
+    static func append(key reference: ManagedObjectID.Reference, to copy: PostgresCopy) {
+        switch reference {
+        case .integer(let key): copy.add(bigint: key)
+        case .string(let key): copy.add(key.utf8)
+        case .temporary: copy.addNull()
+        }
+    }
+
     /// A row key read from a `bigint` or `text` key column.
     static func reference(_ bytes: UnsafeRawBufferPointer, isText: Bool) -> ManagedObjectID.Reference? {
         if isText { return .string(String(decoding: bytes, as: UTF8.self)) }

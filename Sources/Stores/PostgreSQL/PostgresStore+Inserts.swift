@@ -92,25 +92,44 @@ extension PostgresStore {
         }
         let ids = keys.map { objectID(of: entity, primaryKey: $0) }
         let rows = Rows(request: request, keys: keys, ids: ids, plan: plan, store: self)
-        var inserted = [Bool](repeating: true, count: count)
+        var inserted: [Bool] = []
         do {
-            try transaction {
-                try connection.execute("SAVEPOINT sluice_copy")
-                do {
-                    try copy(rows, into: qualified(plan.table.name), columns: plan.columnList, ordinal: false)
-                    try connection.execute("RELEASE SAVEPOINT sluice_copy")
-                } catch let error as PostgresError where error.sqlState.hasPrefix("23") {
-                    try connection.execute("ROLLBACK TO SAVEPOINT sluice_copy")
-                    inserted = try insertThroughStage(rows, keys: keys, plan: plan)
+            if inRunTransaction {
+                // The copy's savepoint is the unit: the key counters are written at the run's commit.
+                inserted = try insert(rows, plan: plan)
+            } else {
+                try transaction {
+                    inserted = try insert(rows, plan: plan)
+                    try writeKeys()
+                    try writeMetadata()
                 }
-                try writeKeys()
-                try writeMetadata()
+                writtenKeys = nextKeys
             }
-            if !inRunTransaction { writtenKeys = nextKeys }
         } catch let error as PostgresError {
             throw storeError(error, "The batch insert of \(entity.name) failed and was rolled back")
         }
         return zip(ids, inserted).map { $1 ? $0 : nil }
+    }
+
+    /// Copies the rows in under a savepoint (sent with the COPY: one round trip); when that breaks
+    /// a unique key, goes through the staging table. Which rows were written; on an error, none.
+    private func insert(_ rows: Rows, plan: WritePlan) throws -> [Bool] {
+        var inserted = [Bool](repeating: true, count: rows.count)
+        do {
+            do {
+                try copy(
+                    rows, into: qualified(plan.table.name), columns: plan.columnList, ordinal: false,
+                    after: "SAVEPOINT sluice_copy")
+            } catch let error as PostgresError where error.sqlState.hasPrefix("23") {
+                try connection.execute("ROLLBACK TO SAVEPOINT sluice_copy")
+                inserted = try insertThroughStage(rows, keys: rows.keys, plan: plan)
+            }
+            try connection.execute("RELEASE SAVEPOINT sluice_copy")
+        } catch {
+            try? connection.execute("ROLLBACK TO SAVEPOINT sluice_copy; RELEASE SAVEPOINT sluice_copy")
+            throw error
+        }
+        return inserted
     }
 
     /// The objects of a batch insert as COPY rows and as parameters (values in the plan's order).
@@ -126,7 +145,7 @@ extension PostgresStore {
         func write(_ object: Int, to copy: PostgresCopy, ordinal: Bool) throws {
             let width = request.entity.attributes.count, slots = request.entity.relationships.count
             try copy.startRow(fields: plan.columns.count + (ordinal ? 1 : 0))
-            copy.add(PostgresCoding.key(keys[object]))
+            PostgresCoding.append(key: keys[object], to: copy)
             if plan.table.entityColumn != nil { copy.add(integer: Int32(plan.number)) }
             for (index, type) in plan.attributes {
                 do {
@@ -152,7 +171,7 @@ extension PostgresStore {
                         "\(ids[object]) points to \(destination), which is not in this store (relationships across "
                             + "stores are not supported)", url: store.url, objectID: ids[object])
                 }
-                copy.add(PostgresCoding.key(key))
+                PostgresCoding.append(key: key, to: copy)
                 if hasEntityColumn { copy.add(integer: Int32(store.schema.map(for: entity).number)) }
             }
             if ordinal { copy.add(bigint: Int64(object)) }
@@ -168,8 +187,10 @@ extension PostgresStore {
     }
 
     /// Binary COPY of the rows (with their ordinal last, for a staging table).
-    func copy(_ rows: Rows, into table: String, columns: String, ordinal: Bool) throws {
-        try connection.copyIn("COPY \(table) (\(columns)) FROM STDIN (FORMAT binary)") { copy in
+    /// `after`: statements sent with the COPY, before it (one round trip).
+    func copy(_ rows: Rows, into table: String, columns: String, ordinal: Bool, after: String? = nil) throws {
+        let statement = "COPY \(table) (\(columns)) FROM STDIN (FORMAT binary)"
+        try connection.copyIn(after.map { "\($0); \(statement)" } ?? statement) { copy in
             for object in 0..<rows.count { try rows.write(object, to: copy, ordinal: ordinal) }
         }
     }

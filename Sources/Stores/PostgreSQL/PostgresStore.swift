@@ -221,6 +221,8 @@ public final class PostgresStore: PersistentStore {
     public func commitRunTransaction() throws {
         guard inRunTransaction else { return }
         do {
+            try writeKeys()
+            try writeMetadata()
             try buildPending()
             inRunTransaction = false
             try connection.execute("COMMIT")
