@@ -30,6 +30,9 @@ struct Sluice: ParsableCommand {
     static func main() {
         PipelineRunner.configureProcessMemory()
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // A password typed into a database URL: not in `ps` from here on, nor in a usage message.
+        let passwords = CommandLineSecrets.passwords(in: arguments)
+        CommandLineSecrets.hideFromProcessList(passwords)
         if let message = Suggestions.unknownCommand(in: arguments) {
             FileHandle.standardError.write(Data((message + "\n").utf8))
             Foundation.exit(ExitStatus.usage.rawValue)
@@ -47,6 +50,7 @@ struct Sluice: ParsableCommand {
                 {
                     message.insert(contentsOf: ". " + hint, at: line.lowerBound)
                 }
+                message = CommandLineSecrets.redact(message, passwords)
                 FileHandle.standardError.write(Data((message + "\n").utf8))
                 Foundation.exit(ExitStatus.usage.rawValue)
             }

@@ -171,6 +171,27 @@ import Testing
         #expect(texts[4].contains("sluice@"), "the report names the target")
         #expect(texts[6].contains("store: postgres"), "the saved pipeline names the target")
         for text in texts { #expect(!text.contains(password), "\(text)") }
+
+        // While a run waits for its input, `ps` (its /proc cmdline) shows no password either.
+        let waiting = Process()
+        waiting.executableURL = try sluiceBinary
+        let other = PostgresTestSchema()
+        waiting.arguments = ["import", "-", "--to", other.url(password: password), "--format", "csv", "--quiet"]
+        let stdin = Pipe()
+        waiting.standardInput = stdin
+        waiting.standardOutput = FileHandle.nullDevice
+        waiting.standardError = FileHandle.nullDevice
+        try waiting.run()
+        var cmdline = ""
+        for _ in 0..<200 where !cmdline.contains("*") {
+            usleep(20_000)
+            cmdline = (try? String(contentsOfFile: "/proc/\(waiting.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
+        }
+        #expect(cmdline.contains("postgresql://sluice:***") && !cmdline.contains(password), "\(cmdline)")
+        try stdin.fileHandleForWriting.write(contentsOf: Data("id,amount\n7,1\n".utf8))
+        try stdin.fileHandleForWriting.close()
+        waiting.waitUntilExit()
+        #expect(waiting.terminationStatus == 0)
         // The saved pipeline runs again with the password from libpq's environment.
         let saved = try runSluice(["run", outputs[2], "--quiet"], environment: ["PGPASSWORD": password])
         #expect(saved.status == 0, "\(saved.stderr)")
