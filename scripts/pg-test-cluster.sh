@@ -14,6 +14,9 @@ start)
   chmod 755 "$dir"
   if [ "$(id -u)" -eq 0 ]; then chown postgres "$dir"; fi
   as_server "$bin/initdb" -D "$dir/data" -A trust -U sluice --no-sync -E UTF8 >"$dir/initdb.log"
+  # One role must give its password (scram-sha-256): how the tests see a refused login.
+  hba="$dir/data/pg_hba.conf"
+  as_server sh -c "{ echo 'local all sluice_pw scram-sha-256'; cat '$hba'; } > '$hba.new' && mv '$hba.new' '$hba'"
   # The server must not keep the caller's other descriptors open (a test runner waits on one of
   # them to learn that this script ended): closed in the subshell that starts it.
   (
@@ -24,6 +27,9 @@ start)
     as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o "-k $dir -c listen_addresses='' -c fsync=off" \
       start >/dev/null
   )
+  # Roles of the fault tests: sluice_pw logs in with its password only; sluice_ro may not create.
+  "$bin/psql" -q -h "$dir" -U sluice -d postgres -v ON_ERROR_STOP=1 \
+    -c "CREATE ROLE sluice_pw LOGIN PASSWORD 'right-password'" -c "CREATE ROLE sluice_ro LOGIN" >/dev/null
   echo "host=$dir user=sluice dbname=postgres"
   ;;
 stop)

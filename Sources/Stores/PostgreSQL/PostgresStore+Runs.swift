@@ -13,14 +13,19 @@ extension PostgresStore {
         return components.string ?? url
     }
 
-    /// `url` less its `schema` query parameter (what libpq connects with), and the schema it names.
+    /// `url` less its `schema` query parameter (what libpq connects with; `application_name=sluice`
+    /// unless it names one, so that a database's administrator sees who is connected), and the
+    /// schema it names.
     static func connectionParts(of url: URL) -> (conninfo: String, schema: String?) {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             return (url.absoluteString, nil)
         }
         let schema = components.queryItems?.first { $0.name == "schema" }?.value
-        components.queryItems = components.queryItems?.filter { $0.name != "schema" }
-        if components.queryItems?.isEmpty == true { components.queryItems = nil }
+        var items = (components.queryItems ?? []).filter { $0.name != "schema" }
+        if !items.contains(where: { $0.name == "application_name" }) {
+            items.append(URLQueryItem(name: "application_name", value: "sluice"))
+        }
+        components.queryItems = items
         return (components.string ?? url.absoluteString, schema)
     }
 
