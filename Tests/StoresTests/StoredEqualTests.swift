@@ -9,15 +9,20 @@ import Testing
 /// value equal by the model's rules (`1.50` and `1.5`) is held, any other value of any attribute
 /// (null included) is not, and neither is a key nothing holds.
 @Suite struct StoredEqualTests {
-    @Test(arguments: ["plain", "graph"])
+    /// The SQLite store in both layouts, and PostgreSQL.
+    @Test(arguments: ["plain", "graph", "postgres"])
     func sqlAnswersAsComparingRowsDoes(layout: String) throws {
-        let file = try SQLiteFile(model: try SQLiteStoreTests.everyTypeModel(), options: ["layout": layout])
-        for (tag, values) in SQLiteStoreTests.samples {
-            let object = file.graph.insert("Sample", ["tag": .string(tag)])
+        let model = try SQLiteStoreTests.everyTypeModel()
+        let samples = layout == "postgres" ? PostgresStoreTests.samples : SQLiteStoreTests.samples
+        let file = layout == "postgres" ? nil : try SQLiteFile(model: model, options: ["layout": layout])
+        let database = layout == "postgres" ? try PostgresSchema(model: model) : nil
+        let written = file?.graph ?? database!.graph
+        for (tag, values) in samples {
+            let object = written.insert("Sample", ["tag": .string(tag)])
             for (key, value) in values { object[key] = value }
         }
-        try file.context.save()
-        let graph = try file.reopen()
+        try written.context.save()
+        let graph = try file?.reopen() ?? database!.reopen()
         let entity = graph.model.entity(named: "Sample")!
         let properties: [PropertyDescription] = entity.attributes
         // Other values of each attribute: none of them is a sample's.
@@ -30,7 +35,7 @@ import Testing
             .uuid(UUID()), .uri(URL(string: "https://other")!), .uri(URL(string: "https://more")!),
         ]
         var states: [[AttributeValue]] = [], expected: [Bool] = []
-        for (tag, values) in SQLiteStoreTests.samples {
+        for (tag, values) in samples {
             let state = entity.attributes.map { $0.name == "tag" ? .string(tag) : values[$0.name] ?? .null }
             states.append(state)
             expected.append(true)
@@ -48,7 +53,7 @@ import Testing
         var odd = states[0]
         odd[0] = .string("odd")
         for (index, attribute) in entity.attributes.enumerated() where attribute.name != "tag" {
-            odd[index] = SQLiteStoreTests.samples["odd"]![attribute.name] ?? .null
+            odd[index] = samples["odd"]![attribute.name] ?? .null
         }
         odd[entity.attribute(named: "dec")!.index] = .decimal(Decimal(string: "1.5")!)
         states.append(odd)

@@ -6,7 +6,7 @@ import ObjectGraph
 extension PostgresStore {
     /// The column of a key property and its type: an attribute's column, or the foreign key of a
     /// to-one relationship (`nil` for one whose destination shares its table with other entities).
-    private func keyColumn(
+    func keyColumn(
         _ property: PropertyDescription, _ map: SQLiteSchema.EntityMap
     ) -> (column: String, type: PostgresType, attribute: AttributeType?)? {
         if let attribute = property as? AttributeDescription, let column = map.attributeColumns[attribute.index] {
@@ -19,17 +19,13 @@ extension PostgresStore {
         return (key.column, isTextKeyed(target) ? .text : .bigint, nil)
     }
 
-    /// `SELECT columns FROM table t0 WHERE (key columns) IN (the keys)`, with the keys as one array
-    /// parameter per column; `nil` when a property or value has no such form (the default answers).
-    private func keyedSelect(
-        _ entity: EntityDescription, keys: [AttributeValue], properties: [PropertyDescription],
-        columns: (SQLiteSchema.Table) -> String
-    ) -> (sql: String, parameters: [PostgresValue], map: SQLiteSchema.EntityMap)? {
-        let map = schema.map(for: entity)
-        let parts = properties.compactMap { keyColumn($0, map) }
-        guard parts.count == properties.count, !parts.isEmpty else { return nil }
+    /// Values one part after another (`parts.count` each) as one array parameter per part; `nil`
+    /// when a value has no form in its column's type.
+    func keyArrays(
+        _ values: [AttributeValue], parts: [(column: String, type: PostgresType, attribute: AttributeType?)]
+    ) -> [PostgresValue]? {
         var arrays = [[PostgresValue]](repeating: [], count: parts.count)
-        for (offset, value) in keys.enumerated() {
+        for (offset, value) in values.enumerated() {
             let part = parts[offset % parts.count]
             let encoded: PostgresValue?
             if let type = part.attribute {
@@ -45,7 +41,19 @@ extension PostgresStore {
             guard let encoded else { return nil }
             arrays[offset % parts.count].append(encoded)
         }
-        let parameters = zip(arrays, parts).map { PostgresValue.array(of: $0, type: $1.type) }
+        return zip(arrays, parts).map { PostgresValue.array(of: $0, type: $1.type) }
+    }
+
+    /// `SELECT columns FROM table t0 WHERE (key columns) IN (the keys)`, with the keys as one array
+    /// parameter per column; `nil` when a property or value has no such form (the default answers).
+    private func keyedSelect(
+        _ entity: EntityDescription, keys: [AttributeValue], properties: [PropertyDescription],
+        columns: (SQLiteSchema.Table) -> String
+    ) -> (sql: String, parameters: [PostgresValue], map: SQLiteSchema.EntityMap)? {
+        let map = schema.map(for: entity)
+        let parts = properties.compactMap { keyColumn($0, map) }
+        guard parts.count == properties.count, !parts.isEmpty else { return nil }
+        guard let parameters = keyArrays(keys, parts: parts) else { return nil }
         let tuple = parts.map { "t0.\(quote($0.column))" }.joined(separator: ", ")
         let unnest = parts.indices.map { "$\($0 + 1)::\(parts[$0].type.arrayType!.sqlName)" }.joined(separator: ", ")
         var sql =
@@ -170,6 +178,46 @@ extension PostgresStore {
                 "SELECT attnotnull FROM pg_catalog.pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2",
                 [qualified(map.table.name), column]
             ).first?.first == "t"
+        }
+    }
+}
+
+extension PostgresStore {
+    /// Which states the store holds exactly, in one statement: the states go as one array per
+    /// property (`unnest`, with their ordinals), joined to the table by key; a state is held when
+    /// a row of `entity` itself has every other value `IS NOT DISTINCT FROM` it (numbers by value,
+    /// as content versions compare them). Falls back to reading the rows for properties SQL cannot
+    /// compare here.
+    public func storedEqual(
+        _ entity: EntityDescription, values: [AttributeValue], properties: [PropertyDescription], keyCount: Int
+    ) throws -> [Bool] {
+        let width = properties.count
+        guard width > 0, keyCount > 0, !values.isEmpty else { return [] }
+        let map = schema.map(for: entity)
+        let parts = properties.compactMap { keyColumn($0, map) }
+        guard parts.count == width, let arrays = keyArrays(values, parts: parts) else {
+            return try storedEqualByRows(entity, values: values, properties: properties, keyCount: keyCount)
+        }
+        let count = values.count / width
+        let ordinals = PostgresValue.array(of: (0..<count).map { .bigint(Int64($0)) }, type: .bigint)
+        let names = (0..<width).map { "c\($0)" }
+        let unnest = (0..<width).map { "$\($0 + 1)::\(parts[$0].type.arrayType!.sqlName)" }
+        var conditions = (0..<width).map { index in
+            let column = "t0.\(quote(parts[index].column))"
+            return index < keyCount ? "\(column) = k.c\(index)" : "\(column) IS NOT DISTINCT FROM k.c\(index)"
+        }
+        if let column = map.table.entityColumn { conditions.append("t0.\(quote(column)) = \(map.number)") }
+        let sql =
+            "SELECT k.ord FROM unnest(\(unnest.joined(separator: ", ")), $\(width + 1)::bigint[]) AS "
+            + "k(\(names.joined(separator: ", ")), ord) JOIN \(qualified(map.table.name)) t0 ON "
+            + conditions.joined(separator: " AND ")
+        return try reading("Comparing \(entity.name) objects with the store") {
+            let result = try connection.run(sql, arrays + [ordinals])
+            var held = [Bool](repeating: false, count: count)
+            for row in 0..<result.rowCount {
+                if let ordinal = result.integer(row, 0), ordinal >= 0, ordinal < count { held[Int(ordinal)] = true }
+            }
+            return held
         }
     }
 }
