@@ -13,10 +13,19 @@ if [ -z "${SLUICE:-}" ]; then
   export SLUICE="$PROJECT/.build/release/sluice"
 fi
 export SLUICE
+# A throwaway PostgreSQL server for the contenders that load into one (sluice_postgres, p_psql_copy):
+# a cluster in its own folder, on a socket there, stopped and removed at the end.
+if ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1; then
+  pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/sluice-bench-pg.XXXXXX")
+  trap 'bash "$PROJECT/scripts/pg-test-cluster.sh" stop "$pg_dir"' EXIT
+  conninfo=$(bash "$PROJECT/scripts/pg-test-cluster.sh" start "$pg_dir")
+  export SLUICE_BENCH_PG="postgresql:///postgres?host=$pg_dir&user=sluice"
+  : "$conninfo"
+fi
 root="${BENCH_ROOT:-$(python3 -c 'import tempfile; print(tempfile.gettempdir())')/sluice-bench}"
 export SLUICE_BENCH_KEEP="$root/sluice-kept"
 rm -rf "$SLUICE_BENCH_KEEP"
-only=(--only 'sluice|a_sqlite3_import$|b_sqlite3_read_dump|g_py_lxml_to_sqlite')
+only=(--only 'sluice|a_sqlite3_import$|b_sqlite3_read_dump|g_py_lxml_to_sqlite|p_psql_copy')
 for arg in "$@"; do [ "$arg" = --only ] && only=(); done
 python3 "$BENCH/baselines.py" "$scale" --contenders "$BENCH/contenders.conf" --contenders "$PROJECT/Pipelines/bench/contenders.conf" \
   "${only[@]}" "$@"
@@ -27,5 +36,9 @@ for kept in "$SLUICE_BENCH_KEEP"/*-"$scale".sqlite; do
   printf 'verify %s: ' "$(basename "$kept")"
   python3 "$PROJECT/Pipelines/bench/verify.py" "$kept" "$data/manifest.json" || status=1
 done
+if [ -e "$SLUICE_BENCH_KEEP/postgres-$scale" ]; then
+  printf 'verify postgres kit_sluice: '
+  python3 "$PROJECT/Pipelines/bench/verify-postgres.py" "$SLUICE_BENCH_PG" kit_sluice "$data/manifest.json" || status=1
+fi
 rm -rf "$SLUICE_BENCH_KEEP"
 exit $status
