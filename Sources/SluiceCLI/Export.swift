@@ -30,7 +30,7 @@ struct Export: LoggingCommand {
             no model known; 3 no such store, or an output that cannot be written.
             """)
 
-    @Argument(help: "The store (SQLite, XML or binary, written by Sluice).")
+    @Argument(help: "The store (SQLite, XML or binary, written by Sluice), or a postgresql:// URL.")
     var store: String
 
     @Option(help: "A folder, or a file (`-`: standard output).")

@@ -42,7 +42,7 @@ struct Import: LoggingCommand {
     @Argument(help: "Input files: CSV, XML, SQL dumps or SQLite files (plain or gzipped), or export folders.")
     var inputs: [String]
 
-    @Option(help: "The target store (a SQLite file; .xml an XML store, .bin a binary one).")
+    @Option(help: "The target store (a SQLite file; .xml an XML store, .bin a binary one; or postgresql://…?schema=…).")
     var to: String
 
     @Option(help: "The target's store type: sqlite, xml or binary (default: the file's, else its extension's).")

@@ -21,7 +21,7 @@ struct Inspect: LoggingCommand {
             Sluice store.
             """)
 
-    @Argument(help: "The store (SQLite, XML or binary, written by Sluice).")
+    @Argument(help: "The store (SQLite, XML or binary, written by Sluice), or a postgresql:// URL.")
     var store: String
 
     @Option(help: "The model (YAML, JSON or Xcode) to count entities with, instead of the one stored.")

@@ -22,7 +22,7 @@ struct Validate: LoggingCommand {
             a Sluice store.
             """)
 
-    @Argument(help: "The store (SQLite, XML or binary, written by Sluice).")
+    @Argument(help: "The store (SQLite, XML or binary, written by Sluice), or a postgresql:// URL.")
     var store: String
 
     @Option(help: "The model (YAML, JSON or Xcode) to validate against, instead of the one stored.")
@@ -32,8 +32,9 @@ struct Validate: LoggingCommand {
 
     func run() throws {
         let violations = try exitingOnFailure { try StoreInspection.violations(inStoreAt: store, modelAt: model) }
-        guard !violations.isEmpty else { return print("\(store): valid") }
-        print("\(store): \(violations.count) rule\(violations.count == 1 ? "" : "s") broken")
+        let name = TargetStore.name(of: TargetStore.url(store))
+        guard !violations.isEmpty else { return print("\(name): valid") }
+        print("\(name): \(violations.count) rule\(violations.count == 1 ? "" : "s") broken")
         for violation in violations { print("  \(violation)") }
         throw ExitCode(ExitStatus.dataErrors.rawValue)
     }

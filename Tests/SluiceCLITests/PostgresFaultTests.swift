@@ -98,4 +98,23 @@ import Testing
         #expect(errors.contains("terminat") || errors.contains("connection"), "\(errors)")
         #expect(try schema.query("SELECT count(*), sum(amount)::text FROM account") == before)
     }
+
+    /// A convert into PostgreSQL is one transaction: one that fails (text PostgreSQL cannot hold)
+    /// leaves no schema, and one that works can be done again into another.
+    @Test func aFailedConvertLeavesNothingBehind() throws {
+        let directory = try TemporaryDirectory()
+        let schema = PostgresTestSchema()
+        let input = try directory.file("notes.csv", contents: "id,body\n1,fine\n2,a\u{0}b\n")
+        let store = directory.url.appendingPathComponent("notes.sqlite").path
+        #expect(try runSluice(["import", input.path, "--to", store, "--key", "id", "--quiet"]).status == 0)
+        let failed = try runSluice(["convert", store, schema.url.absoluteString])
+        #expect(failed.status != 0 && failed.stderr.contains("U+0000"), "\(failed.stderr)")
+        #expect(!schema.exists, "nothing of the failed copy is left")
+        _ = try directory.file("clean.csv", contents: "id,body\n1,fine\n")
+        let clean = directory.url.appendingPathComponent("clean.sqlite").path
+        #expect(try runSluice(["import", directory.url.path + "/clean.csv", "--to", clean, "--quiet"]).status == 0)
+        let copied = try runSluice(["convert", clean, schema.url.absoluteString])
+        #expect(copied.status == 0, "\(copied.stderr)")
+        #expect(try schema.query("SELECT id, body FROM clean") == [["1", "fine"]])
+    }
 }

@@ -164,12 +164,28 @@ import Testing
         ])
         #expect(refused.status == 3, "\(refused.stderr)")
         #expect(refused.stderr.contains("no_such_database"), "\(refused.stderr)")
-        var texts = [run.stdout, run.stderr, refused.stdout, refused.stderr]
+        // Also as a `password` parameter, and through validate and inspect; a run's rejects go next
+        // to its input, named after the schema.
+        let parameter = schema.url.absoluteString + "&password=" + password
+        let again = try runSluice(["import", input.path, "--to", parameter, "--key", "id", "--max-errors", "5"])
+        #expect(again.status == 0, "\(again.stderr)")
+        let validated = try runSluice(["validate", schema.url(password: password)])
+        let inspected = try runSluice(["inspect", parameter])
+        #expect(validated.status == 0 && inspected.status == 0, "\(validated.stderr)\(inspected.stderr)")
+        let ownRejects = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter {
+            $0.hasPrefix("\(schema.name).rejects-") && $0.hasSuffix(".jsonl")
+        }
+        #expect(ownRejects.count == 1, "\(ownRejects)")
+        var texts = [
+            run.stdout, run.stderr, refused.stdout, refused.stderr, again.stdout, again.stderr, validated.stdout,
+            validated.stderr, inspected.stdout, inspected.stderr,
+        ]
+        texts += ownRejects.map { (try? String(contentsOfFile: directory.url.path + "/" + $0, encoding: .utf8)) ?? "" }
         for file in outputs + [directory.url.appendingPathComponent("saved.model.yaml").path] {
             texts.append((try? String(contentsOfFile: file, encoding: .utf8)) ?? "")
         }
-        #expect(texts[4].contains("sluice@"), "the report names the target")
-        #expect(texts[6].contains("store: postgres"), "the saved pipeline names the target")
+        #expect(texts[10 + ownRejects.count].contains("sluice@"), "the report names the target")
+        #expect(texts[12 + ownRejects.count].contains("store: postgres"), "the saved pipeline names the target")
         for text in texts { #expect(!text.contains(password), "\(text)") }
 
         // While a run waits for its input, `ps` (its /proc cmdline) shows no password either.

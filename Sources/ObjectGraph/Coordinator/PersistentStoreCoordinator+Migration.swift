@@ -28,6 +28,7 @@ extension PersistentStoreCoordinator {
                 let rows = try allRows(of: store)
                 let newIDs = try migratedIDs(of: rows, in: target)
                 try target.save(try copyRequest(of: rows, from: store, renamedTo: newIDs))
+                try target.finishWriting()
             }
         } catch {
             removePersistentStore(target)

@@ -105,6 +105,12 @@ public protocol PersistentStore: AnyObject {
     /// The store is being removed from its coordinator: release resources, clean up.
     func willRemove(from coordinator: PersistentStoreCoordinator)
 
+    /// Makes what the store holds back durable — a database store's open transaction (the
+    /// PostgreSQL store's `transaction: run` option): called by `migratePersistentStore` once the
+    /// copy is written, before it gives the store up. The default does nothing.
+    /// - Throws: `StoreError`; the copy is then given up and nothing of it is kept.
+    func finishWriting() throws
+
     /// Whether `insertObjects(_:)` works (false by default).
     var supportsBatchInsert: Bool { get }
 
@@ -147,6 +153,8 @@ extension PersistentStore {
     }
 
     public func willRemove(from coordinator: PersistentStoreCoordinator) {}
+
+    public func finishWriting() throws {}
 
     public func referenceAttribute(for entity: EntityDescription) -> AttributeDescription? { nil }
 

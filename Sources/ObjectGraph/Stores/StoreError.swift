@@ -39,9 +39,21 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// A store's location as messages show it: a file's path, or a URL without a password (in its
+    /// user part or a `password` parameter).
+    static func shown(_ url: URL) -> String {
+        guard !url.isFileURL, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return url.path
+        }
+        components.password = nil
+        components.queryItems = components.queryItems?.filter { $0.name != "password" }
+        if components.queryItems?.isEmpty == true { components.queryItems = nil }
+        return components.string ?? url.path
+    }
+
     public var description: String {
         var text = message
-        if let url { text += " (store \(url.path))" }
+        if let url { text += " (store \(Self.shown(url)))" }
         if let objectID { text += " [object \(objectID)]" }
         return text
     }

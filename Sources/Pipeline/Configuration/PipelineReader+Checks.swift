@@ -26,7 +26,7 @@ extension PipelineReader {
             checkMode(of: source, config: config, at: sourceNodes.first { $0.mark?.line == source.line } ?? root)
         }
         let target = entries.first { $0.key == "target" }?.value
-        if config.store == .postgres, config.databaseURL == nil {
+        if config.store == .postgres, target?.mapping?.contains(where: { $0.key.scalar?.string == "url" }) != true {
             fail(target ?? root, "a postgres target needs `url` (postgresql://user@host/database)")
         }
         if config.store != .postgres,

@@ -129,8 +129,9 @@ public final class PipelineRunner {
 
     /// Where a run's rejected records go: `errors.rejects` (`--rejects`) when it names a file; else a
     /// file of the run's own, time-stamped (`shop.sqlite.rejects-20261124T031000Z.jsonl`), in the
-    /// folder it names or next to the target. A dry run writes none, nor does a run into an
-    /// in-memory store without `errors.rejects`.
+    /// folder it names or next to the target — for a PostgreSQL target, next to the pipeline file
+    /// (`sluice import`: its first input), named after the schema (`sales.rejects-….jsonl`). A dry
+    /// run writes none, nor does a run into an in-memory store without `errors.rejects`.
     /// - Returns: the path, and whether it is the run's own (`fresh`: never replaces a file).
     static func rejectsPath(of config: PipelineConfig, dryRun: Bool, at start: Date) -> (String?, fresh: Bool) {
         guard !dryRun else { return (nil, false) }
@@ -141,7 +142,12 @@ public final class PipelineRunner {
         {
             return (URL(fileURLWithPath: chosen).standardizedFileURL.path, false)
         }
-        let target = config.store == .inMemory ? nil : config.targetPath.map { URL(fileURLWithPath: $0) }
+        var target = config.store == .inMemory ? nil : config.targetPath.map { URL(fileURLWithPath: $0) }
+        if config.store == .postgres, let url = config.databaseURL {
+            let schema = URLComponents(string: url)?.queryItems?.last { $0.name == "schema" }?.value ?? "public"
+            target = URL(fileURLWithPath: config.file).deletingLastPathComponent()
+                .appendingPathComponent(schema.replacingOccurrences(of: "/", with: "_"))
+        }
         guard let folder = chosen.map({ URL(fileURLWithPath: $0) }) ?? target?.deletingLastPathComponent() else {
             return (nil, false)
         }

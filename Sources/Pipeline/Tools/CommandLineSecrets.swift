@@ -3,14 +3,16 @@ import Foundation
 /// Passwords typed into `postgresql://` URLs on a command line: hidden from `ps` once the command
 /// has started, and from every message it prints.
 public enum CommandLineSecrets {
-    /// The passwords (as typed, percent-encoded) of the database URLs in `arguments` (`--to=URL` too).
+    /// The passwords (as typed, percent-encoded) of the database URLs in `arguments` (`--to=URL`
+    /// too): in the user part, or a `password` parameter.
     public static func passwords(in arguments: [String]) -> [String] {
-        arguments.compactMap { argument in
+        arguments.flatMap { argument -> [String] in
             guard let start = argument.range(of: "postgresql://") ?? argument.range(of: "postgres://"),
-                let components = URLComponents(string: String(argument[start.lowerBound...])),
-                let password = components.percentEncodedPassword, !password.isEmpty
-            else { return nil }
-            return password
+                let components = URLComponents(string: String(argument[start.lowerBound...]))
+            else { return [] }
+            let parameters = (components.percentEncodedQueryItems ?? []).filter { $0.name == "password" }
+            return ([components.percentEncodedPassword] + parameters.map(\.value)).compactMap { $0 }
+                .filter { !$0.isEmpty }
         }
     }
 

@@ -170,6 +170,10 @@ public enum TargetStore {
         if !options.isEmpty, type != SQLiteStore.storeType {
             throw UsageError("--layout and --dates are options of a SQLite destination")
         }
+        if type == PostgresStore.storeType {
+            // One transaction, committed once the copy is whole: nothing is left of a failed one.
+            options = ["transaction": "run", "lock": "exclusive"]
+        }
         return try convert(
             url(source), to: destinationURL, type: type, model: StoreInspection.loadModel(modelPath),
             options: options)

@@ -7,9 +7,13 @@ import ObjectGraph
 extension PostgresStore {
     /// `url` without its password (user, host, database, parameters stay): what reports, logs,
     /// errors and saved pipelines show.
+    /// A `password` query parameter goes too.
     public static func redacted(_ url: String) -> String {
-        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        guard var components = URLComponents(string: url) else { return url }
+        let hasParameter = components.queryItems?.contains { $0.name == "password" } == true
+        guard components.password != nil || hasParameter else { return url }
         components.password = nil
+        if hasParameter { components.queryItems = components.queryItems?.filter { $0.name != "password" } }
         return components.string ?? url
     }
 

@@ -57,18 +57,25 @@ extension PostgresStore {
         for table in schema.tables {
             let types = columnTypes[table.name] ?? [:]
             let keyType = types[table.keyColumn] ?? "bigint"
-            var columns = [
-                "\(quote(table.keyColumn)) \(keyType) \(table.keyAttribute == nil ? "NOT NULL" : "PRIMARY KEY")"
-            ]
+            let key = "\(quote(table.keyColumn)) \(keyType) \(table.keyAttribute == nil ? "NOT NULL" : "PRIMARY KEY")"
             if table.keyAttribute == nil {
                 keys.append(
                     "ALTER TABLE \(qualified(table.name)) ADD CONSTRAINT \(quote(indexName("\(table.name)_pkey"))) "
                         + "PRIMARY KEY (\(quote(table.keyColumn)))")
             }
-            if let column = table.entityColumn { columns.append("\(quote(column)) integer NOT NULL") }
-            for column in table.columns {
-                let notNull = column.declaration.hasSuffix("NOT NULL") ? " NOT NULL" : ""
-                columns.append("\(quote(column.name)) \(types[column.name] ?? "integer")\(notNull)")
+            // The columns in SQLite's order (the model's `columnOrder`); a key SQLite keeps in its
+            // rowid is a column here, first.
+            let ordered = schema.tableColumns.first { $0.table == table.name }?.columns ?? []
+            var columns = ordered.contains { $0.name == table.keyColumn } ? [] : [key]
+            for column in ordered {
+                if column.name == table.keyColumn {
+                    columns.append(key)
+                } else if column.name == table.entityColumn {
+                    columns.append("\(quote(column.name)) integer NOT NULL")
+                } else {
+                    let notNull = column.declaration.hasSuffix("NOT NULL") ? " NOT NULL" : ""
+                    columns.append("\(quote(column.name)) \(types[column.name] ?? "integer")\(notNull)")
+                }
             }
             statements.append("CREATE TABLE \(qualified(table.name)) (\(columns.joined(separator: ", ")))")
         }

@@ -201,8 +201,14 @@ public final class PostgresStore: PersistentStore {
         writtenKeys = nextKeys
     }
 
+    /// Commits the run's transaction (`transaction: run`), if one is open.
+    public func finishWriting() throws { try commitRunTransaction() }
+
+    /// Rolls an open run transaction back and gives the run lock up (the connection may outlive
+    /// the coordinator's use of the store).
     public func willRemove(from coordinator: PersistentStoreCoordinator) {
         if inRunTransaction { try? rollbackRunTransaction() }
+        if runLock != nil { _ = try? connection?.query("SELECT pg_advisory_unlock_all()") }
     }
 
     // MARK: Transactions and errors
