@@ -148,6 +148,12 @@ extension PostgresStore {
     public func row(for objectID: ManagedObjectID) throws -> StoreRow? { try rows(for: [objectID]).first }
 
     public func rows(for objectIDs: [ManagedObjectID]) throws -> [StoreRow] {
+        try reading("Could not read rows") { try readRows(of: objectIDs, locking: false) }
+    }
+
+    /// The current rows of objects of this store, by key, 500 at a time (`locking`: `FOR UPDATE`,
+    /// until the transaction ends). An ID naming another entity than its row's has no row.
+    func readRows(of objectIDs: [ManagedObjectID], locking: Bool) throws -> [StoreRow] {
         try buildPending()
         var byTable: [ObjectIdentifier: (table: SQLiteSchema.Table, keys: [ManagedObjectID.Reference])] = [:]
         for id in objectIDs {
@@ -164,11 +170,10 @@ extension PostgresStore {
                 let list = (1...chunk.count).map { "$\($0)" }.joined(separator: ", ")
                 let sql =
                     "SELECT \(table.plainSelectList) FROM \(qualified(table.name)) WHERE \(quote(table.keyColumn)) "
-                    + "IN (\(list))"
-                // An ID naming another entity than the row's is not this row.
-                rows += try reading("Could not read rows") {
-                    try read(sql, chunk.map(PostgresCoding.key), table: table)
-                }.filter { wanted.contains($0.objectID) }
+                    + "IN (\(list))" + (locking ? " FOR UPDATE" : "")
+                rows += try read(sql, chunk.map(PostgresCoding.key), table: table).filter {
+                    wanted.contains($0.objectID)
+                }
                 start += chunk.count
             }
         }

@@ -75,21 +75,7 @@ extension PostgresStore {
         let entity = request.entity, count = request.count
         guard count > 0 else { return [] }
         let plan = plan(for: entity)
-        let width = entity.attributes.count
-        let keys: [ManagedObjectID.Reference]
-        if let attribute = referenceAttribute(for: entity) {
-            keys = try (0..<count).map { object in
-                guard
-                    let key = ManagedObjectID.Reference(key: request.attributeValues[object * width + attribute.index])
-                else {
-                    throw StoreError(
-                        .constraintViolation, "A \(entity.name) to insert has no \(attribute.name), its key", url: url)
-                }
-                return key
-            }
-        } else {
-            keys = try newReferences(for: entity, count: count)
-        }
+        let keys = try references(for: request)
         let ids = keys.map { objectID(of: entity, primaryKey: $0) }
         let rows = Rows(request: request, keys: keys, ids: ids, plan: plan, store: self)
         var inserted: [Bool] = []

@@ -143,29 +143,10 @@ extension PostgresStore {
     /// content version). The rows are locked until the save ends.
     private func checkVersions(_ objects: [(objectID: ManagedObjectID, version: Int64)]) throws {
         guard !objects.isEmpty else { return }
-        try buildPending()
-        var byTable: [ObjectIdentifier: (table: SQLiteSchema.Table, keys: [ManagedObjectID.Reference])] = [:]
-        for (id, _) in objects {
-            let key = try existingKey(id)
-            guard let entity = model.entity(named: id.entityName) else { continue }
-            let table = schema.map(for: entity).table
-            byTable[ObjectIdentifier(table), default: (table, [])].keys.append(key)
-        }
-        var stored: [ManagedObjectID: Int64] = [:]
-        for (table, keys) in byTable.values {
-            var start = 0
-            while start < keys.count {
-                let chunk = keys[start..<min(start + 500, keys.count)]
-                let list = (1...chunk.count).map { "$\($0)" }.joined(separator: ", ")
-                let sql =
-                    "SELECT \(table.plainSelectList) FROM \(qualified(table.name)) WHERE \(quote(table.keyColumn)) "
-                    + "IN (\(list)) FOR UPDATE"
-                for row in try read(sql, chunk.map(PostgresCoding.key), table: table) {
-                    stored[row.objectID] = row.version
-                }
-                start += chunk.count
-            }
-        }
+        for (id, _) in objects { _ = try existingKey(id) }
+        let stored = Dictionary(
+            try readRows(of: objects.map(\.objectID), locking: true).map { ($0.objectID, $0.version) },
+            uniquingKeysWith: { first, _ in first })
         for (id, version) in objects {
             guard let current = stored[id] else {
                 throw StoreError(

@@ -112,20 +112,7 @@ extension SQLiteStore {
         guard count > 0 else { return [] }
         let plan = plan(forInserting: entity)
         let width = entity.attributes.count, slots = entity.relationships.count
-        let keys: [ManagedObjectID.Reference]
-        if let attribute = referenceAttribute(for: entity) {
-            keys = try (0..<count).map { object in
-                guard
-                    let key = ManagedObjectID.Reference(key: request.attributeValues[object * width + attribute.index])
-                else {
-                    throw StoreError(
-                        .constraintViolation, "A \(entity.name) to insert has no \(attribute.name), its key", url: url)
-                }
-                return key
-            }
-        } else {
-            keys = try newReferences(for: entity, count: count)
-        }
+        let keys = try references(for: request)
         var ids = keys.map { Optional(objectID(of: entity, primaryKey: $0)) }
         /// Binds object `object` from parameter `start`; returns the next free parameter.
         func bind(_ object: Int, to statement: SQLiteStatement, from start: Int32) throws -> Int32 {
