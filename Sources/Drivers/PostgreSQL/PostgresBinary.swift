@@ -168,59 +168,61 @@ public enum PostgresBinary {
         Date(timeIntervalSinceReferenceDate: Double(days) * 86_400 - epochOffset)
     }
 
-    /// A decimal number in plain text (`-123.4500`, `0.5`; no exponent) as PostgreSQL's binary numeric.
-    /// `nil` when the text is not such a number.
-    public static func numeric(fromPlainText text: String) -> [UInt8]? {
-        var out: [UInt8] = []
-        var text = text
-        return text.withUTF8 { appendNumeric(plainUTF8: $0, to: &out) } ? out : nil
-    }
-
-    /// Appends the binary numeric of plain decimal text (`-123.4500`) to `out`, without allocating;
-    /// false (nothing appended) when the text is not such a number.
-    public static func appendNumeric(plainUTF8 text: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
-        var start = 0
-        var negative = false
-        if let first = text.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
-            negative = first == UInt8(ascii: "-")
-            start = 1
-        }
-        var point = text.count
-        for index in start..<text.count {
-            let byte = text[index]
-            if byte == UInt8(ascii: ".") {
-                guard point == text.count else { return false }
-                point = index
-            } else if byte < 48 || byte > 57 {
-                return false
+    /// The binary numeric of `mantissa` × 10^`exponent`, the mantissa without trailing decimal zeros
+    /// (`DecimalText.parts`): base-10000 digits with the display scale of the plain text (`12.5`: 1).
+    /// Handed to `emit` as the 16-bit words of the wire format, header first.
+    @inline(__always)
+    public static func numericWords(mantissa: UInt128, exponent: Int, isNegative: Bool, _ emit: (UInt16) -> Void) {
+        let scale = max(0, -exponent)
+        // Zero digits after the mantissa's last to reach a group boundary (after the point, or the
+        // exponent's remainder): the lowest group holds only the mantissa's last `4 - pad` digits.
+        let pad = exponent < 0 ? (4 - scale % 4) % 4 : exponent % 4
+        func power(_ exponent: Int) -> UInt64 {
+            switch exponent {
+            case 0: 1
+            case 1: 10
+            case 2: 100
+            case 3: 1000
+            default: 10_000
             }
         }
-        let wholeCount = point - start, scale = point == text.count ? 0 : text.count - point - 1
-        guard wholeCount + scale > 0 else { return false }
-        // Digit `i` of the number padded to whole groups of four on both sides of the point.
-        let leading = (4 - wholeCount % 4) % 4
-        let wholeGroups = (wholeCount + leading) / 4, fractionGroups = (scale + 3) / 4
-        func digit(_ position: Int) -> Int16 {
-            let wholePosition = position - leading
-            if wholePosition < 0 { return 0 }
-            if wholePosition < wholeCount { return Int16(text[start + wholePosition] - 48) }
-            let fractionPosition = wholePosition - wholeCount
-            return fractionPosition < scale ? Int16(text[point + 1 + fractionPosition] - 48) : 0
+        /// `value` divided by `divisor` (at most 10,000) with the remainder, 64 bits at a time.
+        func divide(_ value: UInt128, by divisor: UInt64) -> (UInt128, UInt64) {
+            let high = UInt64(truncatingIfNeeded: value >> 64), low = UInt64(truncatingIfNeeded: value)
+            if high == 0 { return (UInt128(low / divisor), low % divisor) }
+            let (quotient, remainder) = divisor.dividingFullWidth((high % divisor, low))
+            return (UInt128(high / divisor) << 64 | UInt128(quotient), remainder)
         }
-        func group(_ index: Int) -> Int16 {
-            (0..<4).reduce(Int16(0)) { $0 * 10 + digit(index * 4 + $1) }
+        // At most 11 groups: 2^128 has 39 digits, and up to 3 zeros are added.
+        withUnsafeTemporaryAllocation(of: UInt16.self, capacity: 12) { groups in
+            var count = 0, rest = mantissa
+            if pad > 0 && rest != 0 {
+                let (quotient, remainder) = divide(rest, by: power(4 - pad))
+                groups[0] = UInt16(remainder * power(pad))
+                (count, rest) = (1, quotient)
+            }
+            while rest != 0 {  // least significant group first
+                let (quotient, remainder) = divide(rest, by: 10_000)
+                groups[count] = UInt16(remainder)
+                (count, rest) = (count + 1, quotient)
+            }
+            let fractionGroups = exponent < 0 ? (scale + pad) / 4 : 0, zeroGroups = exponent > 0 ? exponent / 4 : 0
+            emit(UInt16(count))
+            emit(UInt16(bitPattern: Int16(count == 0 ? 0 : count - 1 - fractionGroups + zeroGroups)))
+            emit(isNegative && count > 0 ? 0x4000 : 0)
+            emit(UInt16(scale))
+            for index in stride(from: count - 1, through: 0, by: -1) { emit(groups[index]) }
         }
-        var first = 0, last = wholeGroups + fractionGroups - 1
-        while first <= last, group(first) == 0 { first += 1 }
-        while last >= first, group(last) == 0 { last -= 1 }
-        let count = max(0, last - first + 1)
-        let weight = count == 0 ? 0 : wholeGroups - 1 - first
-        out += bytes(of: UInt16(count))
-        out += bytes(of: UInt16(bitPattern: Int16(weight)))
-        out += bytes(of: UInt16(negative && count > 0 ? 0x4000 : 0))
-        out += bytes(of: UInt16(scale))
-        if count > 0 { for index in first...last { out += bytes(of: UInt16(bitPattern: group(index))) } }
-        return true
+    }
+
+    /// `numericWords` as bytes.
+    public static func numeric(mantissa: UInt128, exponent: Int, isNegative: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        numericWords(mantissa: mantissa, exponent: exponent, isNegative: isNegative) { word in
+            out.append(UInt8(word >> 8))
+            out.append(UInt8(word & 0xFF))
+        }
+        return out
     }
 
     /// PostgreSQL's binary numeric as plain text with its display scale (`nil`: NaN or infinity,

@@ -48,6 +48,7 @@ extension PostgresConnection {
     /// parameter types on this connection.
     @discardableResult
     public func run(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
+        try endStream()
         let types = parameters.map(\.type.rawValue)
         let key = PreparedKey(sql: sql, types: types)
         let name: String
@@ -94,21 +95,95 @@ extension PostgresConnection {
     /// the copy is abandoned (the server discards it) and the error rethrown.
     @discardableResult
     public func copyIn(_ sql: String, _ body: (PostgresCopy) throws -> Void) throws -> Int {
+        try endStream()
+        let copy = try beginCopy(sql)
+        do {
+            try body(copy)
+            try copy.finish()
+        } catch {
+            _ = try? endCopy(abandoning: true)
+            throw error
+        }
+        return try endCopy(abandoning: false)
+    }
+
+    /// Appends rows to a `COPY … FROM STDIN (FORMAT binary)` that stays open after the call, so the
+    /// server inserts them while the caller goes on. The COPY ends — the server's error, if any,
+    /// thrown then — at the connection's next other call, at `endStream()`, at a `streamCopy` of
+    /// other SQL, or at the first call `restartAfter` seconds after it began (a statement timeout
+    /// applies to about that much). The rows `body` writes are sent together at its end; when it
+    /// throws, they are dropped and the COPY goes on.
+    public func streamCopy(
+        _ sql: String, restartAfter seconds: Double = 1, _ body: (PostgresCopy) throws -> Void
+    ) throws {
+        if let open = stream,
+            open.sql != sql || DispatchTime.now().uptimeNanoseconds - open.began > UInt64(seconds * 1e9)
+        {
+            try endStream()
+        }
+        try endStream(ifFailed: true)
+        if stream == nil { stream = (sql, try beginCopy(sql), DispatchTime.now().uptimeNanoseconds) }
+        let copy = stream!.copy
+        copy.beginBatch()
+        do {
+            try body(copy)
+        } catch {
+            if !copy.dropBatch() { fail(stream: error) }
+            throw error
+        }
+        do { try copy.sendBatch() } catch {
+            fail(stream: error)
+            throw error
+        }
+    }
+
+    /// Ends the COPY `streamCopy` left open, if any: throws the server's error for its rows.
+    /// `ifFailed`: only throws the failure of an earlier one.
+    public func endStream(ifFailed: Bool = false) throws {
+        if let streamFailure { throw streamFailure }
+        guard !ifFailed, let open = stream else { return }
+        stream = nil
+        do {
+            try open.copy.finish()
+            _ = try endCopy(abandoning: false)
+        } catch {
+            fail(stream: error)
+            throw streamFailure!
+        }
+    }
+
+    /// Gives an open COPY up (the server discards it and aborts the transaction): before a rollback.
+    func abandonStream() {
+        if stream != nil {
+            stream = nil
+            _ = try? endCopy(abandoning: true)
+        }
+        streamFailure = nil
+    }
+
+    private func fail(stream error: Error) {
+        if stream != nil {
+            stream = nil
+            _ = try? endCopy(abandoning: true)
+        }
+        streamFailure =
+            error as? PostgresError
+            ?? PostgresError(sqlState: "", message: "a COPY was abandoned: \(error)", detail: nil, hint: nil)
+    }
+
+    private func beginCopy(_ sql: String) throws -> PostgresCopy {
         let started = PQexec(handle, sql)
         defer { PQclear(started) }
         try check(started)
         guard PQresultStatus(started) == PGRES_COPY_IN else {
             throw PostgresError(sqlState: "", message: "\(sql) did not start a copy", detail: nil, hint: nil)
         }
-        let copy = PostgresCopy(connection: self)
-        var failure: Error?
-        do {
-            try body(copy)
-            try copy.finish()
-        } catch {
-            failure = error
-        }
-        let ended = PQputCopyEnd(handle, failure == nil ? nil : "abandoned by the client")
+        return PostgresCopy(connection: self)
+    }
+
+    /// Ends the COPY in progress (its rows sent, or abandoned) and reads its result: rows copied.
+    private func endCopy(abandoning: Bool) throws -> Int {
+        let ended = PQputCopyEnd(handle, abandoning ? "abandoned by the client" : nil)
         var copied = 0
         var serverError: Error?
         while let result = PQgetResult(handle) {
@@ -116,7 +191,6 @@ extension PostgresConnection {
             if PQresultStatus(result) == PGRES_COMMAND_OK { copied = Int(String(cString: PQcmdTuples(result))) ?? 0 }
             PQclear(result)
         }
-        if let failure { throw failure }
         if let serverError { throw serverError }
         if ended != 1 {
             throw PostgresError(sqlState: "", message: lastError, detail: nil, hint: nil)
@@ -129,31 +203,45 @@ extension PostgresConnection {
         String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    func send(_ bytes: [UInt8]) throws {
-        let sent = bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { PQputCopyData(handle, $0.baseAddress, Int32($0.count)) }
-        }
+    func flush() throws {
+        if PQflush(handle) != 0 { throw PostgresError(sqlState: "", message: lastError, detail: nil, hint: nil) }
+    }
+
+    func send(_ bytes: UnsafeRawBufferPointer) throws {
+        let sent = PQputCopyData(handle, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count))
         if sent != 1 { throw PostgresError(sqlState: "", message: lastError, detail: nil, hint: nil) }
     }
 }
 
 /// The rows of a binary COPY being written: `startRow(fields:)`, then each field (`add`), in the
-/// column order the COPY statement names. Sent to the server 256 KiB at a time.
+/// column order the COPY statement names. Written into one buffer (the hot path of a load: plain
+/// stores, no array growth checks) and sent to the server 256 KiB at a time.
 public final class PostgresCopy {
     private let connection: PostgresConnection
-    private var buffer: [UInt8] = []
+    private var buffer: UnsafeMutableRawPointer
+    private var capacity = 1 << 19
+    private var count = 0
     public private(set) var rows = 0
+    /// When the buffer holds this much at the start of a row, it is sent.
+    private static let sendAt = 1 << 18
+    /// A streamed batch (`streamCopy`) is held until its end, up to this much.
+    private static let heldAtMost = 1 << 24
+    /// The streamed batch being written: where it began, and whether part of it is sent already.
+    private var batch: (start: Int, rows: Int, sent: Bool)?
 
     init(connection: PostgresConnection) {
         self.connection = connection
-        buffer.reserveCapacity(300_000)
-        buffer += Array("PGCOPY\n".utf8) + [0xFF, 0x0D, 0x0A, 0x00] + [0, 0, 0, 0] + [0, 0, 0, 0]
+        buffer = .allocate(byteCount: capacity, alignment: 8)
+        add(raw: Array("PGCOPY\n".utf8) + [0xFF, 0x0D, 0x0A, 0x00] + [0, 0, 0, 0] + [0, 0, 0, 0])
     }
 
+    deinit { buffer.deallocate() }
+
     public func startRow(fields: Int) throws {
-        if buffer.count >= 262_144 {
-            try connection.send(buffer)
-            buffer.removeAll(keepingCapacity: true)
+        if count >= (batch == nil ? Self.sendAt : Self.heldAtMost) {
+            try connection.send(UnsafeRawBufferPointer(start: buffer, count: count))
+            count = 0
+            batch?.sent = true
         }
         append(UInt16(fields))
         rows += 1
@@ -163,7 +251,7 @@ public final class PostgresCopy {
 
     public func add(_ bytes: some Collection<UInt8>) {
         append(UInt32(bytes.count))
-        buffer.append(contentsOf: bytes)
+        add(raw: bytes)
     }
 
     public func add(_ value: PostgresValue) {
@@ -196,28 +284,60 @@ public final class PostgresCopy {
         append(value)
     }
 
-    /// A numeric field from plain decimal text; false (nothing written) when it is not one.
-    public func add(numericPlainUTF8 text: UnsafeBufferPointer<UInt8>) -> Bool {
-        let lengthAt = buffer.count
+    /// A numeric field (`PostgresBinary.numericWords`).
+    public func add(numericMantissa mantissa: UInt128, exponent: Int, isNegative: Bool) {
+        let lengthAt = count
         append(UInt32(0))
-        guard PostgresBinary.appendNumeric(plainUTF8: text, to: &buffer) else {
-            buffer.removeLast(4)
-            return false
+        PostgresBinary.numericWords(mantissa: mantissa, exponent: exponent, isNegative: isNegative) { append($0) }
+        buffer.storeBytes(of: UInt32(count - lengthAt - 4).bigEndian, toByteOffset: lengthAt, as: UInt32.self)
+    }
+
+    private func reserve(_ bytes: Int) {
+        guard count + bytes > capacity else { return }
+        while count + bytes > capacity { capacity *= 2 }
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        grown.copyMemory(from: buffer, byteCount: count)
+        buffer.deallocate()
+        buffer = grown
+    }
+
+    @inline(__always) private func append<T: FixedWidthInteger>(_ value: T) {
+        reserve(MemoryLayout<T>.size)
+        buffer.storeBytes(of: value.bigEndian, toByteOffset: count, as: T.self)
+        count += MemoryLayout<T>.size
+    }
+
+    private func add(raw bytes: some Collection<UInt8>) {
+        reserve(bytes.count)
+        let target = UnsafeMutableRawBufferPointer(start: buffer + count, count: bytes.count)
+        if bytes.withContiguousStorageIfAvailable({ target.copyMemory(from: UnsafeRawBufferPointer($0)) }) == nil {
+            _ = target.initializeMemory(as: UInt8.self, from: bytes)
         }
-        let length = UInt32(buffer.count - lengthAt - 4).bigEndian
-        withUnsafeBytes(of: length) { bytes in
-            for offset in 0..<4 { buffer[lengthAt + offset] = bytes[offset] }
-        }
+        count += bytes.count
+    }
+
+    func beginBatch() { batch = (count, rows, false) }
+
+    /// Forgets the rows of the batch; false when part of it was sent already (the COPY is spoilt).
+    func dropBatch() -> Bool {
+        guard let held = batch else { return true }
+        batch = nil
+        guard !held.sent else { return false }
+        (count, rows) = (held.start, held.rows)
         return true
     }
 
-    private func append<T: FixedWidthInteger>(_ value: T) {
-        withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
+    /// Sends the batch to the server, now.
+    func sendBatch() throws {
+        batch = nil
+        try connection.send(UnsafeRawBufferPointer(start: buffer, count: count))
+        count = 0
+        try connection.flush()
     }
 
     func finish() throws {
         append(UInt16(0xFFFF))
-        try connection.send(buffer)
-        buffer.removeAll()
+        try connection.send(UnsafeRawBufferPointer(start: buffer, count: count))
+        count = 0
     }
 }

@@ -29,6 +29,11 @@ public final class PostgresConnection {
     let handle: OpaquePointer
     /// Prepared statements by SQL text and parameter types: their server-side names.
     var prepared: [PreparedKey: String] = [:]
+    /// The COPY `streamCopy` left open, its SQL and when it began (uptime nanoseconds).
+    var stream: (sql: String, copy: PostgresCopy, began: UInt64)?
+    /// Why an open COPY failed: the transaction is aborted and every call but `ROLLBACK` says so
+    /// (a COMMIT would otherwise end it quietly as a rollback).
+    var streamFailure: PostgresError?
 
     struct PreparedKey: Hashable {
         let sql: String
@@ -54,8 +59,12 @@ public final class PostgresConnection {
 
     deinit { PQfinish(handle) }
 
+    /// The server process serving the connection (`pg_stat_activity.pid`).
+    public var backendPID: Int32 { PQbackendPID(handle) }
+
     /// Runs one or more statements without parameters or results (DDL, `BEGIN`, `COMMIT`).
     public func execute(_ sql: String) throws {
+        if sql == "ROLLBACK" { abandonStream() } else { try endStream() }
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result)
@@ -63,6 +72,7 @@ public final class PostgresConnection {
 
     /// Runs a statement with text parameters and returns its rows, each value as text (`nil`: NULL).
     public func query(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
+        try endStream()
         // C strings that live through the call (`nil`: SQL NULL).
         let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0) } }
         defer { for copy in copies { free(copy) } }

@@ -9,4 +9,12 @@ public enum ProcessMemory {
     public static func returnFreedBlocks(ofAtLeast bytes: Int) {
         _ = mallopt(M_MMAP_THRESHOLD, Int32(clamping: bytes))
     }
+
+    /// Free memory at the top of a heap is given back to the system only beyond `bytes`. glibc's
+    /// default (128 KiB, fixed once the mapping threshold is set) has each thread's heap give back
+    /// and fault in again the memory of every batch (hundreds of `madvise` calls and a page fault
+    /// per page in a run); what is kept is reused by the next batch, so the peak does not grow.
+    public static func keepFreedMemory(upTo bytes: Int) {
+        _ = mallopt(M_TRIM_THRESHOLD, Int32(clamping: bytes))
+    }
 }

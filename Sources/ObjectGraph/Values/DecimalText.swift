@@ -92,6 +92,28 @@ public enum DecimalText {
 
     /// `parsePlain` of UTF-8 bytes.
     public static func parsePlain(bytes: UnsafeBufferPointer<UInt8>) -> Decimal? {
+        plainParts(bytes: bytes).map { make($0.mantissa, exponent: $0.exponent, isNegative: $0.isNegative) }
+    }
+
+    /// A decimal as `mantissa` × 10^`exponent`, the mantissa without trailing decimal zeros (zero:
+    /// mantissa and exponent 0): what a store writing its own number format starts from.
+    public struct Parts: Equatable, Sendable {
+        public let mantissa: UInt128
+        public let exponent: Int
+        public let isNegative: Bool
+    }
+
+    /// The parts of `value`; `nil` for NaN.
+    public static func parts(_ value: Decimal) -> Parts? {
+        if layoutIsKnown {
+            return parts(of: value).map { Parts(mantissa: $0.0, exponent: $0.1, isNegative: $0.2) }
+        }
+        var text = value.description
+        return text.withUTF8(plainParts(bytes:))
+    }
+
+    /// The parts of `[-]digits[.digits]` with at most 38 significant digits; `nil` for any other text.
+    private static func plainParts(bytes: UnsafeBufferPointer<UInt8>) -> Parts? {
         guard !bytes.isEmpty else { return nil }
         var index = 0, isNegative = false
         if bytes[0] == UInt8(ascii: "-") {
@@ -123,7 +145,8 @@ public enum DecimalText {
             index += 1
         }
         guard digits > 0 else { return nil }
-        return make(significant <= 19 ? UInt128(small) : mantissa, exponent: -fraction, isNegative: isNegative)
+        let (compact, zeros) = droppingTrailingZeros(significant <= 19 ? UInt128(small) : mantissa)
+        return Parts(mantissa: compact, exponent: compact == 0 ? 0 : zeros - fraction, isNegative: isNegative)
     }
 
     /// Whether `value` is a multiple of ten, without a 128-bit division (2^64 leaves 6 modulo 10).

@@ -76,10 +76,9 @@ enum PostgresCoding {
         case (.date(let v), .calendarDate):
             return PostgresBinary.bytes(of: UInt32(bitPattern: PostgresBinary.days(of: v)))
         case (.decimal(let v), .decimal):
-            guard let bytes = PostgresBinary.numeric(fromPlainText: DecimalText.canonical(v)) else {
-                throw Refusal(reason: "\(v) is not a finite decimal")
-            }
-            return bytes
+            guard let parts = DecimalText.parts(v) else { throw Refusal(reason: "\(v) is not a finite decimal") }
+            return PostgresBinary.numeric(
+                mantissa: parts.mantissa, exponent: parts.exponent, isNegative: parts.isNegative)
         case (.string(let v), .string): return try text(v)
         case (.uri(let v), .uri): return try text(v.absoluteString)
         case (.uuid(let v), .uuid): return withUnsafeBytes(of: v.uuid) { Array($0) }
@@ -110,9 +109,8 @@ enum PostgresCoding {
             }
             copy.add(v.utf8)
         case (.decimal(let v), .decimal):
-            guard DecimalText.withCanonicalUTF8(v, { copy.add(numericPlainUTF8: $0) }) else {
-                throw Refusal(reason: "\(v) is not a finite decimal")
-            }
+            guard let parts = DecimalText.parts(v) else { throw Refusal(reason: "\(v) is not a finite decimal") }
+            copy.add(numericMantissa: parts.mantissa, exponent: parts.exponent, isNegative: parts.isNegative)
         default:
             if let bytes = try bytes(of: value, as: type) { copy.add(bytes) } else { copy.addNull() }
         }

@@ -82,7 +82,11 @@ extension PostgresStore {
         do {
             if inRunTransaction {
                 // The copy's savepoint is the unit: the key counters are written at the run's commit.
-                inserted = try insert(rows, plan: plan)
+                if try streamIfUnclashable(rows, plan: plan) {
+                    inserted = Array(repeating: true, count: count)
+                } else {
+                    inserted = try insert(rows, plan: plan)
+                }
             } else {
                 try transaction {
                     inserted = try insert(rows, plan: plan)
@@ -149,16 +153,17 @@ extension PostgresStore {
                     if hasEntityColumn { copy.addNull() }
                     continue
                 }
-                guard let key = store.primaryKey(of: destination),
-                    let entity = store.model.entity(named: destination.entityName)
-                else {
+                let key = store.primaryKey(of: destination)
+                // The entity's number only where a column keeps it (a name lookup per row otherwise).
+                let entity = hasEntityColumn ? store.model.entity(named: destination.entityName) : nil
+                guard let key, !hasEntityColumn || entity != nil else {
                     throw StoreError(
                         .noStoreForEntity,
                         "\(ids[object]) points to \(destination), which is not in this store (relationships across "
                             + "stores are not supported)", url: store.url, objectID: ids[object])
                 }
                 PostgresCoding.append(key: key, to: copy)
-                if hasEntityColumn { copy.add(integer: Int32(store.schema.map(for: entity).number)) }
+                if let entity { copy.add(integer: Int32(store.schema.map(for: entity).number)) }
             }
             if ordinal { copy.add(bigint: Int64(object)) }
         }

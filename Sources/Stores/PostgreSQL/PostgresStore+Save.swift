@@ -101,6 +101,8 @@ extension PostgresStore {
             throw StoreError(.io, "The store was opened with read_only=true; it cannot save", url: url)
         }
         var current: ManagedObjectID?
+        for row in request.insertedRows { forgetFreshness(of: row.objectID.entityName) }
+        for row in request.updatedRows { forgetFreshness(of: row.objectID.entityName) }
         do {
             try transaction {
                 try checkVersions(

@@ -63,6 +63,8 @@ public final class PostgresStore: PersistentStore {
     private var startsRunTransaction = false
     /// Indexes and foreign keys a new store's first load makes at its end.
     private var pending: [String] = []
+    /// Tables the run's transaction made, by name, with the highest unique keys written to them.
+    var freshTables: [String: FreshTable] = [:]
     var idTemplates: [ManagedObjectID?] = []
     /// Cursors opened so far (each `enumerateRows` names its own).
     var cursors = 0
@@ -194,7 +196,7 @@ public final class PostgresStore: PersistentStore {
             // Inside a run's transaction the first load goes first: its indexes and foreign keys
             // are made at its end, in one pass each (`buildPending()`).
             pending = statements.keys + statements.indexes + statements.foreignKeys
-            if !startsRunTransaction { try buildPending() }
+            if startsRunTransaction { noteFreshTables() } else { try buildPending() }
             try writeKeys()
             try writeMetadata()
         }
@@ -231,6 +233,7 @@ public final class PostgresStore: PersistentStore {
             try writeMetadata()
             try buildPending()
             inRunTransaction = false
+            freshTables = [:]
             try connection.execute("COMMIT")
             writtenKeys = nextKeys
         } catch let error as PostgresError {
@@ -241,6 +244,7 @@ public final class PostgresStore: PersistentStore {
     public func rollbackRunTransaction() throws {
         guard inRunTransaction else { return }
         inRunTransaction = false
+        freshTables = [:]
         try? connection.execute("ROLLBACK")
         try loadKeys()
         try readMetadata()
