@@ -67,4 +67,27 @@ import Testing
         #expect(stored.map { $0[0]! } == expected)
         #expect(stored.compactMap { $0[1] }.count == Set(stored.compactMap { $0[1] }).count)
     }
+
+    /// A COPY left open counts toward the session's statement timeout: it is ended well inside it,
+    /// so a load slower than the timeout, batch after batch, still goes through.
+    @Test func aStreamedCopyEndsWellInsideTheStatementTimeout() throws {
+        let url = URL(
+            string: PostgresTestServer.freshSchemaURL().absoluteString + "&options=-c%20statement_timeout%3D400")!
+        defer { PostgresTestServer.dropSchema(of: url) }
+        PostgresStore.register()
+        let graph = try TestGraph(
+            model: try Self.memberModel(), storeType: PostgresStore.storeType, url: url, options: ["transaction": "run"]
+        )
+        let member = graph.model.entity(named: "Member")!
+        for batch in 0..<6 {
+            var request = BatchInsertRequest(entity: member)
+            for number in Int64(batch * 10)..<Int64(batch * 10 + 10) {
+                request[request.appendObject(), 0] = .integer(number)
+            }
+            #expect(try graph.coordinator.execute(request).allSatisfy { $0 != nil })
+            Thread.sleep(forTimeInterval: 0.15)  // the run reading and mapping the next batch
+        }
+        try graph.store.finishWriting()
+        #expect(try graph.storedCount("Member") == 60)
+    }
 }

@@ -69,7 +69,8 @@ extension PostgresStore {
         }
         freshTables[name] = table
         guard ascending else { return false }
-        try connection.streamCopy("COPY \(qualified(name)) (\(plan.columnList)) FROM STDIN (FORMAT binary)") { copy in
+        let sql = "COPY \(qualified(name)) (\(plan.columnList)) FROM STDIN (FORMAT binary)"
+        try connection.streamCopy(sql, restartAfter: streamSeconds) { copy in
             for object in 0..<rows.count { try rows.write(object, to: copy, ordinal: false) }
         }
         return true

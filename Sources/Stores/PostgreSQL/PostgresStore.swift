@@ -65,6 +65,8 @@ public final class PostgresStore: PersistentStore {
     private var pending: [String] = []
     /// Tables the run's transaction made, by name, with the highest unique keys written to them.
     var freshTables: [String: FreshTable] = [:]
+    /// Seconds a streamed COPY stays open at most: well inside the session's statement timeout.
+    var streamSeconds = 1.0
     var idTemplates: [ManagedObjectID?] = []
     /// Cursors opened so far (each `enumerateRows` names its own).
     var cursors = 0
@@ -141,6 +143,10 @@ public final class PostgresStore: PersistentStore {
         do {
             connection = try PostgresConnection(conninfo: conninfo)
             try connection.execute("SET TIME ZONE 'UTC'; SET client_min_messages = warning")
+            let timeout = try connection.query("SELECT setting FROM pg_settings WHERE name = 'statement_timeout'")
+            if let milliseconds = (timeout.first?.first ?? nil).flatMap(Double.init), milliseconds > 0 {
+                streamSeconds = min(streamSeconds, milliseconds / 1000 / 4)
+            }
             if let runLock, try !lockRun(waiting: lockWait, shared: runLock == "shared") {
                 throw StoreError(
                     .io, "Another run holds the lock of schema \(schemaName); nothing was changed", url: url,
