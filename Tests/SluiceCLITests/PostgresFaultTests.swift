@@ -3,9 +3,10 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 35's faults: a refused login, a missing privilege, a statement timeout and a connection
-/// lost in the middle of a run each end the run with exit 3 and the server's reason, the password
-/// nowhere, and the database as before (a new store's run leaves nothing).
+/// Issue 35's faults: a refused login, a missing privilege, a statement timeout, a full disk on the
+/// server and a connection lost in the middle of a run each end the run with exit 3 and the
+/// server's reason, the password nowhere, and the database as before (a new store's run leaves
+/// nothing).
 @Suite struct PostgresFaultTests {
     /// `rows` accounts as CSV.
     static func accounts(_ rows: Int) -> String {
@@ -116,5 +117,45 @@ import Testing
         let copied = try runSluice(["convert", clean, schema.url.absoluteString])
         #expect(copied.status == 0, "\(copied.stderr)")
         #expect(try schema.query("SELECT id, body FROM clean") == [["1", "fine"]])
+    }
+
+    /// The server's disk fills: the store's tables are in a tablespace on a 1 MiB tmpfs. A first
+    /// load too big for it (streamed COPYs) and a later one (checked COPYs into stored tables) each
+    /// end with exit 3 and the server's reason; the schema is as before each.
+    @Test(.enabled(if: Mounts.canMount, "needs the right to mount a tmpfs"))
+    func aFullDiskOnTheServerIsExit3AndTheStoreIsAsBefore() throws {
+        let directory = try TemporaryDirectory()
+        let schema = PostgresTestSchema()
+        let mountPoint = directory.url.appendingPathComponent("disk").path
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        try Mounts.mount(mountPoint, size: "1m")
+        // The tablespace's folder belongs to the server's user, as PostgreSQL requires.
+        let folder = mountPoint + "/tablespace"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let data = try #require(try schema.query("SHOW data_directory").first?.first ?? nil)
+        let owner = try FileManager.default.attributesOfItem(atPath: data)[.ownerAccountID]
+        try FileManager.default.setAttributes([.ownerAccountID: try #require(owner)], ofItemAtPath: folder)
+        let tablespace = "t_full_\(schema.name.suffix(8))"
+        _ = try schema.query("CREATE TABLESPACE \(tablespace) LOCATION '\(folder)'")
+        defer {
+            PostgresTestServer.dropSchema(of: schema.url)
+            _ = try? schema.query("DROP TABLESPACE \(tablespace)")
+            Mounts.unmount(mountPoint)
+        }
+        let url = schema.url.absoluteString + "&options=-c%20default_tablespace%3D\(tablespace)"
+        let big = try directory.file("big.csv", contents: Self.accounts(40_000))
+        let first = try runSluice(["import", big.path, "--to", url, "--entity", "Account", "--key", "id"])
+        #expect(first.status == 3, "\(first.stderr)")
+        #expect(first.stderr.contains("No space left on device"), "\(first.stderr)")
+        #expect(!schema.exists, "the run's transaction was rolled back")
+
+        let small = try directory.file("small.csv", contents: Self.accounts(500))
+        let day1 = try runSluice(["import", small.path, "--to", url, "--entity", "Account", "--key", "id"])
+        #expect(day1.status == 0, "\(day1.stderr)")
+        let before = try schema.query("SELECT count(*), sum(amount)::text FROM account")
+        let day2 = try runSluice(["import", big.path, "--to", url, "--entity", "Account", "--key", "id"])
+        #expect(day2.status == 3, "\(day2.stderr)")
+        #expect(day2.stderr.contains("No space left on device"), "\(day2.stderr)")
+        #expect(try schema.query("SELECT count(*), sum(amount)::text FROM account") == before)
     }
 }
