@@ -163,19 +163,14 @@ extension PostgresStore {
         }
         let wanted = Set(objectIDs)
         var rows: [StoreRow] = []
+        // One statement per table, the keys as one array.
         for (table, keys) in byTable.values {
-            var start = 0
-            while start < keys.count {
-                let chunk = keys[start..<min(start + 500, keys.count)]
-                let list = (1...chunk.count).map { "$\($0)" }.joined(separator: ", ")
-                let sql =
-                    "SELECT \(table.plainSelectList) FROM \(qualified(table.name)) WHERE \(quote(table.keyColumn)) "
-                    + "IN (\(list))" + (locking ? " FOR UPDATE" : "")
-                rows += try read(sql, chunk.map(PostgresCoding.key), table: table).filter {
-                    wanted.contains($0.objectID)
-                }
-                start += chunk.count
-            }
+            let type: PostgresType = isTextKeyed(table) ? .text : .bigint
+            let sql =
+                "SELECT \(table.plainSelectList) FROM \(qualified(table.name)) WHERE \(quote(table.keyColumn)) "
+                + "= ANY($1::\(type.arrayType!.sqlName))" + (locking ? " FOR UPDATE" : "")
+            rows += try read(sql, [PostgresValue.array(of: keys.map(PostgresCoding.key), type: type)], table: table)
+                .filter { wanted.contains($0.objectID) }
         }
         return rows
     }

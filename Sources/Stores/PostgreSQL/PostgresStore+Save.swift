@@ -108,21 +108,37 @@ extension PostgresStore {
                 try checkVersions(
                     request.updatedRows.map { ($0.objectID, $0.version) }
                         + request.deletedObjects.map { ($0.objectID, $0.version) })
-                for row in request.insertedRows {
-                    current = row.objectID
-                    try insert(row)
+                // An entity's rows in a few statements when there are many (`PostgresStore+BulkSave`).
+                for rows in byEntity(request.insertedRows, \.entity) {
+                    let one = { (row: StoreRow) in
+                        current = row.objectID
+                        try self.insert(row)
+                    }
+                    if rows.count >= Self.bulkRows { try insertInBulk(rows, one: one) } else { try rows.forEach(one) }
                 }
-                for row in request.updatedRows {
-                    current = row.objectID
-                    try update(row)
+                for rows in byEntity(request.updatedRows, \.entity) {
+                    let one = { (row: StoreRow) in
+                        current = row.objectID
+                        try self.update(row)
+                    }
+                    if rows.count >= Self.bulkRows { try updateInBulk(rows, one: one) } else { try rows.forEach(one) }
                 }
                 for change in request.toManyChanges {
                     current = change.objectID
                     try apply(change)
                 }
-                for (objectID, _) in request.deletedObjects {
-                    current = objectID
-                    try delete(objectID)
+                let deleted = request.deletedObjects.compactMap { id, _ in
+                    model.entity(named: id.entityName).map { (id, $0) }
+                }
+                for rows in byEntity(deleted, \.1) {
+                    guard rows.count < Self.bulkRows else {
+                        try deleteInBulk(rows.map(\.0), entity: rows[0].1)
+                        continue
+                    }
+                    for (objectID, _) in rows {
+                        current = objectID
+                        try delete(objectID)
+                    }
                 }
                 current = nil
                 try writeKeys()
@@ -178,14 +194,7 @@ extension PostgresStore {
     private func update(_ row: StoreRow) throws {
         let plan = plan(for: row.entity)
         let key = try existingKey(row.objectID)
-        if let attribute = plan.table.keyAttribute, row.attributeValues[attribute.index] != key.keyValue {
-            throw StoreError(
-                .constraintViolation,
-                "\(row.entity.name) \(key.keyText) cannot change its \(attribute.name) to "
-                    + "\(row.attributeValues[attribute.index]): the store keeps it under that key (delete it and "
-                    + "insert a new one instead)",
-                url: url, objectID: row.objectID)
-        }
+        try checkKeyUnchanged(row, plan: plan)
         let values = try values(
             key: key, row.attributeValues[...], row.toOneDestinations[...], of: row.objectID, plan)
         let skip = plan.table.entityColumn == nil ? 1 : 2
@@ -216,17 +225,9 @@ extension PostgresStore {
         let table = schema.map(for: entity).table
         try connection.run(
             "DELETE FROM \(qualified(table.name)) WHERE \(quote(table.keyColumn)) = $1", [PostgresCoding.key(key)])
-        // The row's own links go with it; links inverse-less relationships of other rows hold to it stay.
-        for join in schema.joinTables {
-            var sides: [String] = []
-            if entity.isKind(of: join.owner.entity) { sides.append(join.sourceColumn) }
-            if let inverse = join.owner.inverse, entity.isKind(of: inverse.entity) {
-                sides.append(join.destinationColumn)
-            }
-            for side in sides {
-                try connection.run(
-                    "DELETE FROM \(qualified(join.name)) WHERE \(quote(side)) = $1", [PostgresCoding.key(key)])
-            }
+        for (join, side) in linkSides(of: entity) {
+            try connection.run(
+                "DELETE FROM \(qualified(join.name)) WHERE \(quote(side)) = $1", [PostgresCoding.key(key)])
         }
     }
 }
