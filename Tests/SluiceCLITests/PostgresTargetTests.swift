@@ -247,4 +247,25 @@ import Testing
         #expect(kept.count == 940)
         #expect(kept.allSatisfy { after[$0[0]!] == $0[1] }, "unchanged rows are not written")
     }
+
+    /// Text PostgreSQL cannot hold (a NUL character) rejects its record, naming the file, line and
+    /// attribute, whether the record came in a batch insert or through a save; the others are stored.
+    @Test func textPostgreSQLCannotHoldRejectsItsRecordOnly() throws {
+        let directory = try TemporaryDirectory()
+        let schema = PostgresTestSchema()
+        let rows = (1...30).map { $0 == 12 ? "12,a\u{0}b" : "\($0),note \($0)" }
+        let input = try directory.file("notes.csv", contents: "id,body\n" + rows.joined(separator: "\n") + "\n")
+        let rejects = directory.url.appendingPathComponent("rejects.jsonl").path
+        for run in 0..<2 {
+            let result = try runSluice([
+                "import", input.path, "--to", schema.url.absoluteString, "--key", "id", "--max-errors", "5",
+                "--rejects", rejects,
+            ])
+            #expect(result.status == 0, "run \(run): \(result.stderr)")
+            let rejected = try String(contentsOfFile: rejects, encoding: .utf8)
+            #expect(rejected.contains("notes.csv\",\"line\":13"), "\(rejected)")
+            #expect(rejected.contains("Note.body cannot be kept") && rejected.contains("U+0000"), "\(rejected)")
+            #expect(try schema.query("SELECT count(*), sum(id) FROM notes") == [["29", "453"]])
+        }
+    }
 }

@@ -72,6 +72,19 @@ public struct BatchInsertRequest: @unchecked Sendable {
         toOneDestinations[object * slots + relationship] = destination
     }
 
+    /// A request of the objects `objects` (indexes into this one, in that order), values and
+    /// destinations as they are here.
+    public func keeping(_ objects: [Int]) -> BatchInsertRequest {
+        var kept = BatchInsertRequest(entity: entity, capacity: objects.count)
+        let width = defaults.count
+        for object in objects {
+            kept.attributeValues.append(contentsOf: attributeValues[object * width..<(object + 1) * width])
+            kept.toOneDestinations.append(contentsOf: toOneDestinations[object * slots..<(object + 1) * slots])
+        }
+        kept.count = objects.count
+        return kept
+    }
+
     /// Whether a batch insert can set the relationship: a to-one whose inverse is absent or an
     /// unordered to-many (a foreign key of the new row says it all). One-to-one relationships (which
     /// take the destination from its former owner) and ordered inverses need a context.

@@ -97,6 +97,17 @@ extension PostgresStore {
             }
         } catch let error as PostgresError {
             throw storeError(error, "The batch insert of \(entity.name) failed and was rolled back")
+        } catch let refused as Rows.Refused {
+            // A value PostgreSQL cannot hold (the rows were not written): such objects are left out
+            // (`nil`: the context's save names them) and the others inserted again.
+            let left = Set((0..<count).filter { (try? rows.values($0)) == nil })
+            guard !left.isEmpty else { throw refused.error }
+            let kept = (0..<count).filter { !left.contains($0) }
+            var written = [ManagedObjectID?](repeating: nil, count: count)
+            for (object, id) in zip(kept, kept.isEmpty ? [] : try insertObjects(request.keeping(kept))) {
+                written[object] = id
+            }
+            return written
         }
         return zip(ids, inserted).map { $1 ? $0 : nil }
     }
@@ -131,6 +142,12 @@ extension PostgresStore {
         unowned let store: PostgresStore
         var count: Int { keys.count }
 
+        /// A value of the rows PostgreSQL cannot hold (`PostgresCoding.Refusal`), as the store error
+        /// naming its object.
+        struct Refused: Error {
+            let error: StoreError
+        }
+
         /// Object `object` as one COPY row, straight from the request (the hot path: no arrays).
         func write(_ object: Int, to copy: PostgresCopy, ordinal: Bool) throws {
             let width = request.entity.attributes.count, slots = request.entity.relationships.count
@@ -141,10 +158,11 @@ extension PostgresStore {
                 do {
                     try PostgresCoding.append(request.attributeValues[object * width + index], as: type, to: copy)
                 } catch let refusal as PostgresCoding.Refusal {
-                    throw StoreError(
-                        .constraintViolation,
-                        "\(request.entity.name).\(request.entity.attributes[index].name) of \(ids[object]) cannot be "
-                            + "kept: \(refusal.reason)", url: store.url, objectID: ids[object])
+                    throw Refused(
+                        error: StoreError(
+                            .constraintViolation,
+                            "\(request.entity.name).\(request.entity.attributes[index].name) cannot be kept: "
+                                + refusal.reason, url: store.url, objectID: ids[object]))
                 }
             }
             for (index, hasEntityColumn) in plan.foreignKeys {

@@ -61,8 +61,7 @@ extension PostgresStore {
                 let entity = model.entity(named: objectID.entityName)
                 throw StoreError(
                     .constraintViolation,
-                    "\(objectID.entityName).\(entity?.attributes[index].name ?? "?") of \(objectID) cannot be kept: "
-                        + refusal.reason,
+                    "\(objectID.entityName).\(entity?.attributes[index].name ?? "?") cannot be kept: \(refusal.reason)",
                     url: url, objectID: objectID)
             }
         }

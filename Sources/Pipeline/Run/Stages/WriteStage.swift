@@ -69,21 +69,7 @@ final class WriteStage {
                 return true
             }
             guard !kept.isEmpty else { continue }
-            var request = full
-            if kept.count != members.count {
-                request = BatchInsertRequest(entity: full.entity, capacity: kept.count)
-                for object in kept {
-                    let copy = request.appendObject()
-                    for attribute in full.entity.attributes {
-                        request[copy, attribute.index] = full[object, attribute.index]
-                    }
-                    for relationship in full.entity.relationships where !relationship.isToMany {
-                        request.setDestination(
-                            full.destination(relationship: relationship.index, of: object),
-                            relationship: relationship.index, of: copy)
-                    }
-                }
-            }
+            var request = kept.count == members.count ? full : full.keeping(kept)
             if let parentRelationship {
                 for (copy, object) in kept.enumerated() {
                     request.setDestination(
@@ -200,6 +186,13 @@ final class WriteStage {
                     }
                 }
                 guard try reject(failures) else { throw RunError.batchNotSaved(source: source, underlying: error) }
+            } catch let error as StoreError where error.code == .constraintViolation && error.objectID != nil {
+                // A value or key the store refused for one object (text PostgreSQL cannot hold, a key
+                // taken by a row the context did not know): that object's record.
+                let failure = SaveFailure(
+                    objectID: error.objectID!, property: error.objectID!.entityName, rule: "store",
+                    message: error.message)
+                guard try reject([failure]) else { throw RunError.batchNotSaved(source: source, underlying: error) }
             }
         }
     }
