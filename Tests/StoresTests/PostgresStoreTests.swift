@@ -163,6 +163,31 @@ import Testing
         #expect(try connection.query("SELECT count(*) FROM \"\(schema)_b\".account") == [["0"]])
     }
 
+    /// PostgreSQL keeps 63 bytes of a name: two longer ones sharing those would be one column. A
+    /// model with such a name is refused, naming it, before anything is made.
+    @Test func aNameLongerThanPostgreSQLKeepsIsRefusedNamingIt() throws {
+        let long = "amount_" + String(repeating: "é", count: 30)  // 67 bytes, 37 characters
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(
+                name: "Account",
+                attributes: [
+                    AttributeDescription(name: "number", type: .integer64, isOptional: false),
+                    AttributeDescription(name: long, type: .decimal),
+                ],
+                uniquenessConstraints: [["number"]], tableName: "account")
+        ])
+        let schema = PostgresTestSchema()
+        PostgresStore.register()
+        #expect {
+            _ = try TestGraph(model: model, storeType: PostgresStore.storeType, url: schema.url)
+        } throws: { error in
+            (error as? StoreError)?.code == .incompatibleModel && "\(error)".contains("column \(long) of table account")
+                && "\(error)".contains("63 bytes")
+        }
+        let made = try schema.query("SELECT count(*) FROM pg_tables WHERE schemaname = $1", [schema.name])
+        #expect(made == [["0"]], "nothing was made")
+    }
+
     @Test func theStoresURLNeverHoldsThePassword() throws {
         let url = URL(
             string: PostgresTestServer.url.replacingOccurrences(

@@ -182,7 +182,20 @@ public final class PostgresStore: PersistentStore {
         let existing = Set(
             try connection.query("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = $1", [schemaName])
                 .compactMap { $0[0] })
-        let clashes = (schema.tables.map(\.name) + schema.joinTables.map(\.name)).filter { existing.contains($0) }
+        // PostgreSQL cuts longer names to 63 bytes, where two could become one.
+        let tables = schema.tables.map(\.name) + schema.joinTables.map(\.name)
+        let names =
+            tables.map { ($0, "table \($0)") }
+            + columnTypes.sorted { $0.key < $1.key }.flatMap { table, types in
+                types.keys.sorted().map { ($0, "column \($0) of table \(table)") }
+            }
+        if let (_, long) = names.first(where: { $0.0.utf8.count > 63 }) {
+            throw StoreError(
+                .incompatibleModel,
+                "The model's \(long) is longer than the 63 bytes PostgreSQL keeps of a name; give it a shorter "
+                    + "name in the model (table: or column: in a model file); nothing was changed", url: url)
+        }
+        let clashes = tables.filter { existing.contains($0) }
         guard clashes.isEmpty else {
             throw StoreError(
                 .incompatibleModel,
