@@ -274,6 +274,11 @@ public final class PostgresStore: PersistentStore {
     public func buildPending() throws {
         guard !pending.isEmpty else { return }
         do {
+            // Index builds sort in memory when they can: at least 256 MB until the transaction ends,
+            // as bulk loaders set it (a higher setting is kept).
+            try connection.execute(
+                "SELECT set_config('maintenance_work_mem', '256MB', true) "
+                    + "WHERE pg_size_bytes(current_setting('maintenance_work_mem')) < 268435456")
             for sql in pending { try connection.execute(sql) }
             pending = []
         } catch let error as PostgresError {
