@@ -85,6 +85,7 @@ extension PostgresStore {
     // MARK: Fetching
 
     public func fetchRows(_ request: StoreFetchRequest) throws -> [StoreRow] {
+        try buildUniques()
         let table = schema.map(for: request.entity).table
         let builder = PostgresQueryBuilder(store: self)
         let sql = try builder.select(request, columns: table.selectList(alias: "t0"))
@@ -99,6 +100,7 @@ extension PostgresStore {
     public func enumerateRows(
         _ request: StoreFetchRequest, batchSize: Int, _ body: ([StoreRow]) throws -> Void
     ) throws {
+        try buildUniques()
         let table = schema.map(for: request.entity).table
         let builder = PostgresQueryBuilder(store: self)
         let sql = try builder.select(request, columns: table.selectList(alias: "t0"))
@@ -121,6 +123,7 @@ extension PostgresStore {
     }
 
     public func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID] {
+        try buildUniques()
         let table = schema.map(for: request.entity).table
         let builder = PostgresQueryBuilder(store: self)
         let sql = try builder.select(request, columns: table.identityList(alias: "t0"))
@@ -137,6 +140,7 @@ extension PostgresStore {
     }
 
     public func countRows(_ request: StoreFetchRequest) throws -> Int {
+        try buildUniques()
         let builder = PostgresQueryBuilder(store: self)
         let sql = try builder.select(request.unpaged, columns: "count(*)", sorted: false)
         guard builder.isExact else { return try fetchRows(request.unpaged).count }

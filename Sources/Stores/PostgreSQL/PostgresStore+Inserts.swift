@@ -85,6 +85,7 @@ extension PostgresStore {
                 if try streamIfUnclashable(rows, plan: plan) {
                     inserted = Array(repeating: true, count: count)
                 } else {
+                    try buildUniques(of: plan.table.name)
                     inserted = try insert(rows, plan: plan)
                 }
             } else {

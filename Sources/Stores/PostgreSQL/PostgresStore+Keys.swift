@@ -66,6 +66,7 @@ extension PostgresStore {
     public func rows(
         of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
     ) throws -> [StoreRow] {
+        try buildUniques()
         guard !keys.isEmpty else { return [] }
         guard
             let select = keyedSelect(
@@ -87,6 +88,7 @@ extension PostgresStore {
     public func objectIDs(
         of entity: EntityDescription, matching keys: [AttributeValue], on properties: [PropertyDescription]
     ) throws -> [KeyedObjectID] {
+        try buildUniques()
         guard !keys.isEmpty else { return [] }
         let map = schema.map(for: entity)
         let parts = properties.compactMap { keyColumn($0, map) }
@@ -138,6 +140,7 @@ extension PostgresStore {
     public func duplicateKeys(
         of entity: EntityDescription, on properties: [PropertyDescription], limit: Int
     ) throws -> [DuplicateKey] {
+        try buildUniques()
         let map = schema.map(for: entity)
         let parts = properties.compactMap { keyColumn($0, map) }
         guard parts.count == properties.count, !parts.isEmpty else { return [] }
@@ -191,6 +194,7 @@ extension PostgresStore {
     public func storedEqual(
         _ entity: EntityDescription, values: [AttributeValue], properties: [PropertyDescription], keyCount: Int
     ) throws -> [Bool] {
+        try buildUniques()
         let width = properties.count
         guard width > 0, keyCount > 0, !values.isEmpty else { return [] }
         let map = schema.map(for: entity)

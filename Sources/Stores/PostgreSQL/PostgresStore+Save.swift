@@ -96,6 +96,7 @@ extension PostgresStore {
     // MARK: Saving
 
     public func save(_ request: SaveChangesRequest) throws {
+        try buildUniques()
         guard !readOnly else {
             throw StoreError(.io, "The store was opened with read_only=true; it cannot save", url: url)
         }

@@ -43,26 +43,29 @@ extension PostgresStore {
         return types
     }
 
-    /// The layout's statements: CREATE TABLE with primary keys and unique indexes (what loads
-    /// need), then the other indexes and the foreign keys (which a new store's first load adds at
-    /// its end, in one pass each). Foreign keys are checked at commit (DEFERRABLE INITIALLY
-    /// DEFERRED), so a save may write rows in any order.
+    /// The layout's statements: CREATE TABLE, the primary keys and unique indexes of each table
+    /// (`uniques`: what checks a write's keys), then the other indexes and the foreign keys (which a
+    /// new store's first load adds at its end, in one pass each). Foreign keys are checked at commit
+    /// (DEFERRABLE INITIALLY DEFERRED), so a save may write rows in any order.
     ///
     /// A table keyed by a counter of the store (no key attribute) gets its primary key with the
     /// indexes (`keys`): the counter never repeats, so a load need not maintain that index.
-    func tableStatements() -> (tables: [String], keys: [String], indexes: [String], foreignKeys: [String]) {
+    func tableStatements() -> (
+        tables: [String], uniques: [(table: String, sql: String)], keys: [String], indexes: [String],
+        foreignKeys: [String]
+    ) {
         var keys: [String] = []
         var statements: [String] = []
+        var uniques: [(table: String, sql: String)] = []
         var foreignKeys: [String] = []
         for table in schema.tables {
             let types = columnTypes[table.name] ?? [:]
             let keyType = types[table.keyColumn] ?? "bigint"
-            let key = "\(quote(table.keyColumn)) \(keyType) \(table.keyAttribute == nil ? "NOT NULL" : "PRIMARY KEY")"
-            if table.keyAttribute == nil {
-                keys.append(
-                    "ALTER TABLE \(qualified(table.name)) ADD CONSTRAINT \(quote(indexName("\(table.name)_pkey"))) "
-                        + "PRIMARY KEY (\(quote(table.keyColumn)))")
-            }
+            let key = "\(quote(table.keyColumn)) \(keyType) NOT NULL"
+            let primaryKey =
+                "ALTER TABLE \(qualified(table.name)) ADD CONSTRAINT \(quote(indexName("\(table.name)_pkey"))) "
+                + "PRIMARY KEY (\(quote(table.keyColumn)))"
+            if table.keyAttribute == nil { keys.append(primaryKey) } else { uniques.append((table.name, primaryKey)) }
             // The columns in SQLite's order (the model's `columnOrder`); a key SQLite keeps in its
             // rowid is a column here, first.
             let ordered = schema.tableColumns.first { $0.table == table.name }?.columns ?? []
@@ -109,9 +112,9 @@ extension PostgresStore {
             let sql =
                 "CREATE \(index.isUnique ? "UNIQUE " : "")INDEX \(quote(indexName(index.name))) ON "
                 + "\(qualified(index.table)) (\(index.columns.map(quote).joined(separator: ", ")))"
-            if index.isUnique { statements.append(sql) } else { indexes.append(sql) }
+            if index.isUnique { uniques.append((index.table, sql)) } else { indexes.append(sql) }
         }
-        return (statements, keys, indexes, foreignKeys)
+        return (statements, uniques, keys, indexes, foreignKeys)
     }
 
     private func foreignKey(

@@ -63,6 +63,8 @@ public final class PostgresStore: PersistentStore {
     private var startsRunTransaction = false
     /// Indexes and foreign keys a new store's first load makes at its end.
     private var pending: [String] = []
+    /// By table: the primary key and unique indexes a new store's first load has not needed yet.
+    private var pendingUniques: [String: [String]] = [:]
     /// Tables the run's transaction made, by name, with the highest unique keys written to them.
     var freshTables: [String: FreshTable] = [:]
     /// Seconds a streamed COPY stays open at most: well inside the session's statement timeout.
@@ -213,8 +215,11 @@ public final class PostgresStore: PersistentStore {
             let statements = tableStatements()
             for sql in statements.tables { try connection.execute(sql) }
             // Inside a run's transaction the first load goes first: its indexes and foreign keys
-            // are made at its end, in one pass each (`buildPending()`).
+            // are made at its end, in one pass each (`buildPending()`) — and a table's primary key
+            // and unique indexes once something needs them checked (`buildUniques`): a load of
+            // rising keys (`PostgresStore+Streaming`) needs none of them.
             pending = statements.keys + statements.indexes + statements.foreignKeys
+            for (table, sql) in statements.uniques { pendingUniques[table, default: []].append(sql) }
             if startsRunTransaction { noteFreshTables() } else { try buildPending() }
             try writeKeys()
             try writeMetadata()
@@ -264,6 +269,7 @@ public final class PostgresStore: PersistentStore {
         guard inRunTransaction else { return }
         inRunTransaction = false
         freshTables = [:]
+        (pending, pendingUniques) = ([], [:])
         try? connection.execute("ROLLBACK")
         try loadKeys()
         try readMetadata()
@@ -272,18 +278,40 @@ public final class PostgresStore: PersistentStore {
     /// Makes the indexes and foreign keys a new store's first load left for its end (the foreign
     /// keys check every row then). Reads that need an index (to-many relationships) make them first.
     public func buildPending() throws {
+        try buildUniques()
         guard !pending.isEmpty else { return }
         do {
-            // Index builds sort in memory when they can: at least 256 MB until the transaction ends,
-            // as bulk loaders set it (a higher setting is kept).
-            try connection.execute(
-                "SELECT set_config('maintenance_work_mem', '256MB', true) "
-                    + "WHERE pg_size_bytes(current_setting('maintenance_work_mem')) < 268435456")
+            try raiseMaintenanceMemory()
             for sql in pending { try connection.execute(sql) }
             pending = []
         } catch let error as PostgresError {
             throw storeError(error, "Could not make the store's indexes and foreign keys")
         }
+    }
+
+    /// Makes the primary keys and unique indexes a new store's first load left until needed: of
+    /// `table`, or of every table. Called before anything relies on the server checking keys —
+    /// a write other than a streamed batch, a read by key.
+    func buildUniques(of table: String? = nil) throws {
+        guard !pendingUniques.isEmpty else { return }
+        let tables = table.map { [$0] } ?? pendingUniques.keys.sorted()
+        do {
+            try raiseMaintenanceMemory()
+            for name in tables {
+                for sql in pendingUniques[name] ?? [] { try connection.execute(sql) }
+                pendingUniques[name] = nil
+            }
+        } catch let error as PostgresError {
+            throw storeError(error, "Could not make the store's primary keys and unique indexes")
+        }
+    }
+
+    /// Index builds sort in memory when they can: at least 256 MB until the transaction ends, as
+    /// bulk loaders set it (a higher setting is kept).
+    private func raiseMaintenanceMemory() throws {
+        try connection.execute(
+            "SELECT set_config('maintenance_work_mem', '256MB', true) "
+                + "WHERE pg_size_bytes(current_setting('maintenance_work_mem')) < 268435456")
     }
 
     /// Runs `body` as one unit: a transaction, or a savepoint of the run's transaction.
