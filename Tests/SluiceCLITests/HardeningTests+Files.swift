@@ -99,6 +99,43 @@ extension HardeningTests {
         #expect(flock(lock, LOCK_EX | LOCK_NB) == 0, "the lock is free")
     }
 
+    /// A named pipe as an input is read once and kept (like standard input): the format and the CSV
+    /// dialect sniffed, then the records read, all from the same bytes — by `import` and by a
+    /// pipeline that names no dialect.
+    @Test func aFIFOInputIsReadWholeThoughItIsOpenedMoreThanOnce() throws {
+        let directory = try TemporaryDirectory()
+        let source = try directory.file("people.csv", contents: Self.csv(1...3000, tag: "person"))
+        let fifo = directory.url.appendingPathComponent("feed").path
+        #expect(mkfifo(fifo, 0o644) == 0)
+        _ = try directory.file(
+            "m.yaml",
+            contents: "version: 1\nentities:\n  Person:\n    attributes: { id: integer64, name: string }\n"
+                + "    unique: [[id]]\n")
+        let pipeline = try directory.file(
+            "p.yaml",
+            contents: """
+                version: 1
+                model: m.yaml
+                target: { store: sqlite, path: p.sqlite }
+                sources: [{ name: feed, path: feed, entity: Person, key: [id], fields: { id: id, name: name } }]
+                """)
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        for command in [["import", fifo, "--to", store, "--entity", "Person", "--quiet"], ["run", pipeline.path]] {
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+            writer.arguments = ["-c", "cat \"$1\" > \"$2\"", "sh", source.path, fifo]
+            try writer.run()
+            let result = try runSluice(command)
+            writer.waitUntilExit()
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+        }
+        #expect(
+            try sqliteRows(store, "SELECT count(*), sum(id) FROM person") == [[.integer(3000), .integer(4_501_500)]])
+        let piped = directory.url.appendingPathComponent("p.sqlite").path
+        #expect(
+            try sqliteRows(piped, "SELECT count(*), sum(id) FROM person") == [[.integer(3000), .integer(4_501_500)]])
+    }
+
     /// A link planted where a run's temporary file goes (named with the process number, which
     /// `exec` keeps) is replaced, never followed: the file it points at is untouched, the report is
     /// written. An import writes nothing in the temporary folder.

@@ -342,4 +342,26 @@ import Testing
         #expect(again.status == 0, "\(again.stderr)")
         #expect(try Self.rows(store) == day1.stored)
     }
+
+    /// A composite key with an empty part is rejected like an empty key: no run could find that
+    /// record again by it, so each would store it anew.
+    @Test func aKeyWithAnEmptyPartIsRejectedEveryNight() throws {
+        let directory = try TemporaryDirectory()
+        let input = try directory.file("nk.csv", contents: "a,b,v\n1,x,first\n,x,noA\n,x,noA2\n2,,noB\n,,none\n")
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let rejects = directory.url.appendingPathComponent("r.jsonl").path
+        for night in 1...2 {
+            let run = try runSluice([
+                "import", input.path, "--to", store, "--key", "a", "--key", "b", "--max-errors", "10",
+                "--rejects", rejects,
+            ])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.contains("4 rejected"), "night \(night): \(run.stdout)")
+            let rejected = try String(contentsOfFile: rejects, encoding: .utf8)
+            #expect(rejected.contains("has part of its key empty (a of a, b)"), "\(rejected)")
+            #expect(rejected.contains("has part of its key empty (b of a, b)"), "\(rejected)")
+            #expect(rejected.contains("has no key (a, b empty)"), "\(rejected)")
+            #expect(try sqliteRows(store, "SELECT count(*) FROM nk") == [[.integer(1)]])
+        }
+    }
 }

@@ -268,4 +268,68 @@ import Testing
             #expect(try schema.query("SELECT count(*), sum(id) FROM notes") == [["29", "453"]])
         }
     }
+
+    /// Values outside what PostgreSQL's columns hold reject their records, never the run, never
+    /// rounded: a date after 294276 AD or before 4713 BC, a calendar date past 5874897 AD, a decimal
+    /// with more digits than `numeric(38, 2)` keeps before or after the point. On the first load
+    /// (streamed) and on the next night (merge) alike.
+    @Test func valuesPostgreSQLCannotHoldRejectTheirRecords() throws {
+        let directory = try TemporaryDirectory()
+        let schema = PostgresTestSchema()
+        _ = try directory.file(
+            "m.yaml",
+            contents: """
+                version: 1
+                entities:
+                  Reading:
+                    table: reading
+                    attributes: { id: integer64!, at: date, day: calendarDate, amount: { type: decimal, scale: 2 } }
+                    unique: [[id]]
+                """)
+        _ = try directory.file(
+            "t.csv",
+            contents: """
+                id,at,day,amount
+                1,0,0,1.50
+                2,10000000000000,0,2.00
+                3,-211000000000,0,3.00
+                4,0,190080946684800,4.00
+                5,0,0,1234567890123456789012345678901234567
+                6,0,0,1.234
+                7,1700000000,86400,7.25
+
+                """)
+        let pipeline = try directory.file(
+            "p.yaml",
+            contents: """
+                version: 1
+                model: m.yaml
+                target: { store: postgres, url: "\(PostgresTestServer.url)", schema: \(schema.name) }
+                merge: object-trumps
+                errors: { max: 10, rejects: r.jsonl }
+                sources:
+                  - name: t
+                    path: t.csv
+                    entity: Reading
+                    key: [id]
+                    fields: { id: id, at: { column: at, date: unix }, day: { column: day, date: unix }, amount: amount }
+                """)
+        for night in 1...2 {
+            let run = try runSluice(["run", pipeline.path])
+            #expect(run.status == 0, "night \(night): \(run.stderr)")
+            #expect(run.stdout.contains("Reading: 7 read"), "\(run.stdout)")
+            #expect(run.stdout.contains("5 rejected"), "night \(night): \(run.stdout)")
+            let rejects = try String(contentsOf: directory.url.appendingPathComponent("r.jsonl"), encoding: .utf8)
+            for reason in [
+                "outside the dates PostgreSQL holds", "outside the calendar dates PostgreSQL holds",
+                "has 37 digits before the point",
+            ] {
+                #expect(rejects.contains(reason), "night \(night): \(reason) in \(rejects)")
+            }
+            #expect(
+                try schema.query("SELECT id, amount::text, day::text FROM reading ORDER BY id") == [
+                    ["1", "1.50", "1970-01-01"], ["7", "7.25", "1970-01-02"],
+                ])
+        }
+    }
 }

@@ -188,6 +188,24 @@ import Testing
         #expect(made == [["0"]], "nothing was made")
     }
 
+    /// A schema name PostgreSQL would cut to 63 bytes (then not find again by its whole name) or an
+    /// empty one is refused before anything is made.
+    @Test func aSchemaNameLongerThanPostgreSQLKeepsIsRefused() throws {
+        PostgresStore.register()
+        for name in [String(repeating: "s", count: 70), ""] {
+            let url = URL(string: PostgresTestServer.url + "&schema=\(name)")!
+            #expect {
+                _ = try TestGraph(model: try Self.accountModel(), storeType: PostgresStore.storeType, url: url)
+            } throws: { error in
+                (error as? StoreError)?.code == .invalidOption
+                    && "\(error)".contains(name.isEmpty ? "empty" : "63 bytes")
+            }
+        }
+        let made = try PostgresTestSchema().query(
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE $1", [String(repeating: "s", count: 60) + "%"])
+        #expect(made == [["0"]])
+    }
+
     @Test func theStoresURLNeverHoldsThePassword() throws {
         let url = URL(
             string: PostgresTestServer.url.replacingOccurrences(

@@ -147,10 +147,16 @@ public enum PostgresBinary {
         }
     }
 
-    /// Microseconds since 2000-01-01 UTC for a date (rounded to the microsecond, PostgreSQL's precision).
-    public static func microseconds(of date: Date) -> Int64 {
-        Int64(((date.timeIntervalSinceReferenceDate + epochOffset) * 1_000_000).rounded())
+    /// Microseconds since 2000-01-01 UTC for a date (rounded to the microsecond, PostgreSQL's
+    /// precision); `nil` outside what `timestamptz` holds (4713 BC to 294276 AD).
+    public static func microseconds(of date: Date) -> Int64? {
+        let value = ((date.timeIntervalSinceReferenceDate + epochOffset) * 1_000_000).rounded()
+        guard let microseconds = Int64(exactly: value), timestampRange.contains(microseconds) else { return nil }
+        return microseconds
     }
+
+    /// PostgreSQL's `MIN_TIMESTAMP ..< END_TIMESTAMP`, in microseconds since 2000.
+    static let timestampRange: Range<Int64> = -211_813_488_000_000_000..<9_223_371_331_200_000_000
 
     public static func date(microseconds: Int64) -> Date {
         // Whole seconds and the rest apart, so the double is the one a microsecond text would parse to.
@@ -159,9 +165,12 @@ public enum PostgresBinary {
             timeIntervalSinceReferenceDate: Double(seconds.quotient) - epochOffset + Double(seconds.remainder) / 1e6)
     }
 
-    /// Days since 2000-01-01 for a date at midnight UTC.
-    public static func days(of date: Date) -> Int32 {
-        Int32(((date.timeIntervalSinceReferenceDate + epochOffset) / 86_400).rounded(.down))
+    /// Days since 2000-01-01 for a date at midnight UTC; `nil` outside what `date` holds (4713 BC to
+    /// 5874897 AD).
+    public static func days(of date: Date) -> Int32? {
+        let value = ((date.timeIntervalSinceReferenceDate + epochOffset) / 86_400).rounded(.down)
+        guard let days = Int32(exactly: value), days >= -2_451_545, days < 2_145_031_949 else { return nil }
+        return days
     }
 
     public static func date(days: Int32) -> Date {

@@ -73,7 +73,8 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
         case .tooManyDeletions(let source, let entity, let count, let stored, let limit):
             return "source \(source) (mode: sync) would delete \(count) of the \(stored) \(entity) objects stored "
                 + "before the run (their keys are not in the input), more than sync.max_delete (\(limit)); the target "
-                + "is unchanged. A cut or partial export? If the deletions are meant, raise sync.max_delete"
+                + "is unchanged. A cut or partial export? If the deletions are meant, raise sync.max_delete "
+                + "(--max-delete of import)"
         case .keylessRepeat(let source, let entity, let stored):
             return
                 "source \(source) has no key, and the target holds \(stored) \(entity) object\(stored == 1 ? "" : "s") "

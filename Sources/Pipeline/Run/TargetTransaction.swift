@@ -220,7 +220,8 @@ final class TargetTransaction {
             let interrupted = { (reason: InterruptedRun.Reason) in
                 RunError.interrupted(
                     InterruptedRun(
-                        target: self.target?.path ?? "", reason: reason, source: left.sourceIndex + 1,
+                        target: self.target?.path ?? self.config.targetName, reason: reason,
+                        source: left.sourceIndex + 1,
                         batches: left.batches))
             }
             if discardCheckpoint {

@@ -51,14 +51,14 @@ enum PostgresCoding {
     /// The value in binary format for a column of `type`.
     /// - Throws: `Refusal` for a value PostgreSQL cannot hold as it is (a NUL character in text, an
     ///   integer outside the column's range, a value of another type).
-    static func encode(_ value: AttributeValue, as type: AttributeType) throws -> PostgresValue {
+    static func encode(_ value: AttributeValue, as type: AttributeType, scale: Int? = nil) throws -> PostgresValue {
         let wire = wireType(type)
-        guard let bytes = try bytes(of: value, as: type) else { return .null(wire) }
+        guard let bytes = try bytes(of: value, as: type, scale: scale) else { return .null(wire) }
         return PostgresValue(type: wire, bytes: bytes)
     }
 
     /// The binary bytes of a value (`nil`: NULL).
-    static func bytes(of value: AttributeValue, as type: AttributeType) throws -> [UInt8]? {
+    static func bytes(of value: AttributeValue, as type: AttributeType, scale: Int? = nil) throws -> [UInt8]? {
         switch (value, type) {
         case (.null, _): return nil
         case (.integer(let v), .integer16):
@@ -71,12 +71,10 @@ enum PostgresCoding {
         case (.boolean(let v), .boolean): return [v ? 1 : 0]
         case (.double(let v), .double): return PostgresBinary.bytes(of: v.bitPattern)
         case (.float(let v), .float): return PostgresBinary.bytes(of: v.bitPattern)
-        case (.date(let v), .date):
-            return PostgresBinary.bytes(of: UInt64(bitPattern: PostgresBinary.microseconds(of: v)))
-        case (.date(let v), .calendarDate):
-            return PostgresBinary.bytes(of: UInt32(bitPattern: PostgresBinary.days(of: v)))
+        case (.date(let v), .date): return PostgresBinary.bytes(of: UInt64(bitPattern: try microseconds(of: v)))
+        case (.date(let v), .calendarDate): return PostgresBinary.bytes(of: UInt32(bitPattern: try days(of: v)))
         case (.decimal(let v), .decimal):
-            guard let parts = DecimalText.parts(v) else { throw Refusal(reason: "\(v) is not a finite decimal") }
+            let parts = try numericParts(of: v, scale: scale)
             return PostgresBinary.numeric(
                 mantissa: parts.mantissa, exponent: parts.exponent, isNegative: parts.isNegative)
         case (.string(let v), .string): return try text(v)
@@ -89,7 +87,8 @@ enum PostgresCoding {
 
     /// Writes a value straight into a COPY row, as `bytes(of:as:)` encodes it, without building
     /// arrays for the common types (the bulk load's hot path).
-    static func append(_ value: AttributeValue, as type: AttributeType, to copy: PostgresCopy) throws {
+    static func append(_ value: AttributeValue, as type: AttributeType, scale: Int? = nil, to copy: PostgresCopy) throws
+    {
         switch (value, type) {
         case (.null, _): copy.addNull()
         case (.integer(let v), .integer64): copy.add(bigint: v)
@@ -101,18 +100,18 @@ enum PostgresCoding {
             copy.add(smallint: narrow)
         case (.double(let v), .double): copy.add(bits: v.bitPattern)
         case (.float(let v), .float): copy.add(bits: v.bitPattern)
-        case (.date(let v), .date): copy.add(bigint: PostgresBinary.microseconds(of: v))
-        case (.date(let v), .calendarDate): copy.add(integer: PostgresBinary.days(of: v))
+        case (.date(let v), .date): copy.add(bigint: try microseconds(of: v))
+        case (.date(let v), .calendarDate): copy.add(integer: try days(of: v))
         case (.string(let v), .string):
             guard !v.utf8.contains(0) else {
                 throw Refusal(reason: "PostgreSQL text cannot hold the character U+0000 (NUL)")
             }
             copy.add(v.utf8)
         case (.decimal(let v), .decimal):
-            guard let parts = DecimalText.parts(v) else { throw Refusal(reason: "\(v) is not a finite decimal") }
+            let parts = try numericParts(of: v, scale: scale)
             copy.add(numericMantissa: parts.mantissa, exponent: parts.exponent, isNegative: parts.isNegative)
         default:
-            if let bytes = try bytes(of: value, as: type) { copy.add(bytes) } else { copy.addNull() }
+            if let bytes = try bytes(of: value, as: type, scale: scale) { copy.add(bytes) } else { copy.addNull() }
         }
     }
 
@@ -156,6 +155,52 @@ enum PostgresCoding {
             return .uuid(UUID(uuid: uuid))
         case .binary: return .binary(Data(bytes))
         }
+    }
+
+    /// A decimal's parts, refused when a `numeric(38, scale)` column would not keep it as it is:
+    /// more digits after the point than the scale (PostgreSQL would round them away), or more before
+    /// it than the 38 − scale the column has room for.
+    static func numericParts(of value: Decimal, scale: Int?) throws -> DecimalText.Parts {
+        guard let parts = DecimalText.parts(value) else { throw Refusal(reason: "\(value) is not a finite decimal") }
+        guard let scale, parts.mantissa != 0 else { return parts }
+        let fraction = max(0, -parts.exponent)
+        guard fraction <= scale else {
+            throw Refusal(
+                reason: "\(DecimalText.canonical(value)) has \(fraction) digits after the point; the column keeps "
+                    + "\(scale) (numeric(38, \(scale)))")
+        }
+        var digits = 1, power: UInt128 = 10
+        while digits < 39, parts.mantissa >= power {
+            digits += 1
+            if digits < 39 { power *= 10 }
+        }
+        let whole = max(0, digits + parts.exponent)
+        guard whole <= 38 - scale else {
+            throw Refusal(
+                reason: "\(DecimalText.canonical(value)) has \(whole) digits before the point; numeric(38, \(scale)) "
+                    + "keeps \(38 - scale)")
+        }
+        return parts
+    }
+
+    static func microseconds(of date: Date) throws -> Int64 {
+        guard let microseconds = PostgresBinary.microseconds(of: date) else {
+            throw Refusal(reason: "\(described(date)) is outside the dates PostgreSQL holds (4713 BC to 294276 AD)")
+        }
+        return microseconds
+    }
+
+    /// A date far outside the calendar, as seconds from 1970 (Foundation cannot print it).
+    private static func described(_ date: Date) -> String {
+        "the date \(String(format: "%.0f", date.timeIntervalSince1970)) seconds from 1970-01-01"
+    }
+
+    static func days(of date: Date) throws -> Int32 {
+        guard let days = PostgresBinary.days(of: date) else {
+            throw Refusal(
+                reason: "\(described(date)) is outside the calendar dates PostgreSQL holds (4713 BC to 5874897 AD)")
+        }
+        return days
     }
 
     /// A row key as a parameter: `bigint` or `text`.

@@ -157,7 +157,8 @@ extension PostgresStore {
             if plan.table.entityColumn != nil { copy.add(integer: Int32(plan.number)) }
             for (index, type) in plan.attributes {
                 do {
-                    try PostgresCoding.append(request.attributeValues[object * width + index], as: type, to: copy)
+                    try PostgresCoding.append(
+                        request.attributeValues[object * width + index], as: type, scale: plan.scales[index], to: copy)
                 } catch let refusal as PostgresCoding.Refusal {
                     throw Refused(
                         error: StoreError(

@@ -12,10 +12,13 @@ extension PostgresStore {
         /// To-one relationship indexes, each written as key then (when `true`) entity number.
         let foreignKeys: [(index: Int, hasEntityColumn: Bool)]
         let columns: [String]
+        /// By attribute index: the declared scale of a decimal (`numeric(38, s)`).
+        let scales: [Int?]
 
         init(_ map: SQLiteSchema.EntityMap) {
             table = map.table
             number = map.number
+            scales = map.entity.attributes.map(\.scale)
             var columns = [map.table.keyColumn] + (map.table.entityColumn.map { [$0] } ?? [])
             var attributes: [(Int, AttributeType)] = []
             var foreignKeys: [(Int, Bool)] = []
@@ -56,7 +59,9 @@ extension PostgresStore {
         if plan.table.entityColumn != nil { values.append(.integer(Int32(plan.number))) }
         for (index, type) in plan.attributes {
             do {
-                values.append(try PostgresCoding.encode(attributes[attributes.startIndex + index], as: type))
+                values.append(
+                    try PostgresCoding.encode(
+                        attributes[attributes.startIndex + index], as: type, scale: plan.scales[index]))
             } catch let refusal as PostgresCoding.Refusal {
                 let entity = model.entity(named: objectID.entityName)
                 throw StoreError(
@@ -149,8 +154,8 @@ extension PostgresStore {
             if error.sqlState == "23505", let current {
                 throw StoreError(
                     .constraintViolation,
-                    "Saving \(current.entityName) \(current) breaks a uniqueness constraint of the model "
-                        + "(\(error)); nothing was written",
+                    "Saving \(current.entityName) breaks a uniqueness constraint of the model: "
+                        + "\(error.detail ?? error.message); nothing was written",
                     url: url, objectID: current, underlying: error)
             }
             throw storeError(error, "The save failed and was rolled back", objectID: current)

@@ -127,6 +127,13 @@ public final class PostgresStore: PersistentStore {
             }
         }
         self.schemaName = schemaName ?? "public"
+        guard !self.schemaName.isEmpty, self.schemaName.utf8.count <= 63 else {
+            throw StoreError(
+                .invalidOption,
+                "PostgreSQL schema name \(self.schemaName.debugDescription) is "
+                    + (self.schemaName.isEmpty ? "empty" : "longer than the 63 bytes PostgreSQL keeps of a name")
+                    + "; name another schema", url: shown)
+        }
         self.readOnly = readOnly
         self.configurationName = configurationName
         self.model = coordinator.managedObjectModel

@@ -59,9 +59,10 @@ struct MapStage {
                 }
                 item.mapped = mapped
                 if kinds[kind].requiresKey, let places = kinds[kind].keyPlaces,
-                    places.allSatisfy({ mapped.values[$0].isNull })
+                    places.contains(where: { mapped.values[$0].isNull })
                 {
-                    item.reject = keyless(record, mapper)
+                    let empty = zip(scope.source.mapping.key, places).filter { mapped.values[$1].isNull }.map(\.0)
+                    item.reject = keyless(record, mapper, empty: empty)
                 }
             } catch {
                 item.reject = error
@@ -83,15 +84,21 @@ struct MapStage {
         return batch
     }
 
-    private func keyless(_ record: Record, _ mapper: RecordMapper) -> RecordReject {
-        let key = scope.source.mapping.key.joined(separator: ", ")
+    /// The rejection of a record whose key is empty, or some part of it (`empty`): no run could find
+    /// it again by that key, so every run would store it anew.
+    private func keyless(_ record: Record, _ mapper: RecordMapper, empty: [String]) -> RecordReject {
+        let key = scope.source.mapping.key
+        let said =
+            empty.count == key.count
+            ? "has no key (\(key.joined(separator: ", ")) empty)"
+            : "has part of its key empty (\(empty.joined(separator: ", ")) of \(key.joined(separator: ", ")))"
         return RecordReject(
             source: scope.source.name, entity: mapper.reportName, position: record.position,
             failures: [
                 RejectFailure(
-                    property: key, raw: nil, rule: "key",
-                    message: "has no key (\(key) empty): a record without its key could never be found again, and "
-                        + "every run would store it anew", position: record.position)
+                    property: key.joined(separator: ", "), raw: nil, rule: "key",
+                    message: "\(said): a record without its whole key could never be found again, and every run "
+                        + "would store it anew", position: record.position)
             ])
     }
 
