@@ -20,6 +20,9 @@ if ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1; then
   trap 'bash "$PROJECT/scripts/pg-test-cluster.sh" stop "$pg_dir"' EXIT
   conninfo=$(bash "$PROJECT/scripts/pg-test-cluster.sh" start "$pg_dir")
   export SLUICE_BENCH_PG="postgresql:///postgres?host=$pg_dir&user=sluice"
+  # No autovacuum: it would vacuum and analyse one contender's new tables during the next one's load
+  # (on two cores, a third of the machine), whichever comes second paying for the first.
+  psql -q "$SLUICE_BENCH_PG" -c "ALTER SYSTEM SET autovacuum = off" -c "SELECT pg_reload_conf()" >/dev/null
   : "$conninfo"
 fi
 root="${BENCH_ROOT:-$(python3 -c 'import tempfile; print(tempfile.gettempdir())')/sluice-bench}"
