@@ -88,10 +88,11 @@ struct LoadModes {
                 continue
             }
             // A source's `where` is its scope: stored objects it does not select are not its to delete.
-            let stored = try deletion.stored(entity, key: source.mapping.key, matching: source.mapping.filter)
-            let doomed = stored.filter { !seen.contains($0.key, entity: entity) }.map(\.id)
+            let (doomed, selected) = try deletion.unkept(
+                entity, key: source.mapping.key, matching: source.mapping.filter
+            ) { seen.contains($0, entity: entity) }
             guard !doomed.isEmpty else { continue }
-            let before = stored.count - (rejects.currentReport.entities[entity]?.inserted ?? 0)
+            let before = selected - (rejects.currentReport.entities[entity]?.inserted ?? 0)
             guard source.maxDelete.allows(doomed.count, of: before) else {
                 throw RunError.tooManyDeletions(
                     source: source.name, entity: entity, count: doomed.count, stored: before, limit: source.maxDelete)

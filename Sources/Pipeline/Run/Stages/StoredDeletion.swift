@@ -27,6 +27,30 @@ struct StoredDeletion {
         }
     }
 
+    /// The stored objects of `entity` (its sub-entities' too) that `predicate` selects whose key
+    /// `kept` says to keep not, and how many were selected. Without a predicate the rows are read a
+    /// thousand at a time and only the IDs that go are kept (a whole table of objects never is).
+    func unkept(
+        _ entity: String, key: [String], matching predicate: FetchPredicate?, kept: ([AttributeValue]) -> Bool
+    ) throws -> (ids: [ManagedObjectID], selected: Int) {
+        guard predicate == nil, let description = coordinator.managedObjectModel.entity(named: entity) else {
+            let stored = try stored(entity, key: key, matching: predicate)
+            return (stored.filter { !kept($0.key) }.map(\.id), stored.count)
+        }
+        var ids: [ManagedObjectID] = [], selected = 0
+        try coordinator.enumerateRows(of: description) { rows in
+            for row in rows {
+                // A key part that is no attribute (a relationship) reads as null, as `stored` gives it.
+                let values = key.map { name in
+                    row.entity.attributeIndex(named: name).map { row.attributeValues[$0] } ?? .null
+                }
+                if !kept(values) { ids.append(row.objectID) }
+            }
+            selected += rows.count
+        }
+        return (ids, selected)
+    }
+
     /// How many objects of `entity` (its sub-entities' too) are stored.
     func count(_ entity: String) throws -> Int {
         let context = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: coordinator)
