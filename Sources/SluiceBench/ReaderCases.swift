@@ -106,24 +106,24 @@ func zcat(_ path: String) throws {
 
 /// Every field of the kit's orders.xml: customers, products, orders with their lines as child records.
 let orderDocumentSpecs = [
-    XMLRecordSpec(
+    RecordSpec(
         path: "/dataset/customers/customer",
         fields: [
             ("id", "@id"), ("country", "@country"), ("name", "name"), ("email", "email"),
             ("signup_date", "signup-date"), ("balance", "balance"),
         ]),
-    XMLRecordSpec(
+    RecordSpec(
         path: "/dataset/products/product",
         fields: [
             ("id", "@id"), ("sku", "@sku"), ("category", "@category"), ("name", "name"), ("price", "price"),
         ]),
-    XMLRecordSpec(
+    RecordSpec(
         path: "/dataset/orders/order",
         fields: [
             ("id", "@id"), ("customer_id", "@customer"), ("ordered_at", "@ordered-at"), ("note", "note"),
         ],
         children: [
-            XMLRecordSpec(
+            RecordSpec(
                 path: "line", kind: "line",
                 fields: [
                     ("line_no", "@no"), ("product_id", "@product"), ("quantity", "@quantity"), ("price", "@price"),

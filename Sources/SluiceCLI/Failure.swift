@@ -42,7 +42,7 @@ enum DatesOption: String, CaseIterable, ExpressibleByArgument {
 
 /// `--format`: the input formats `sluice` reads.
 enum FormatOption: String, CaseIterable, ExpressibleByArgument {
-    case auto, csv, xml, sqldump, sqlite, jsonl
+    case auto, csv, xml, sqldump, sqlite, json, jsonl
 }
 
 /// `--mode`: `PipelineConfig.LoadMode` on the command line.

@@ -48,7 +48,7 @@ struct Import: LoggingCommand {
     @Option(help: "The target's store type: sqlite, xml or binary (default: the file's, else its extension's).")
     var storeType: StoreTypeOption?
 
-    @Option(help: "auto, csv, xml, sqldump, sqlite or jsonl.")
+    @Option(help: "auto, csv, xml, sqldump, sqlite, json or jsonl.")
     var format = FormatOption.auto
 
     @Option(help: "The entity of a CSV or XML input (default: from the file name or record element).")

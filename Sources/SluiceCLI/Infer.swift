@@ -29,7 +29,7 @@ struct Infer: LoggingCommand {
     @Argument(help: "Input files (plain or gzipped).")
     var inputs: [String]
 
-    @Option(help: "auto, csv, xml, sqldump, sqlite or jsonl.")
+    @Option(help: "auto, csv, xml, sqldump, sqlite, json or jsonl.")
     var format = FormatOption.auto
 
     @Option(help: "For XML: the path of the record elements, e.g. /orders/order.")

@@ -98,7 +98,7 @@ import Testing
     @Test func xmlOrdersAndTheirLinesMapWithLookupKeys() throws {
         let config = try Self.shop()
         let orders = config.sources[2]
-        let spec = orders.mapping.xmlSpec(path: orders.record!)
+        let spec = orders.mapping.recordSpec(path: orders.record!)
         let reader = try XMLReader(path: orders.path, spec: spec)
         let orderMapper = try RecordMapper(
             mapping: orders.mapping, model: config.model, fieldNames: spec.fields.map(\.name), source: "orders")

@@ -55,9 +55,9 @@ import Testing
             xml += "</order>"
         }
         xml += "</orders>"
-        let spec = XMLRecordSpec(
+        let spec = RecordSpec(
             path: "/orders/order", fields: [("id", "@id"), ("note", "note")],
-            children: [XMLRecordSpec(path: "line", kind: "line", fields: [("no", "@no"), ("sku", "@sku")])])
+            children: [RecordSpec(path: "line", kind: "line", fields: [("no", "@no"), ("sku", "@sku")])])
         let reader = try XMLReader(source: MemoryByteSource(Array(xml.utf8), name: "t.xml"), specs: [spec])
         var records: [Record] = []
         while let record = try reader.next() { records.append(record) }

@@ -1,7 +1,7 @@
 import Readers
 import Testing
 
-func readXML(_ text: String, _ specs: [XMLRecordSpec], namespaces: [String: String] = [:]) throws -> [Record] {
+func readXML(_ text: String, _ specs: [RecordSpec], namespaces: [String: String] = [:]) throws -> [Record] {
     var results: [[Record]] = []
     for chunk in [Int.max, 1, 7] {
         let reader = try XMLReader(
@@ -15,7 +15,7 @@ func readXML(_ text: String, _ specs: [XMLRecordSpec], namespaces: [String: Stri
     return results[0]
 }
 
-func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
+func xmlError(_ text: String, _ spec: RecordSpec) -> ReaderError? {
     do {
         _ = try readXML(text, [spec])
         return nil
@@ -25,14 +25,14 @@ func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
 }
 
 @Suite struct XMLReaderTests {
-    static let orders = XMLRecordSpec(
+    static let orders = RecordSpec(
         path: "/orders/order",
         fields: [
             ("number", "@id"), ("customer", "customer/@ref"), ("note", "note"), ("city", "ship-to/city"),
             ("missing", "nothing"), ("text", "."),
         ],
         children: [
-            XMLRecordSpec(path: "line", kind: "line", fields: [("sku", "@sku"), ("qty", "@qty")])
+            RecordSpec(path: "line", kind: "line", fields: [("sku", "@sku"), ("qty", "@qty")])
         ])
 
     @Test func recordsFieldsAndChildRecordsFollowThePaths() throws {
@@ -63,7 +63,7 @@ func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
             <a:feed xmlns:a="urn:feed" xmlns:x="urn:extra"><a:item x:id="1"><a:title>One</a:title><title>plain</title>\
             </a:item><item/></a:feed>
             """
-        let spec = XMLRecordSpec(path: "/f:feed/f:item", fields: [("id", "@e:id"), ("title", "f:title")])
+        let spec = RecordSpec(path: "/f:feed/f:item", fields: [("id", "@e:id"), ("title", "f:title")])
         let records = try readXML(text, [spec], namespaces: ["f": "urn:feed", "e": "urn:extra"])
         #expect(records.map(\.strings) == [["1", "One"]])
         #expect { _ = try XMLReader(source: MemoryByteSource("<a/>"), specs: [spec]) } throws: { error in
@@ -73,7 +73,7 @@ func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
 
     @Test func severalRecordKindsInOnePassAndDeclaredEncodings() throws {
         let specs = [
-            XMLRecordSpec(path: "/d/c", fields: [("n", ".")]), XMLRecordSpec(path: "/d/p", fields: [("n", "@n")]),
+            RecordSpec(path: "/d/c", fields: [("n", ".")]), RecordSpec(path: "/d/p", fields: [("n", "@n")]),
         ]
         #expect(try readXML("<d><c>x</c><p n='y'/><c>z</c></d>", specs).map(\.strings) == [["x"], ["y"], ["z"]])
         let latin1: [UInt8] =
@@ -127,7 +127,7 @@ func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
             <d><r a="Toys &amp; Games" b="&#38;x" c="&amp;#38;" e="&lt;&amp;&gt;&quot;&apos;" f="&amp;&amp;"><t>A \
             &amp; B &#38; C</t></r></d>
             """
-        let spec = XMLRecordSpec(
+        let spec = RecordSpec(
             path: "/d/r", fields: [("a", "@a"), ("b", "@b"), ("c", "@c"), ("e", "@e"), ("f", "@f"), ("t", "t")])
         #expect(
             try readXML(text, [spec]).map(\.strings) == [["Toys & Games", "&x", "&#38;", "<&>\"'", "&&", "A & B & C"]])
@@ -138,7 +138,7 @@ func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
             <d><r id="1">head <address kind="home &amp; work"><street>Main</street> <city code="Z">Zürich</city>\
             </address> tail</r></d>
             """
-        let spec = XMLRecordSpec(
+        let spec = RecordSpec(
             path: "/d/r",
             fields: [
                 ("all", "."), ("address", "address"), ("kind", "address/@kind"), ("city", "address/city"),
@@ -158,13 +158,13 @@ func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
               <order id="2"><line no="1"><serial>s3</serial></line></order>
             </orders>
             """
-        let spec = XMLRecordSpec(
+        let spec = RecordSpec(
             path: "/orders/order", fields: [("id", "@id"), ("note", "note")],
             children: [
-                XMLRecordSpec(
+                RecordSpec(
                     path: "line", kind: "line", fields: [("no", "@no")],
                     children: [
-                        XMLRecordSpec(path: "serial", kind: "serial", fields: [("value", ".")])
+                        RecordSpec(path: "serial", kind: "serial", fields: [("value", ".")])
                     ])
             ])
         let records = try readXML(text, [spec])
@@ -179,7 +179,7 @@ func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
 
     @Test func recordsNestedInRecordsOfAnotherSpecAreBothRead() throws {
         let specs = [
-            XMLRecordSpec(path: "/a/b", fields: [("n", "@n")]), XMLRecordSpec(path: "/a/b/c", fields: [("v", ".")]),
+            RecordSpec(path: "/a/b", fields: [("n", "@n")]), RecordSpec(path: "/a/b/c", fields: [("v", ".")]),
         ]
         // A record is queued when its element ends.
         #expect(
@@ -190,7 +190,7 @@ func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
 
     @Test func fieldsCarryThePositionOfTheirElement() throws {
         let text = "<d>\n<r id='1'>\n  <name>n</name>\n  <x>\n    <city>c</city></x></r></d>"
-        let spec = XMLRecordSpec(
+        let spec = RecordSpec(
             path: "/d/r", fields: [("id", "@id"), ("name", "name"), ("city", "x/city"), ("none", "none")])
         let record = try #require(try readXML(text, [spec]).first)
         #expect(record.position.line == 2 && record.position(ofField: 0).line == 2)
@@ -205,7 +205,7 @@ func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
         text += "</d>"
         let reader = try XMLReader(
             source: MemoryByteSource(Array(text.utf8), chunkSize: 1000),
-            specs: [XMLRecordSpec(path: "/d/r", fields: [("id", "@id"), ("v", "v")])])
+            specs: [RecordSpec(path: "/d/r", fields: [("id", "@id"), ("v", "v")])])
         var records: [Record] = []
         while let record = try reader.next() { records.append(record) }
         #expect(records.count == count)
@@ -215,11 +215,11 @@ func xmlError(_ text: String, _ spec: XMLRecordSpec) -> ReaderError? {
 
     @Test func badPathsAreRefusedBeforeReading() {
         let bad = [
-            XMLRecordSpec(path: "d/r", fields: []),
-            XMLRecordSpec(path: "/", fields: []),
-            XMLRecordSpec(path: "/d/r", fields: [("x", "@")]),
-            XMLRecordSpec(path: "/d/r", fields: [], children: [XMLRecordSpec(path: "/d/r/c", fields: [])]),
-            XMLRecordSpec(path: "/d/r", fields: [], children: [XMLRecordSpec(path: "", fields: [])]),
+            RecordSpec(path: "d/r", fields: []),
+            RecordSpec(path: "/", fields: []),
+            RecordSpec(path: "/d/r", fields: [("x", "@")]),
+            RecordSpec(path: "/d/r", fields: [], children: [RecordSpec(path: "/d/r/c", fields: [])]),
+            RecordSpec(path: "/d/r", fields: [], children: [RecordSpec(path: "", fields: [])]),
         ]
         for spec in bad {
             #expect(throws: ReaderError.self) { _ = try XMLReader(source: MemoryByteSource("<d/>"), specs: [spec]) }

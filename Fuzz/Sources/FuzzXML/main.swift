@@ -2,16 +2,16 @@ import FuzzSupport
 import Readers
 
 let specs = [
-    XMLRecordSpec(
+    RecordSpec(
         path: "/a/b", fields: [("id", "@id"), ("x", "x"), ("deep", "c/d"), ("attr", "c/@e"), ("text", ".")],
         children: [
-            XMLRecordSpec(
+            RecordSpec(
                 path: "c", kind: "c", fields: [("e", "@e"), ("t", ".")],
-                children: [XMLRecordSpec(path: "d", kind: "d", fields: [("t", "."), ("f", "@f")])])
+                children: [RecordSpec(path: "d", kind: "d", fields: [("t", "."), ("f", "@f")])])
         ]),
-    XMLRecordSpec(path: "/n:a/n:b", fields: [("id", "@n:id"), ("x", "n:x")]),
+    RecordSpec(path: "/n:a/n:b", fields: [("id", "@n:id"), ("x", "n:x")]),
     // Records inside records of another spec.
-    XMLRecordSpec(path: "/a/b/c/d", fields: [("t", "."), ("g", "g/@h")]),
+    RecordSpec(path: "/a/b/c/d", fields: [("t", "."), ("g", "g/@h")]),
 ]
 
 fuzz { data, count in

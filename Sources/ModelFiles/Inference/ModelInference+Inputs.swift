@@ -7,18 +7,19 @@ extension ModelInference {
     static func tableName(_ path: String) -> String {
         if path == "-" { return "stdin" }  // standard input
         var base = (path as NSString).lastPathComponent
-        for suffix in [".gz", ".csv", ".tsv", ".txt", ".jsonl", ".ndjson"] where base.lowercased().hasSuffix(suffix) {
+        for suffix in [".gz", ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json"] where base.lowercased().hasSuffix(suffix) {
             base = String(base.dropLast(suffix.count))
         }
         return base.isEmpty ? "records" : base
     }
 
-    /// Reads `path` in `format` (detected when `nil`) into the proposal. XML needs `recordPath`.
+    /// Reads `path` in `format` (detected when `nil`) into the proposal. XML needs `recordPath`;
+    /// JSON takes one (`/` by default: the root's elements, or the root object).
     /// - Throws: `ReaderError` for unreadable input or a missing record path.
     /// - Parameters:
     ///   - entity: the entity's name (by default from the file name, or the XML record element).
     ///   - dialect: CSV: the dialect (sniffed from the file when `nil`).
-    ///   - spec: XML: the record's fields (discovered from the file when `nil`).
+    ///   - spec: XML and JSON: the record's fields (discovered from the file when `nil`).
     /// The most columns an inferred entity may have: SQLite's default `SQLITE_MAX_COLUMN`, the
     /// most a table (and an INSERT) may have.
     public static let maxColumns = 2000
@@ -27,7 +28,7 @@ extension ModelInference {
     ///     snake case, else the file's name; an XML record element's name, plural).
     public mutating func add(
         inputAt path: String, format: InputFormat? = nil, recordPath: String? = nil, entity name: String? = nil,
-        table given: String? = nil, dialect: CSVDialect? = nil, spec: XMLRecordSpec? = nil,
+        table given: String? = nil, dialect: CSVDialect? = nil, spec: RecordSpec? = nil,
         namespaces: [String: String] = [:]
     ) throws {
         let entity = name ?? Self.entityName(path)
@@ -62,11 +63,16 @@ extension ModelInference {
                 XMLReader(path: path, spec: spec, namespaces: namespaces), entity: name ?? Self.entityName(element),
                 table: given ?? (name.map(snakeCaseName) ?? Self.plural(element))
             )
-        case .jsonl:
-            // As for CSV: a name the user gave names the table too.
+        case .json, .jsonl:
+            let lines = try (format ?? InputFormat.detect(path: path)) == .jsonl
+            let recordPath = try recordPath ?? (lines ? "/" : JSONReader.defaultRecordPath(of: path))
+            let spec = try spec ?? JSONReader.discoverSpec(path: path, lines: lines, recordPath: recordPath)
+            // Named after the record path's last member (`/data/orders`: Order, orders), else the file;
+            // as for CSV, a name the user gave names the table too.
+            let last = recordPath.split(separator: "/").last.map(String.init)
             try add(
-                JSONLinesReader(path: path), entity: entity,
-                table: given ?? (name != nil ? snakeCaseName(entity) : Self.tableName(path)))
+                JSONReader(path: path, lines: lines, spec: spec), entity: name ?? last.map(Self.entityName) ?? entity,
+                table: given ?? (name != nil ? snakeCaseName(entity) : last ?? Self.tableName(path)))
         case .sqldump:
             let reader = try SQLDumpReader(path: path)
             // A table's schema is known once its CREATE TABLE is read, which precedes its rows.

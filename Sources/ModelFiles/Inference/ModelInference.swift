@@ -103,9 +103,9 @@ public struct ModelInference {
                 proposed.table =
                     record.kind.map { kind in
                         // SQL tables keep their names; XML record elements name one record: `order` → `orders`
-                        // (a wrapper's `variants/variant` → `variants`).
+                        // (a wrapper's `variants/variant` → `variants`); a JSON array is named already (`lines`).
                         schemas().contains { $0.name == kind }
-                            ? kind : Self.plural(kind.split(separator: "/").last.map(String.init) ?? kind)
+                            ? kind : Self.tableName(ofKind: kind.split(separator: "/").last.map(String.init) ?? kind)
                     } ?? table ?? entity
                 entities.append(proposed)
                 index = entities.count - 1
@@ -173,7 +173,7 @@ public struct ModelInference {
     /// `order_lines` → `OrderLine`, `customers` → `Customer`.
     public static func entityName(_ source: String) -> String {
         var base = (source as NSString).lastPathComponent
-        for suffix in [".gz", ".csv", ".tsv", ".txt", ".xml", ".sql", ".jsonl", ".ndjson"]
+        for suffix in [".gz", ".csv", ".tsv", ".txt", ".xml", ".sql", ".jsonl", ".ndjson", ".json"]
         where base.lowercased().hasSuffix(suffix) {
             base = String(base.dropLast(suffix.count))
         }
@@ -185,6 +185,13 @@ public struct ModelInference {
             name.removeLast()
         }
         return name.isEmpty ? "Record" : name
+    }
+
+    /// The table of a nested record kind: `order` → `orders`; a plural name (`lines`) as it is.
+    static func tableName(ofKind kind: String) -> String {
+        let lower = kind.lowercased()
+        return lower.hasSuffix("s") && !lower.hasSuffix("ss") && !entityName(kind).lowercased().hasSuffix("s")
+            ? kind : plural(kind)
     }
 
     /// `order` → `orders`, `category` → `categories`, `address` → `addresses`.

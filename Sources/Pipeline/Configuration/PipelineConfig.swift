@@ -81,8 +81,12 @@ public struct PipelineConfig: Sendable {
         public var csv = CSVDialect()
         /// The largest record the reader keeps (the pipeline's `limits`; for CSV also `csv.maxRecordBytes`).
         public var limits = ReaderLimits.standard
-        /// XML: the record path (`/orders/order`); SQL dumps and SQLite files: the table.
+        /// XML: the record path (`/orders/order`); JSON: the path of the records' array (`/data/items`,
+        /// `/` by default: the root's elements, or the root).
         public var record: String?
+        /// JSON: a member given twice in one object is no error, the later one counts
+        /// (`json: { repeated_members: last-wins }`); by default it rejects its record.
+        public var lastWins = false
         /// XML: the namespace prefixes the paths use, bound to their URIs (`p: urn:example:orders`).
         /// A path step without a prefix matches its local name in any namespace.
         public var namespaces: [String: String] = [:]

@@ -94,12 +94,22 @@ extension PipelineReader {
     }
 
     private mutating func readLimits(_ node: Node, into limits: inout ReaderLimits) {
-        for (_, _, value) in pairs(node, allowed: ["record"], what: "limits") {
-            guard let text = text(value, "limits.record") else { continue }
-            if let bytes = ReaderLimits.parseSize(text) {
-                limits.recordBytes = bytes
-            } else {
-                fail(value, "limits.record must be a size up to 1 GB: a number of bytes, or with KB, MB or GB (64 MB)")
+        for (key, _, value) in pairs(node, allowed: ["record", "depth", "number"], what: "limits") {
+            guard let text = text(value, "limits.\(key)") else { continue }
+            switch key {
+            case "record":
+                if let bytes = ReaderLimits.parseSize(text) {
+                    limits.recordBytes = bytes
+                } else {
+                    fail(
+                        value, "limits.record must be a size up to 1 GB: a number of bytes, or with KB, MB or GB (64 MB)")
+                }
+            default:
+                guard let number = Int(text), number > 0, number <= 1_000_000 else {
+                    fail(value, "limits.\(key) must be a whole number from 1 to 1000000")
+                    continue
+                }
+                if key == "depth" { limits.depth = number } else { limits.numberCharacters = number }
             }
         }
     }

@@ -10,7 +10,7 @@ extension PipelineReader {
     mutating func readSource(_ node: Node, model: ManagedObjectModel) -> PipelineConfig.Source? {
         let allowed: Set<String> = [
             "name", "format", "path", "csv", "record", "table", "entity", "key", "fields", "relationships", "children",
-            "where", "duplicates", "find", "namespaces", "mode", "sync",
+            "where", "duplicates", "find", "namespaces", "mode", "sync", "json",
         ]
         let entries = pairs(node, allowed: allowed, what: "a source")
         func entry(_ key: String) -> Node? { entries.first { $0.key == key }?.value }
@@ -35,7 +35,27 @@ extension PipelineReader {
             if format != .csv { fail(csv, "`csv` options apply to csv sources only", entity: subject) }
             readCSV(csv, into: &source.csv, source: subject)
         }
-        if let record = entry("record") { source.record = text(record, "record", source: subject) }
+        if let record = entry("record") {
+            if !format.isNested { fail(record, "`record` applies to xml, json and jsonl sources only", entity: subject) }
+            source.record = text(record, "record", source: subject)
+            if format.isJSON, let path = source.record, !path.hasPrefix("/") {
+                fail(record, "a JSON record path starts at the root with / (like /data/items)", entity: subject)
+            }
+        }
+        if let node = entry("json") {
+            if !format.isJSON { fail(node, "`json` options apply to json and jsonl sources only", entity: subject) }
+            for (_, _, value) in pairs(node, allowed: ["repeated_members"], what: "json options", entity: subject) {
+                switch text(value, "json.repeated_members", source: subject) {
+                case "reject": source.lastWins = false
+                case "last-wins": source.lastWins = true
+                case nil: break
+                case let other?:
+                    fail(
+                        value, "unknown json.repeated_members \(other.debugDescription) (use reject or last-wins)",
+                        entity: subject)
+                }
+            }
+        }
         if let node = entry("namespaces") {
             if format != .xml { fail(node, "`namespaces` apply to xml sources only", entity: subject) }
             for (prefix, _, value) in pairs(node, allowed: nil, what: "namespaces", entity: subject) {
@@ -66,8 +86,8 @@ extension PipelineReader {
             fail(node, "a \(format.rawValue) source needs `table` (the table whose rows it imports)", entity: subject)
         default: break
         }
-        if format != .xml, !mapping.children.isEmpty {
-            fail(entry("children"), "children (nested records) apply to xml sources only", entity: subject)
+        if !format.isNested, !mapping.children.isEmpty {
+            fail(entry("children"), "children (nested records) apply to xml, json and jsonl sources only", entity: subject)
         }
         return source
     }
@@ -79,7 +99,7 @@ extension PipelineReader {
             let format = (try? InputFormat.detect(path: path)) ?? InputFormat.named(byExtensionOf: path)
             if format == nil {
                 fail(
-                    node, "the source needs a `format` (csv, xml, sqldump, sqlite or jsonl): its file does not tell",
+                    node, "the source needs a `format` (csv, xml, sqldump, sqlite, json or jsonl): its file does not tell",
                     entity: subject)
             }
             return format
@@ -88,7 +108,7 @@ extension PipelineReader {
         let format = InputFormat(rawValue: formatName)
         if format == nil {
             fail(
-                formatNode, "unknown format \(formatName.debugDescription) (use csv, xml, sqldump, sqlite or jsonl)",
+                formatNode, "unknown format \(formatName.debugDescription) (use csv, xml, sqldump, sqlite, json or jsonl)",
                 entity: subject)
         }
         return format

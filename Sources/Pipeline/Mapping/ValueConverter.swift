@@ -119,11 +119,14 @@ public final class ValueConverter {
         }
     }
 
-    /// The value of field `field` of `record` (absent or null: as `convert(nil)`). Integers, plain
+    /// The value of field `field` of `record` (absent or null: as `convert(nil)`; but see below). Integers, plain
     /// decimals and dates are read from the field's bytes; whatever that does not take (and every
     /// failure) goes through `convert(_:)` with the field's text, so results and messages are the same.
+    /// A null the input states (JSON's `null`) stays null: `default` fills only what it leaves out.
     public func convert(_ record: Record, field: Int) -> Result<AttributeValue, ConversionFailure> {
-        guard field < record.count, !record.isNull(field) else { return convert(nil) }
+        guard field < record.count, !record.isNull(field) else {
+            return field < record.count && record.isStatedNull(field) ? .success(.null) : convert(nil)
+        }
         // A SQL BLOB (a database file's or a dump's) is its bytes, whatever the field's text encoding.
         if attribute.type == .binary, record.isBlob(field), self.field.transforms.isEmpty,
             let bytes = Self.hex(record.string(field) ?? "")

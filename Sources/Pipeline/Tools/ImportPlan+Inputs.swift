@@ -11,7 +11,7 @@ extension ImportPlan {
             let format: InputFormat
             /// The index of the file's first entity in `inference.entities` (a database has several).
             let firstEntity: Int
-            let spec: XMLRecordSpec?
+            let spec: RecordSpec?
         }
 
         var inference = ModelInference()
@@ -32,10 +32,11 @@ extension ImportPlan {
                 let names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
                 let files = names.filter { name in
                     !name.hasPrefix(".")
-                        && [.csv, .sqldump, .sqlite, .jsonl].contains(InputFormat.named(byExtensionOf: name))
+                        && [.csv, .sqldump, .sqlite, .json, .jsonl].contains(InputFormat.named(byExtensionOf: name))
                 }
                 guard !files.isEmpty else {
-                    throw ReaderError(.io, "the folder \(path) holds no CSV, JSON Lines, SQL or SQLite file to import")
+                    throw ReaderError(
+                        .io, "the folder \(path) holds no CSV, JSON, JSON Lines, SQL or SQLite file to import")
                 }
                 expanded += files.map { URL(fileURLWithPath: path).appendingPathComponent($0).path }
                 if options.modelPath == nil { options.modelPath = StoreExport.modelFile(inFolder: path) }
@@ -57,28 +58,28 @@ extension ImportPlan {
             for path in options.inputs {
                 let format = try givenFormat ?? InputFormat.detect(path: path)
                 if options.entity != nil || options.table != nil, options.inputs.count > 1,
-                    format == .csv || format == .xml
+                    format == .csv || format.isNested
                 {
                     throw ReaderError(
                         .invalidOption,
-                        "\(options.entity != nil ? "--entity" : "--table") names the entity of one CSV or XML input; "
+                        "\(options.entity != nil ? "--entity" : "--table") names the entity of one CSV, XML or JSON input; "
                             + "give one input per import")
                 }
-                var spec: XMLRecordSpec?
-                if format == .xml {
-                    guard let record = options.record else { throw XMLReader.recordPathNeeded(for: path) }
+                var spec: RecordSpec?
+                if format.isNested {
+                    let record = try Self.recordPath(options.record, of: path, format: format)
                     spec =
                         options.fields.isEmpty
-                        ? try XMLReader.discoverSpec(path: path, recordPath: record)
-                        : XMLRecordSpec(path: record, fields: options.fields)
+                        ? try Self.discoverSpec(path: path, format: format, recordPath: record)
+                        : RecordSpec(path: record, fields: options.fields)
                 }
                 let first = inference.entities.count
                 try inference.add(
                     inputAt: path, format: format, recordPath: options.record, entity: options.entity,
                     table: options.table, dialect: options.csv, spec: spec, namespaces: options.namespaces)
                 sources.append(Source(path: path, format: format, firstEntity: first, spec: spec))
-                if format == .xml, !options.fields.isEmpty, first < inference.entities.count {
-                    try Self.checkFields(options, of: inference.entities[first], path: path)
+                if format.isNested, !options.fields.isEmpty, first < inference.entities.count {
+                    try Self.checkFields(options, of: inference.entities[first], path: path, format: format)
                 }
             }
             guard !inference.entities.isEmpty else {
@@ -105,13 +106,16 @@ extension ImportPlan {
 
         /// Each `--field` must find something in the records (a path that matches nothing would make a
         /// column of nulls): one that never does is refused, with the fields the records hold.
-        private static func checkFields(_ options: Options, of entity: ModelInference.Entity, path: String) throws {
+        private static func checkFields(
+            _ options: Options, of entity: ModelInference.Entity, path: String, format: InputFormat
+        ) throws {
             guard entity.columns.contains(where: { $0.values > 0 }) else { return }  // no records: nothing to say
             let empty = options.fields.filter { field in
                 entity.columns.first { $0.source == field.name }.map { $0.values == 0 } ?? true
             }
-            guard let first = empty.first, let record = options.record, path != "-" else { return }
-            let held = ((try? XMLReader.discoverSpec(path: path, recordPath: record))?.fields ?? []).map(\.path)
+            guard let first = empty.first, path != "-" else { return }
+            let record = options.record ?? "/"
+            let held = ((try? discoverSpec(path: path, format: format, recordPath: record))?.fields ?? []).map(\.path)
             let near = NearestName.nearest(to: first.path, among: held).map { " (did you mean \($0)?)" } ?? ""
             throw ReaderError(
                 .invalidOption,
@@ -119,17 +123,35 @@ extension ImportPlan {
                     + "fields: \(held.joined(separator: ", ")))")
         }
 
-        /// XML-only options with no XML input are refused rather than ignored (standard input is
+        /// The record path of an XML or JSON input: XML needs one; a JSON document whose root is an
+        /// object needs one too (`/` would make the whole document one record).
+        private static func recordPath(_ given: String?, of path: String, format: InputFormat) throws -> String {
+            if let given { return given }
+            switch format {
+            case .xml: throw XMLReader.recordPathNeeded(for: path)
+            case .json: return try JSONReader.defaultRecordPath(of: path)
+            default: return "/"
+            }
+        }
+
+        /// The fields and children an XML or JSON input's records hold, from a sample of them.
+        private static func discoverSpec(path: String, format: InputFormat, recordPath: String) throws -> RecordSpec {
+            format == .xml
+                ? try XMLReader.discoverSpec(path: path, recordPath: recordPath)
+                : try JSONReader.discoverSpec(path: path, lines: format == .jsonl, recordPath: recordPath)
+        }
+
+        /// XML and JSON options with no such input are refused rather than ignored (standard input is
         /// not looked at twice).
         private static func refuseXMLOptionsWithoutXML(_ options: Options, givenFormat: InputFormat?) throws {
             guard !options.fields.isEmpty || options.record != nil, !options.inputs.contains("-"),
-                try options.inputs.allSatisfy({ try (givenFormat ?? InputFormat.detect(path: $0)) != .xml })
+                try options.inputs.allSatisfy({ try !(givenFormat ?? InputFormat.detect(path: $0)).isNested })
             else { return }
             let inputs = options.inputs
             throw ReaderError(
                 .invalidOption,
-                "\(options.fields.isEmpty ? "--record" : "--field") applies to XML inputs, and "
-                    + "\(inputs.joined(separator: ", ")) \(inputs.count == 1 ? "is" : "are") not XML")
+                "\(options.fields.isEmpty ? "--record" : "--field") applies to XML and JSON inputs, and "
+                    + "\(inputs.joined(separator: ", ")) \(inputs.count == 1 ? "is" : "are") neither")
         }
 
         /// The entity plans of one input: `sources[number]`'s entities.

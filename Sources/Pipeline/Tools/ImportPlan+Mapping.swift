@@ -9,7 +9,7 @@ extension ImportPlan {
     /// - Throws: `ReaderError` when a given or stored model has no attribute or relationship for a
     ///   column (importing it would drop the column's values).
     static func mapping(
-        _ plans: [ModelInference.EntityPlan], _ index: Int, spec: XMLRecordSpec?, numberedColumns: Bool,
+        _ plans: [ModelInference.EntityPlan], _ index: Int, spec: RecordSpec?, numberedColumns: Bool,
         key: inout KeyRequest?, model: ManagedObjectModel?
     ) throws -> [(String, YAMLValue)] {
         var plan = plans[index]
@@ -67,7 +67,7 @@ extension ImportPlan {
 
     /// The mapping of nested records (an XML parent's children).
     private static func childMapping(
-        _ plans: [ModelInference.EntityPlan], _ child: Int, in spec: XMLRecordSpec, model: ManagedObjectModel?
+        _ plans: [ModelInference.EntityPlan], _ child: Int, in spec: RecordSpec, model: ManagedObjectModel?
     ) throws -> YAMLValue? {
         guard let parent = plans[child].parent,
             let childSpec = spec.children.first(where: {

@@ -106,7 +106,8 @@ extension ImportPlan {
                             parts.append(("namespaces", .map(bound, flow: true)))
                         }
                     case .sqldump, .sqlite: parts.append(("table", .text(plan.origin)))
-                    case .jsonl: break
+                    case .json, .jsonl:
+                        if let record = options.record, record != "/" { parts.append(("record", .text(record))) }
                     }
                     if let links {
                         parts += ImportPlan.linksMapping(links)

@@ -2,11 +2,18 @@ import Foundation
 
 /// The formats `sluice` reads, and how one is chosen for `--format auto`.
 public enum InputFormat: String, Sendable, CaseIterable {
-    case csv, xml, sqldump, sqlite, jsonl
+    case csv, xml, sqldump, sqlite, json, jsonl
+
+    /// Whether its records can hold nested records (children) and fields by path: XML and JSON.
+    public var isNested: Bool { self == .xml || self == .json || self == .jsonl }
+
+    /// JSON or JSON Lines.
+    public var isJSON: Bool { self == .json || self == .jsonl }
 
     /// The format of `path`: a SQLite database by its header, otherwise by the name without `.gz`
-    /// (`.csv`/`.tsv`/`.txt` CSV, `.xml` XML, `.sql` dump, `.jsonl`/`.ndjson` JSON Lines), otherwise
-    /// by the first bytes (standard input, a file without an extension): `<` XML, `{` JSON Lines;
+    /// (`.csv`/`.tsv`/`.txt` CSV, `.xml` XML, `.sql` dump, `.json` JSON, `.jsonl`/`.ndjson` JSON Lines),
+    /// otherwise by the first bytes (standard input, a file without an extension): `<` XML, `[` JSON,
+    /// `{` JSON Lines when the first line holds a whole object (`{…}`), else JSON;
     /// SQL's first words (`PRAGMA`, `BEGIN`, `CREATE`, `INSERT`, a `--` or `/*` comment) a dump; a
     /// first line of text with a `,` `;` tab
     /// or `|` CSV.
@@ -27,14 +34,22 @@ public enum InputFormat: String, Sendable, CaseIterable {
         if let format = named(byExtensionOf: path) { return format }
         if let format = sniffed(head) { return format }
         throw ReaderError(
-            .invalidOption, "cannot tell the format of \(path); give it with --format csv|xml|sqldump|sqlite|jsonl")
+            .invalidOption,
+            "cannot tell the format of \(path); give it with --format csv|xml|sqldump|sqlite|json|jsonl")
     }
 
     /// The format the first bytes of a text say (see `detect(path:)`); `nil` when they say none.
     static func sniffed(_ head: [UInt8]) -> InputFormat? {
         let text = head.drop { $0 == 32 || $0 == 10 || $0 == 13 || $0 == 9 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
         if text.first == UInt8(ascii: "<") { return .xml }
-        if text.first == UInt8(ascii: "{") { return .jsonl }
+        if text.first == UInt8(ascii: "[") { return .json }
+        if text.first == UInt8(ascii: "{") {
+            // JSON Lines has a whole object on its first line (or a line longer than what was read);
+            // a document spreads it over several.
+            let firstLine = text.prefix { $0 != 10 }
+            let last = firstLine.last { $0 != 32 && $0 != 9 && $0 != 13 }
+            return last == UInt8(ascii: "}") || firstLine.count == text.count ? .jsonl : .json
+        }
         guard !text.isEmpty, !text.contains(0) else { return nil }
         let start = String(decoding: text.prefix(16), as: UTF8.self).uppercased()
         if ["PRAGMA", "BEGIN", "CREATE", "INSERT", "--", "/*"].contains(where: { start.hasPrefix($0) }) {
@@ -49,8 +64,8 @@ public enum InputFormat: String, Sendable, CaseIterable {
         return nil
     }
 
-    /// The format a file name says (`.csv`, `.tsv`, `.txt`, `.xml`, `.sql`, `.db`, `.sqlite`,
-    /// `.sqlite3`, each maybe with `.gz`), without reading the file: for a file that is not there.
+    /// The format a file name says (`.csv`, `.tsv`, `.txt`, `.xml`, `.sql`, `.json`, `.jsonl`,
+    /// `.ndjson`, `.db`, `.sqlite`, `.sqlite3`, each maybe with `.gz`), without reading the file: for a file that is not there.
     public static func named(byExtensionOf path: String) -> InputFormat? {
         var name = path.lowercased()
         if name.hasSuffix(".gz") { name.removeLast(3) }
@@ -58,6 +73,7 @@ public enum InputFormat: String, Sendable, CaseIterable {
         if name.hasSuffix(".xml") { return .xml }
         if name.hasSuffix(".sql") { return .sqldump }
         if name.hasSuffix(".jsonl") || name.hasSuffix(".ndjson") { return .jsonl }
+        if name.hasSuffix(".json") { return .json }
         if name.hasSuffix(".db") || name.hasSuffix(".sqlite") || name.hasSuffix(".sqlite3") { return .sqlite }
         return nil
     }

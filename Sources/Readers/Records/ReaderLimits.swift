@@ -7,8 +7,22 @@ import Foundation
 public struct ReaderLimits: Sendable, Equatable {
     /// The largest record, in bytes of its fields' text (a SQL dump: of its statement).
     public var recordBytes: Int
+    /// JSON: how deep values may nest (`limits: { depth: 1000 }`).
+    public var depth: Int
+    /// JSON: the longest number, in characters (`limits: { number: 4096 }`): a longer one refuses its record.
+    public var numberCharacters: Int
 
-    public init(recordBytes: Int = ReaderLimits.defaultRecordBytes) { self.recordBytes = recordBytes }
+    public init(
+        recordBytes: Int = ReaderLimits.defaultRecordBytes, depth: Int = ReaderLimits.defaultDepth,
+        numberCharacters: Int = ReaderLimits.defaultNumberCharacters
+    ) {
+        self.recordBytes = recordBytes
+        self.depth = depth
+        self.numberCharacters = numberCharacters
+    }
+
+    public static let defaultDepth = 1_000
+    public static let defaultNumberCharacters = 4_096
 
     public static let defaultRecordBytes = 64 << 20
     /// The largest limit that can be set: 1 GiB (SQLite holds no larger value either).

@@ -89,6 +89,8 @@ public struct Record: Sendable {
         @usableFromInline var isNull: Bool
         /// The field holds a SQL BLOB, as lowercase hexadecimal text.
         var isBlob = false
+        /// The input wrote null (JSON's `null`) rather than leaving the field out.
+        var isStatedNull = false
     }
 
     init(context: Context, line: Int, column: Int, number: Int?, storage: Storage) {
@@ -165,6 +167,9 @@ public struct Record: Sendable {
 
     /// Whether field `index` holds a SQL BLOB (its text is the bytes in lowercase hexadecimal).
     public func isBlob(_ index: Int) -> Bool { slot(index).isBlob }
+
+    /// Whether field `index` is a null the input wrote (JSON's `null`), not a member it left out.
+    public func isStatedNull(_ index: Int) -> Bool { slot(index).isStatedNull }
 
     /// The bytes of field `index`.
     public func bytes(_ index: Int) -> [UInt8] { withBytes(index) { Array($0) } }

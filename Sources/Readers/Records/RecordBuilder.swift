@@ -172,14 +172,15 @@ struct RecordBuilder {
 
     /// Adds a field whose bytes are `start..<end` of the record's bytes.
     @inline(__always) mutating func addField(
-        start: Int, end: Int, column: Int, lineDelta: Int, isNull: Bool, isBlob: Bool = false
+        start: Int, end: Int, column: Int, lineDelta: Int, isNull: Bool, isBlob: Bool = false,
+        isStatedNull: Bool = false
     ) {
         if count == slotCapacity { grow(bytes: length, slots: count + 1) }
         (slots + count).initialize(
             to: Record.Slot(
                 start: Int32(truncatingIfNeeded: start), end: Int32(truncatingIfNeeded: end),
                 column: Int32(truncatingIfNeeded: column), lineDelta: Int32(truncatingIfNeeded: lineDelta),
-                isNull: isNull, isBlob: isBlob))
+                isNull: isNull, isBlob: isBlob, isStatedNull: isStatedNull))
         count += 1
     }
 

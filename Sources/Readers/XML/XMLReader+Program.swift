@@ -50,7 +50,7 @@ extension XMLReader {
             var records: [Int] = []
         }
 
-        init(_ roots: [XMLRecordSpec], namespaces: [String: String], file: String, parser: XMLPushParser) throws {
+        init(_ roots: [RecordSpec], namespaces: [String: String], file: String, parser: XMLPushParser) throws {
             var compiler = Compiler(namespaces: namespaces, file: file, parser: parser)
             for spec in roots { try compiler.compileRoot(spec) }
             var nodes: [Node] = [], edges: [Edge] = [], attributes: [AttributeField] = [], texts: [Int] = [],
@@ -90,7 +90,7 @@ extension XMLReader {
             }
 
             /// A top-level spec: its path is absolute.
-            mutating func compileRoot(_ spec: XMLRecordSpec) throws {
+            mutating func compileRoot(_ spec: RecordSpec) throws {
                 let steps = spec.path.split(separator: "/")
                 guard spec.path.hasPrefix("/") else {
                     throw ReaderError(
@@ -103,7 +103,7 @@ extension XMLReader {
             }
 
             /// A spec whose record element is `node`: its fields, then its child records' specs.
-            mutating func compile(_ spec: XMLRecordSpec, at node: Int) throws {
+            mutating func compile(_ spec: RecordSpec, at node: Int) throws {
                 let number = specs.count
                 drafts.append(Draft())
                 let root = drafts.count - 1

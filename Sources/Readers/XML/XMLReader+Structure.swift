@@ -9,7 +9,7 @@ extension XMLReader {
     /// - Throws: `ReaderError` for unreadable or malformed input, or when no element matches.
     public static func discoverSpec(
         path: String, recordPath: String, sampleRecords: Int = 1000, limits: ReaderLimits = .standard
-    ) throws -> XMLRecordSpec {
+    ) throws -> RecordSpec {
         let source = try Input.open(path)
         // Elements are compared by local name: a step's namespace prefix (`p:order`) is left out here.
         let steps = recordPath.split(separator: "/").map { String($0.split(separator: ":").last ?? $0) }
@@ -40,7 +40,7 @@ extension XMLReader {
             // The repeated element's own text (`<tag>x</tag>`) is a field of the child record too.
             let own: [(name: String, path: String)] =
                 discovery.fields.contains(child) ? [(fieldName(String(child.split(separator: "/").last!)), ".")] : []
-            return XMLRecordSpec(
+            return RecordSpec(
                 path: child, kind: child,
                 fields: own
                     + discovery.fields.filter { $0.hasPrefix(child + "/") }.sorted().map { field in
@@ -48,7 +48,7 @@ extension XMLReader {
                         return (fieldName(relative), relative)
                     })
         }
-        return XMLRecordSpec(path: recordPath, fields: fields, children: children)
+        return RecordSpec(path: recordPath, fields: fields, children: children)
     }
 
     /// `@id` → `id`, `ship-to/city` → `ship-to_city`.

@@ -48,19 +48,19 @@ public final class XMLReader: XMLEventHandler, RecordReader {
     /// - Parameter namespaces: prefixes the paths use, bound to namespace URIs.
     /// - Throws: `ReaderError` when the file cannot be opened or a path uses an unbound prefix.
     public convenience init(
-        path: String, spec: XMLRecordSpec, namespaces: [String: String] = [:], limits: ReaderLimits = .standard
+        path: String, spec: RecordSpec, namespaces: [String: String] = [:], limits: ReaderLimits = .standard
     ) throws {
         try self.init(source: try Input.open(path), specs: [spec], namespaces: namespaces, limits: limits)
     }
 
     /// Reads several kinds of top-level records in one pass (`/dataset/customers/customer`,
     /// `/dataset/orders/order`, ...), in document order.
-    public convenience init(path: String, specs: [XMLRecordSpec], namespaces: [String: String] = [:]) throws {
+    public convenience init(path: String, specs: [RecordSpec], namespaces: [String: String] = [:]) throws {
         try self.init(source: try Input.open(path), specs: specs, namespaces: namespaces)
     }
 
     public init(
-        source: ByteSource, specs: [XMLRecordSpec], namespaces: [String: String] = [:], limits: ReaderLimits = .standard
+        source: ByteSource, specs: [RecordSpec], namespaces: [String: String] = [:], limits: ReaderLimits = .standard
     ) throws {
         self.source = source
         self.limits = limits

@@ -117,7 +117,7 @@ struct ReadStage {
             let next: Record?
             do {
                 next = try reader.next()
-            } catch let error as ReaderError where error.isRecoverable && [.csv, .jsonl].contains(source.format) {
+            } catch let error as ReaderError where error.isRecoverable && [.csv, .json, .jsonl].contains(source.format) {
                 guard let position = error.position else { throw inputError(error) }
                 batch.unreadable.append(unreadableReject(error, at: position, part: batch.part))
                 // Many unreadable rows in a row are handed over a batch at a time, on their own.
@@ -235,7 +235,7 @@ struct ReadStage {
         var partOfKind: [String: Int] = [:]
         for (part, member) in parts.enumerated().reversed() {
             partOfKind[
-                kindKey(member.source.format == .xml ? member.source.record ?? "/" : member.source.table ?? "")] =
+                kindKey(member.source.format.isNested ? member.source.record ?? "/" : member.source.table ?? "")] =
                 part
         }
         return partOfKind
@@ -301,10 +301,14 @@ struct ReadStage {
         do {
             switch source.format {
             case .csv: return try CSVReader(source: counted(), dialect: source.csv)
-            case .jsonl: return try JSONLinesReader(source: counted(), limits: source.limits)
+            case .json, .jsonl:
+                return try JSONReader(
+                    source: counted(), lines: source.format == .jsonl,
+                    spec: source.mapping.recordSpec(path: source.record ?? "/"), limits: source.limits,
+                    lastWins: source.lastWins)
             case .xml:
                 return try XMLReader(
-                    source: counted(), specs: parts.map { $0.source.mapping.xmlSpec(path: $0.source.record ?? "/") },
+                    source: counted(), specs: parts.map { $0.source.mapping.recordSpec(path: $0.source.record ?? "/") },
                     namespaces: parts.reduce(into: [:]) { $0.merge($1.source.namespaces) { first, _ in first } },
                     limits: source.limits)
             case .sqldump:

@@ -83,7 +83,7 @@ final class RecordKinds {
     ///   `RunError.unmappedRecord` for a record kind the mapping does not know.
     func kind(of record: Record) throws -> Int {
         if let last, last.context === record.context { return last.kind }
-        let kind = try kind(named: source.format == .xml ? (record.kind ?? source.record ?? "") : "", of: record)
+        let kind = try kind(named: source.format.isNested ? (record.kind ?? source.record ?? "/") : "", of: record)
         last = (record.context, kind)
         return kind
     }
@@ -92,13 +92,13 @@ final class RecordKinds {
         if let known = byName[name] { return known }
         var mapping = source.mapping, parentRelationship: String?, nested = false
         var identity = PipelineConfig.KeylessIdentity.place
-        var spec = source.mapping.xmlSpec(path: source.record ?? "/")
-        if source.format == .xml, name != source.record {
+        var spec = source.mapping.recordSpec(path: source.record ?? "/")
+        if source.format.isNested, name != source.record ?? "/" {
             // A nested record: find its child mapping by walking the spec tree.
             func find(
-                _ children: [PipelineConfig.Child], _ specs: [XMLRecordSpec]
+                _ children: [PipelineConfig.Child], _ specs: [RecordSpec]
             ) -> (
-                PipelineConfig.Child, XMLRecordSpec
+                PipelineConfig.Child, RecordSpec
             )? {
                 for (child, childSpec) in zip(children, specs) {
                     if childSpec.kind == name { return (child, childSpec) }
@@ -117,7 +117,7 @@ final class RecordKinds {
         }
         let names =
             record.schema?.names
-            ?? (source.format == .xml ? spec.fields.map(\.name) : (1...max(record.count, 1)).map(String.init))
+            ?? (source.format.isNested ? spec.fields.map(\.name) : (1...max(record.count, 1)).map(String.init))
         // No source null markers here: the CSV reader made unquoted markers null already, and a
         // quoted `""` is an empty text (an empty string, an empty blob), not null.
         let mapper = try RecordMapper(
@@ -136,7 +136,7 @@ final class RecordKinds {
                 bulk: mapping.links == nil && canInsertInBulk(mapper.entity, relationships),
                 insertedKeys: mapping.links == nil ? insertedKeys : [], isNested: parentRelationship != nil || nested,
                 links: mapping.links, keyPlaces: keyPlaces,
-                requiresKey: keyPlaces != nil && (source.format == .csv || source.format == .xml), identity: identity))
+                requiresKey: keyPlaces != nil && (source.format == .csv || source.format.isNested), identity: identity))
         byName[name] = all.count - 1
         return all.count - 1
     }

@@ -62,7 +62,7 @@ struct SourcePass {
                 let other = source.record ?? "/"
                 return other != path && !other.hasPrefix(path + "/") && !path.hasPrefix(other + "/")
             }
-        case .csv, .sqlite, .jsonl:
+        case .csv, .sqlite, .json, .jsonl:
             return false
         }
     }

@@ -7,21 +7,21 @@
 /// repeats, the first one counts.
 ///
 /// ```swift
-/// let orders = XMLRecordSpec(path: "/orders/order",
+/// let orders = RecordSpec(path: "/orders/order",
 ///     fields: [("number", "@id"), ("placed", "placed"), ("city", "ship-to/city")],
-///     children: [XMLRecordSpec(path: "line", kind: "line", fields: [("sku", "@sku"), ("qty", "@qty")])])
+///     children: [RecordSpec(path: "line", kind: "line", fields: [("sku", "@sku"), ("qty", "@qty")])])
 /// ```
-public struct XMLRecordSpec: Sendable {
+public struct RecordSpec: Sendable {
     /// Absolute (`/orders/order`) for top-level records; relative to the parent record for children.
     public var path: String
     /// The kind of record children are reported as (`Record.kind`).
     public var kind: String?
     public var fields: [(name: String, path: String)]
     /// Repeated elements inside each record, yielded as records of their own after it.
-    public var children: [XMLRecordSpec]
+    public var children: [RecordSpec]
 
     public init(
-        path: String, kind: String? = nil, fields: [(name: String, path: String)], children: [XMLRecordSpec] = []
+        path: String, kind: String? = nil, fields: [(name: String, path: String)], children: [RecordSpec] = []
     ) {
         self.path = path
         self.kind = kind
