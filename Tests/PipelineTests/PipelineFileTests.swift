@@ -159,7 +159,7 @@ import Testing
             what: "children on a csv source",
             text: pipeline(
                 source: "    children: [ { record: x, entity: Order, parent: customer, fields: { number: n } } ]"),
-            position: "11:15", message: "children (nested records) apply to xml sources only"),
+            position: "11:15", message: "children (nested records) apply to xml, json and jsonl sources only"),
         Mistake(
             what: "an xml source without record",
             text: pipeline().replacingOccurrences(of: "customers.csv", with: "orders.xml"),

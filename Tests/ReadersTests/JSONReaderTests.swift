@@ -105,8 +105,10 @@ import Testing
                 "t.json:6:9 (record 6): text after the line's value (JSON Lines holds one value a line)",
                 "t.json:7:20 (record 7): the line ends inside a string",
                 "t.json:8:7 (record 8): \\u needs four hexadecimal digits",
-                "t.json:9:6 (record 9): the line ends inside a value (expected a value); JSON Lines holds one value a line",
-                "t.json:10:9 (record 10): expected true (an unquoted word other than true, false or null is no JSON value)",
+                "t.json:9:6 (record 9): the line ends inside a value (expected a value); JSON Lines holds one value "
+                    + "a line",
+                "t.json:10:9 (record 10): expected true (an unquoted word other than true, false or null is no "
+                    + "JSON value)",
                 "t.json:11:8 (record 11): '}' where a member name should be",
                 "t.json:13:7 (record 13): invalid UTF-8",
                 "t.json:14:1 (record 14): the byte 0x0 where a value should be",
@@ -136,7 +138,8 @@ import Testing
                  "a.b": "dotted", "lines": [{"sku": "A", "notes": [{"t": "x"}, {"t": "y"}]}, {"sku": "B"}],
                  "tags": ["new", 2, true, null]}
               ]},
-              {"orders": {"id": 2, "customer": null, "lines": {"sku": "C"}, "tags": null, "raw": {"k": [1, {"z": "\\n"}]}}}
+              {"orders": {"id": 2, "customer": null, "lines": {"sku": "C"}, "tags": null,
+                          "raw": {"k": [1, {"z": "\\n"}]}}}
             ]}
             """
         let spec = RecordSpec(
@@ -161,7 +164,8 @@ import Testing
             ])
         #expect(
             read.shapes == [
-                "-<", "lines<1", "notes<2", "notes<2", "lines<1", "tags<1", "tags<1", "tags<1", "tags<1", "-<", "lines<10",
+                "-<", "lines<1", "notes<2", "notes<2", "lines<1", "tags<1", "tags<1", "tags<1", "tags<1", "-<",
+                "lines<10",
             ])
     }
 
@@ -182,9 +186,10 @@ import Testing
                 "t.json:1:24 (record 1): the member \"a\" is given twice in one object",
                 "t.json:1:56 (record 2): the member \"c\" is given twice in one object",
             ])
-        #expect(Self.read(text, spec: Self.flat("a", "b"), lastWins: true).records == [
-            ["3", "2"], ["4", "{\"c\":1,\"c\":2}"], ["5", nil],
-        ])
+        #expect(
+            Self.read(text, spec: Self.flat("a", "b"), lastWins: true).records == [
+                ["3", "2"], ["4", "{\"c\":1,\"c\":2}"], ["5", nil],
+            ])
         // Many members: the check is by hash, not every pair.
         let many = "[{" + (0..<5000).map { "\"m\($0)\": \($0)" }.joined(separator: ", ") + ", \"m17\": 0}]"
         #expect(Self.read(many, spec: Self.flat("m1")).errors.count == 1)
@@ -207,20 +212,29 @@ import Testing
     @Test func malformedDocumentsAreRefusedWithTheirPosition() {
         let cases: [(String, String)] = [
             ("[{\"a\": 1}, {\"a\": 2", "t.json:1:19 (record 2): the input ends inside a value (expected , or })"),
-            ("[{\"a\": 1}] [", "t.json:1:12 (record 2): '[' where the end of the input (the document's value ended) should be"),
-            ("[{\"a\": 1}]\n\u{0}", "t.json:2:1 (record 2): the byte 0x0 where the end of the input (the document's value ended) should be"),
+            (
+                "[{\"a\": 1}] [",
+                "t.json:1:12 (record 2): '[' where the end of the input (the document's value ended) should be"
+            ),
+            (
+                "[{\"a\": 1}]\n\u{0}",
+                "t.json:2:1 (record 2): the byte 0x0 where the end of the input (the document's value ended) should be"
+            ),
             ("", "t.json:1:1 (record 1): the input holds no JSON value"),
             ("  \n ", "t.json:2:2 (record 1): the input holds no JSON value"),
             ("[{\"a\": 1},]", "t.json:1:11 (record 2): ']' where a value should be"),
             ("[{'a': 1}]", "t.json:1:3 (record 1): ''' where a member name should be"),
-            ("{\"other\": []}", "nothing in t.json is at the record path /data (no member of that name where the path goes)"),
+            (
+                "{\"other\": []}",
+                "nothing in t.json is at the record path /data (no member of that name where the path goes)"
+            ),
         ]
         for (text, error) in cases {
             let path = text.hasPrefix("{") ? "/data" : "/"
             let read = Self.read(text, spec: Self.flat("a", path: path))
             #expect(read.fatal == error, "\(text.debugDescription): \(read)")
         }
-        #expect(Self.read("\u{FEFF} [] ", spec: Self.flat("a")) .records.isEmpty)
+        #expect(Self.read("\u{FEFF} [] ", spec: Self.flat("a")).records.isEmpty)
         #expect(Self.read("\u{FEFF} [] ", spec: Self.flat("a")).fatal == nil)
     }
 
@@ -314,7 +328,8 @@ import Testing
             }
         }
         #expect(throws: ReaderError.self) {
-            try JSONReader(source: MemoryByteSource("[]", name: "t.json"), lines: false, spec: Self.flat("a", path: "data"))
+            try JSONReader(
+                source: MemoryByteSource("[]", name: "t.json"), lines: false, spec: Self.flat("a", path: "data"))
         }
     }
 }

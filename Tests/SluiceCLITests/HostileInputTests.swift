@@ -147,7 +147,7 @@ import Testing
                 })
     }
 
-    /// XML-only options given for inputs none of which is XML are refused, not silently ignored; with
+    /// XML and JSON options given for inputs none of which is XML or JSON are refused, not silently ignored; with
     /// an XML input among others they apply to it.
     @Test func xmlOptionsWithoutAnXMLInputAreRefused() throws {
         let directory = try TemporaryDirectory()
@@ -156,7 +156,7 @@ import Testing
         for option in [["--field", "a=b"], ["--record", "/a/b"]] {
             let result = try runSluice(["import", csv.path, "--to", store] + option)
             #expect(result.status == 2, "\(option): \(result.stderr)")
-            #expect(result.stderr.contains("\(option[0]) applies to XML inputs, and \(csv.path) is not XML"))
+            #expect(result.stderr.contains("\(option[0]) applies to XML and JSON inputs, and \(csv.path) is neither"))
         }
         #expect(!FileManager.default.fileExists(atPath: store))
         let xml = try directory.file("o.xml", contents: "<orders><order id=\"1\"/><order id=\"2\"/></orders>\n")

@@ -25,7 +25,7 @@ import Testing
         #expect(noRecord.status == 2 && noRecord.stderr.contains("--record"))
         let missing = try runSluice(["infer", folder.url.appendingPathComponent("none.csv").path])
         #expect(missing.status == 3 && missing.stderr.contains("none.csv"))
-        let badFormat = try runSluice(["infer", "--format", "json", xml.path])
+        let badFormat = try runSluice(["infer", "--format", "yaml", xml.path])
         #expect(badFormat.status != 0 && badFormat.stderr.contains("--format"))
     }
 }

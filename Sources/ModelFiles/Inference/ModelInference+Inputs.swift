@@ -7,7 +7,8 @@ extension ModelInference {
     static func tableName(_ path: String) -> String {
         if path == "-" { return "stdin" }  // standard input
         var base = (path as NSString).lastPathComponent
-        for suffix in [".gz", ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json"] where base.lowercased().hasSuffix(suffix) {
+        for suffix in [".gz", ".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json"]
+        where base.lowercased().hasSuffix(suffix) {
             base = String(base.dropLast(suffix.count))
         }
         return base.isEmpty ? "records" : base

@@ -102,7 +102,8 @@ extension PipelineReader {
                     limits.recordBytes = bytes
                 } else {
                     fail(
-                        value, "limits.record must be a size up to 1 GB: a number of bytes, or with KB, MB or GB (64 MB)")
+                        value,
+                        "limits.record must be a size up to 1 GB: a number of bytes, or with KB, MB or GB (64 MB)")
                 }
             default:
                 guard let number = Int(text), number > 0, number <= 1_000_000 else {

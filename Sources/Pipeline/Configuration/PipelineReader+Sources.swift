@@ -36,26 +36,15 @@ extension PipelineReader {
             readCSV(csv, into: &source.csv, source: subject)
         }
         if let record = entry("record") {
-            if !format.isNested { fail(record, "`record` applies to xml, json and jsonl sources only", entity: subject) }
+            if !format.isNested {
+                fail(record, "`record` applies to xml, json and jsonl sources only", entity: subject)
+            }
             source.record = text(record, "record", source: subject)
             if format.isJSON, let path = source.record, !path.hasPrefix("/") {
                 fail(record, "a JSON record path starts at the root with / (like /data/items)", entity: subject)
             }
         }
-        if let node = entry("json") {
-            if !format.isJSON { fail(node, "`json` options apply to json and jsonl sources only", entity: subject) }
-            for (_, _, value) in pairs(node, allowed: ["repeated_members"], what: "json options", entity: subject) {
-                switch text(value, "json.repeated_members", source: subject) {
-                case "reject": source.lastWins = false
-                case "last-wins": source.lastWins = true
-                case nil: break
-                case let other?:
-                    fail(
-                        value, "unknown json.repeated_members \(other.debugDescription) (use reject or last-wins)",
-                        entity: subject)
-                }
-            }
-        }
+        if let node = entry("json") { readJSON(node, into: &source, subject: subject) }
         if let node = entry("namespaces") {
             if format != .xml { fail(node, "`namespaces` apply to xml sources only", entity: subject) }
             for (prefix, _, value) in pairs(node, allowed: nil, what: "namespaces", entity: subject) {
@@ -87,7 +76,9 @@ extension PipelineReader {
         default: break
         }
         if !format.isNested, !mapping.children.isEmpty {
-            fail(entry("children"), "children (nested records) apply to xml, json and jsonl sources only", entity: subject)
+            fail(
+                entry("children"), "children (nested records) apply to xml, json and jsonl sources only",
+                entity: subject)
         }
         return source
     }
@@ -99,7 +90,8 @@ extension PipelineReader {
             let format = (try? InputFormat.detect(path: path)) ?? InputFormat.named(byExtensionOf: path)
             if format == nil {
                 fail(
-                    node, "the source needs a `format` (csv, xml, sqldump, sqlite, json or jsonl): its file does not tell",
+                    node,
+                    "the source needs a `format` (csv, xml, sqldump, sqlite, json or jsonl): its file does not tell",
                     entity: subject)
             }
             return format
@@ -108,10 +100,27 @@ extension PipelineReader {
         let format = InputFormat(rawValue: formatName)
         if format == nil {
             fail(
-                formatNode, "unknown format \(formatName.debugDescription) (use csv, xml, sqldump, sqlite, json or jsonl)",
+                formatNode,
+                "unknown format \(formatName.debugDescription) (use csv, xml, sqldump, sqlite, json or jsonl)",
                 entity: subject)
         }
         return format
+    }
+
+    /// `json: { repeated_members: reject | last-wins }`.
+    mutating func readJSON(_ node: Node, into source: inout PipelineConfig.Source, subject: String) {
+        if !source.format.isJSON { fail(node, "`json` options apply to json and jsonl sources only", entity: subject) }
+        for (_, _, value) in pairs(node, allowed: ["repeated_members"], what: "json options", entity: subject) {
+            switch text(value, "json.repeated_members", source: subject) {
+            case "reject": source.lastWins = false
+            case "last-wins": source.lastWins = true
+            case nil: break
+            case let other?:
+                fail(
+                    value, "unknown json.repeated_members \(other.debugDescription) (use reject or last-wins)",
+                    entity: subject)
+            }
+        }
     }
 
     /// `mode:` and, for `mode: sync`, `sync: { max_delete: N | P% }`.

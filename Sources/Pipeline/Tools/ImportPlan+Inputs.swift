@@ -62,7 +62,8 @@ extension ImportPlan {
                 {
                     throw ReaderError(
                         .invalidOption,
-                        "\(options.entity != nil ? "--entity" : "--table") names the entity of one CSV, XML or JSON input; "
+                        "\(options.entity != nil ? "--entity" : "--table") names the entity of one CSV, XML or JSON "
+                            + "input; "
                             + "give one input per import")
                 }
                 var spec: RecordSpec?

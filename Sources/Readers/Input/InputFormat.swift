@@ -65,7 +65,8 @@ public enum InputFormat: String, Sendable, CaseIterable {
     }
 
     /// The format a file name says (`.csv`, `.tsv`, `.txt`, `.xml`, `.sql`, `.json`, `.jsonl`,
-    /// `.ndjson`, `.db`, `.sqlite`, `.sqlite3`, each maybe with `.gz`), without reading the file: for a file that is not there.
+    /// `.ndjson`, `.db`, `.sqlite`, `.sqlite3`, each maybe with `.gz`), without reading the file:
+    /// for a file that is not there.
     public static func named(byExtensionOf path: String) -> InputFormat? {
         var name = path.lowercased()
         if name.hasSuffix(".gz") { name.removeLast(3) }

@@ -11,7 +11,8 @@ extension JSONReader {
     public static func discoverSpec(
         path: String, lines: Bool, recordPath: String, sampleRecords: Int = 1000, limits: ReaderLimits = .standard
     ) throws -> RecordSpec {
-        let reader = try JSONReader(path: path, lines: lines, spec: RecordSpec(path: recordPath, fields: []), limits: limits)
+        let reader = try JSONReader(
+            path: path, lines: lines, spec: RecordSpec(path: recordPath, fields: []), limits: limits)
         let shape = Shape()
         var records = 0
         while records < sampleRecords {
@@ -45,7 +46,8 @@ extension JSONReader {
     /// enough to look at whole.
     public static func recordPathNeeded(for path: String, limits: ReaderLimits = .standard) -> ReaderError {
         var found: [String] = []
-        if let reader = try? JSONReader(path: path, lines: false, spec: RecordSpec(path: "/", fields: []), limits: limits),
+        if let reader = try? JSONReader(
+            path: path, lines: false, spec: RecordSpec(path: "/", fields: []), limits: limits),
             (try? reader.nextValue()) == true
         {
             arrays(in: reader.scanner.tape, 0, path: "", into: &found)

@@ -24,7 +24,8 @@ extension JSONReader {
             if isChild {
                 guard !spec.path.isEmpty, spec.path != "." else {
                     throw ReaderError(
-                        .invalidOption, "the child record path \(spec.path.debugDescription) names nothing in its record")
+                        .invalidOption,
+                        "the child record path \(spec.path.debugDescription) names nothing in its record")
                 }
                 at = try Self.path(spec.path)
             } else {
@@ -43,7 +44,9 @@ extension JSONReader {
             func invalid(_ why: String) -> ReaderError {
                 ReaderError(
                     .invalidOption,
-                    "the JSON path \(text.debugDescription) \(why) (paths are like customer.address.city or lines[0].sku)")
+                    "the JSON path \(text.debugDescription) \(why) (paths are like customer.address.city or "
+                        + "lines[0].sku)"
+                )
             }
             func flush() {
                 steps.append(.member(name, hash: JSONTape.hash(name)))

@@ -93,7 +93,8 @@ public final class JSONReader: RecordReader {
         do {
             return try findValue()
         } catch let syntax as JSONScanner.Syntax {
-            let position = SourcePosition(file: name, line: syntax.line, column: syntax.column, record: recordNumber + 1)
+            let position = SourcePosition(
+                file: name, line: syntax.line, column: syntax.column, record: recordNumber + 1)
             guard lines else { throw ReaderError(.malformedJSON, syntax.message, at: position, recoverable: false) }
             try recoverLine()
             recordNumber += 1
@@ -165,7 +166,9 @@ public final class JSONReader: RecordReader {
     /// JSON Lines: a line's value ended; only blanks may follow on its line.
     private func endLine() throws {
         if let byte = try scanner.nonBlank() {
-            guard byte == 10 else { throw scanner.syntax("text after the line's value (JSON Lines holds one value a line)") }
+            guard byte == 10 else {
+                throw scanner.syntax("text after the line's value (JSON Lines holds one value a line)")
+            }
             scanner.takeLineBreak()
         }
         inLine = false
@@ -188,7 +191,8 @@ public final class JSONReader: RecordReader {
     /// A document's value ended: only blanks may follow, and the record path must have been there.
     private func endDocument() throws -> Bool {
         if let byte = try scanner.nonBlank() {
-            throw scanner.syntax(scanner.unexpected(byte, expected: "the end of the input (the document's value ended)"))
+            throw scanner.syntax(
+                scanner.unexpected(byte, expected: "the end of the input (the document's value ended)"))
         }
         guard reachedPath || recordPath.isEmpty else {
             throw ReaderError(
@@ -289,7 +293,8 @@ public final class JSONReader: RecordReader {
             }
             builder.endField(start: start, column: value.column, lineDelta: lineDelta, isNull: false)
         }
-        var record = Record(context: spec.context, line: line, column: column, number: number, storage: builder.finish())
+        var record = Record(
+            context: spec.context, line: line, column: column, number: number, storage: builder.finish())
         record.parentRecord = parent
         ready.append(record)
         for child in spec.children {

@@ -75,7 +75,8 @@ struct JSONTape {
             for (place, member) in members.enumerated() {
                 let node = nodes[member]
                 for earlier in members[..<place]
-                where name(of: earlier, is: Array(bytes[Int(node.nameStart)..<Int(node.nameEnd)]), hash: node.nameHash) {
+                where name(of: earlier, is: Array(bytes[Int(node.nameStart)..<Int(node.nameEnd)]), hash: node.nameHash)
+                {
                     return member
                 }
             }
@@ -85,7 +86,9 @@ struct JSONTape {
         for member in members {
             let node = nodes[member]
             let name = Array(bytes[Int(node.nameStart)..<Int(node.nameEnd)])
-            if let earlier = seen[node.nameHash], earlier.contains(where: { self.name(of: $0, is: name, hash: node.nameHash) }) {
+            if let earlier = seen[node.nameHash],
+                earlier.contains(where: { self.name(of: $0, is: name, hash: node.nameHash) })
+            {
                 return member
             }
             seen[node.nameHash, default: []].append(member)
@@ -105,7 +108,8 @@ struct JSONTape {
                 stack.removeLast()
             }
             let node = nodes[current]
-            if let last = stack.last, current != last.end, out.last != UInt8(ascii: "{"), out.last != UInt8(ascii: "[") {
+            if let last = stack.last, current != last.end, out.last != UInt8(ascii: "{"), out.last != UInt8(ascii: "[")
+            {
                 out.append(UInt8(ascii: ","))
             }
             if node.nameStart >= 0, current != index {

@@ -132,7 +132,8 @@ public struct PackedRecords: Sendable {
             (buffer.slots + index).initialize(
                 to: Record.Slot(
                     start: Int32(start), end: Int32(start + length), column: Int32(fieldColumn),
-                    lineDelta: Int32(lineDelta), isNull: flags & 1 != 0, isBlob: flags & 2 != 0, isStatedNull: flags & 4 != 0))
+                    lineDelta: Int32(lineDelta), isNull: flags & 1 != 0, isBlob: flags & 2 != 0,
+                    isStatedNull: flags & 4 != 0))
             start += length
         }
         var record = Record(

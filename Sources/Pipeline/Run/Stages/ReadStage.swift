@@ -117,7 +117,8 @@ struct ReadStage {
             let next: Record?
             do {
                 next = try reader.next()
-            } catch let error as ReaderError where error.isRecoverable && [.csv, .json, .jsonl].contains(source.format) {
+            } catch let error as ReaderError where error.isRecoverable && [.csv, .json, .jsonl].contains(source.format)
+            {
                 guard let position = error.position else { throw inputError(error) }
                 batch.unreadable.append(unreadableReject(error, at: position, part: batch.part))
                 // Many unreadable rows in a row are handed over a batch at a time, on their own.

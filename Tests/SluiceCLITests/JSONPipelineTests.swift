@@ -1,0 +1,214 @@
+import Drivers
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 36 from the outside: JSON documents and JSON Lines run through pipelines and `sluice
+/// import` — fields by path, arrays of objects as child entities found again on re-runs, arrays of
+/// scalars as children of one value or one text value, `null` told apart from a left-out member.
+@Suite struct JSONPipelineTests {
+    typealias Feed = NightlyChildrenTests.Feed
+
+    /// The feed as one document (`{"orders": [...]}`) or as JSON Lines (an order a line).
+    static func json(_ feed: Feed, lines: Bool) -> String {
+        let orders = feed.map { order in
+            "{\"id\": \(order.order), \"lines\": ["
+                + order.lines.map { line in
+                    "{\"sku\": \"\(line.sku)\", \"notes\": ["
+                        + line.notes.map { "{\"text\": \"\($0)\"}" }.joined(separator: ", ") + "]}"
+                }.joined(separator: ", ") + "]}"
+        }
+        return lines
+            ? orders.joined(separator: "\n") + "\n" : "{\"orders\": [\n" + orders.joined(separator: ",\n") + "\n]}\n"
+    }
+
+    static func pipeline(_ directory: TemporaryDirectory, lines: Bool, size: Int, contexts: Int) throws -> URL {
+        let xml = try NightlyChildrenTests.pipeline(directory, size: size, contexts: contexts)
+        var text = try String(contentsOf: xml, encoding: .utf8)
+        for (from, to) in [
+            ("path: feed.xml", lines ? "path: feed.jsonl" : "path: feed.json"),
+            ("record: /orders/order", lines ? "format: jsonl" : "record: /orders"), ("\"@id\"", "id"),
+            ("record: line", "record: lines"), ("\"@sku\"", "sku"), ("record: note", "record: notes"),
+            ("\"@text\"", "text"),
+        ] {
+            text = text.replacingOccurrences(of: from, with: to)
+        }
+        return try directory.file("p.yaml", contents: text)
+    }
+
+    /// The nightly children scenario of XML, from JSON and JSON Lines: the same counts, the same store.
+    @Test(arguments: [(false, 1, 1), (true, 1, 1), (false, 5000, 2), (true, 5000, 2)])
+    func nestedArraysAreFoundAgainOnReRuns(lines: Bool, size: Int, contexts: Int) throws {
+        let directory = try TemporaryDirectory()
+        let pipeline = try Self.pipeline(directory, lines: lines, size: size, contexts: contexts)
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let input = directory.url.appendingPathComponent(lines ? "feed.jsonl" : "feed.json")
+        let day1: Feed = (1...40).map { order in
+            (order, (1...3).map { line in ("sku-\(order)-\(line)", (1...2).map { "note \(order).\(line).\($0)" }) })
+        }
+        try Self.json(day1, lines: lines).write(to: input, atomically: true, encoding: .utf8)
+        let first = try runSluice(["run", pipeline.path])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("Note: 240 read, 240 inserted"), "\(first.stdout)")
+        let same = try runSluice(["run", pipeline.path])
+        for (entity, count) in [("Order", 40), ("Line", 120), ("Note", 240)] {
+            #expect(
+                same.stdout.contains(
+                    "\(entity): \(count) read, 0 inserted, 0 updated, \(count) unchanged, 0 rejected\n"),
+                "\(same.stdout)")
+        }
+        var day2 = day1
+        day2[0].lines[0].notes[0] = "changed"
+        day2[1].lines[1].notes = []
+        day2[2].lines.removeLast()
+        day2[3].lines[0].notes.append("added")
+        try Self.json(day2, lines: lines).write(to: input, atomically: true, encoding: .utf8)
+        let changed = try runSluice(["run", pipeline.path])
+        #expect(changed.status == 0, "\(changed.stderr)")
+        #expect(
+            changed.stdout.contains("Line: 119 read, 0 inserted, 2 updated, 117 unchanged, 0 rejected, 1 deleted"),
+            "\(changed.stdout)")
+        #expect(
+            changed.stdout.contains("Note: 237 read, 1 inserted, 1 updated, 235 unchanged, 0 rejected, 4 deleted"),
+            "\(changed.stdout)")
+        #expect(try NightlyChildrenTests.stored(store) == NightlyChildrenTests.expected(day2))
+    }
+
+    /// Fields by path; `default` fills a left-out member but not a stated `null`; an array of
+    /// scalars as a child entity of values, or as one text value (its JSON); a member given twice
+    /// rejects its record, or the later one counts (`json: { repeated_members: last-wins }`).
+    @Test func pathsNullsAndArraysOfScalars() throws {
+        let directory = try TemporaryDirectory()
+        _ = try directory.file(
+            "m.yaml",
+            contents: """
+                version: 1
+                entities:
+                  Customer:
+                    attributes:
+                      id: integer64!
+                      city: string
+                      tier: { type: string }
+                      tagText: string
+                    relationships: { tags: { destination: Tag, toMany: true, inverse: customer, deleteRule: cascade } }
+                    unique: [[id]]
+                  Tag:
+                    attributes: { name: string! }
+                    relationships: { customer: { destination: Customer, inverse: tags, optional: false } }
+                """)
+        _ = try directory.file(
+            "customers.json",
+            contents: """
+                {"data": {"customers": [
+                  {"id": 1, "address": {"city": "Oslo"}, "tags": ["a", "b"]},
+                  {"id": 2, "address": {"city": null}, "tier": null, "tags": []},
+                  {"id": 3, "address": {"city": "Rome"}, "tier": "gold", "tags": ["c"], "id": 4}
+                ]}}
+                """)
+        func pipeline(_ extra: String) throws -> String {
+            try directory.file(
+                "p.yaml",
+                contents: """
+                    version: 1
+                    model: m.yaml
+                    target: { path: t.sqlite }
+                    merge: object-trumps
+                    errors: { max: 5, rejects: r.jsonl }
+                    sources:
+                      - name: customers
+                        path: customers.json
+                        record: /data/customers
+                        entity: Customer
+                        key: [id]\(extra)
+                        fields: { id: id, city: address.city, tier: { path: tier, default: basic }, tagText: tags }
+                        children:
+                          - { record: tags, entity: Tag, parent: customer, fields: { name: . } }
+                    """
+            ).path
+        }
+        let store = directory.url.appendingPathComponent("t.sqlite").path
+        let rejecting = try runSluice(["run", try pipeline("")])
+        #expect(rejecting.status == 0, "\(rejecting.stderr)")
+        let rejects = try String(contentsOf: directory.url.appendingPathComponent("r.jsonl"), encoding: .utf8)
+        #expect(
+            rejects.contains("\"column\":79,\"file\":\"\(directory.url.path)/customers.json\",\"line\":4,\"record\":5"),
+            "\(rejects)")
+        #expect(rejects.contains("the member \\\"id\\\" is given twice in one object"), "\(rejects)")
+        #expect(
+            try sqliteRows(store, "SELECT id, city, tier, tagText FROM Customer ORDER BY id") == [
+                [.integer(1), .text("Oslo"), .text("basic"), .text("[\"a\",\"b\"]")],
+                [.integer(2), .null, .null, .text("[]")],
+            ])
+        #expect(
+            try sqliteRows(store, "SELECT name, customer_id FROM Tag ORDER BY name") == [
+                [.text("a"), .integer(1)], [.text("b"), .integer(1)],
+            ])
+        let lastWins = try runSluice(["run", try pipeline("\n    json: { repeated_members: last-wins }")])
+        #expect(lastWins.status == 0, "\(lastWins.stderr)")
+        #expect(lastWins.stdout.contains("Customer: 3 read, 1 inserted, 0 updated, 2 unchanged"), "\(lastWins.stdout)")
+        #expect(try sqliteRows(store, "SELECT tier FROM Customer WHERE id = 4") == [[.text("gold")]])
+    }
+
+    /// `sluice import` of JSON: the record path and fields by path from the command line, the format
+    /// from `.ndjson.gz` or from standard input's first bytes, children proposed for nested arrays.
+    @Test func oneOffImportsOfJSON() throws {
+        let directory = try TemporaryDirectory()
+        let document = try directory.file(
+            "feed.json",
+            contents: """
+                {"page": 1, "data": {"items": [
+                  {"sku": "A", "price": 1.50, "maker": {"name": "Acme"}, "variants": [{"size": "S"}, {"size": "M"}]},
+                  {"sku": "B", "price": 12345678901234567890.25, "maker": {"name": "Bolt"}, "variants": []}
+                ]}}
+                """)
+        let store = directory.url.appendingPathComponent("items.sqlite").path
+        let noRecord = try runSluice(["import", document.path, "--to", store])
+        #expect(noRecord.status == 2, "\(noRecord.stderr)")
+        #expect(noRecord.stderr.contains("arrays of objects in it: /data/items (2 elements)"), "\(noRecord.stderr)")
+        let imported = try runSluice([
+            "import", document.path, "--record", "/data/items", "--to", store, "--key", "sku",
+        ])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("Variant: 2 read, 2 inserted"), "\(imported.stdout)")
+        #expect(
+            try sqliteRows(store, "SELECT sku, CAST(price AS TEXT), maker_name FROM items ORDER BY sku") == [
+                [.text("A"), .text("1.5"), .text("Acme")],
+                [.text("B"), .text("12345678901234567890.25"), .text("Bolt")],
+            ])
+        #expect(try sqliteRows(store, "SELECT size FROM variants ORDER BY size") == [[.text("M")], [.text("S")]])
+        let again = try runSluice(["import", document.path, "--record", "/data/items", "--to", store, "--key", "sku"])
+        #expect(again.stdout.contains("Item: 2 read, 0 inserted, 0 updated, 2 unchanged"), "\(again.stdout)")
+        let picked = directory.url.appendingPathComponent("picked.sqlite").path
+        let fields = try runSluice([
+            "import", document.path, "--record", "/data/items", "--field", "sku=sku", "--field", "maker=maker.name",
+            "--to", picked,
+        ])
+        #expect(fields.status == 0, "\(fields.stderr)")
+        #expect(
+            try sqliteRows(picked, "SELECT sku, maker FROM items ORDER BY sku") == [
+                [.text("A"), .text("Acme")], [.text("B"), .text("Bolt")],
+            ])
+        let typo = try runSluice([
+            "import", document.path, "--record", "/data/items", "--field", "sku=sku", "--field", "maker=maker.nmae",
+            "--to",
+            directory.url.appendingPathComponent("typo.sqlite").path,
+        ])
+        #expect(typo.status == 2 && typo.stderr.contains("did you mean maker.name?"), "\(typo.stderr)")
+
+        let lines = directory.url.appendingPathComponent("events.ndjson")
+        try "{\"id\": 1, \"at\": \"2026-11-26T03:10:00Z\"}\n{\"id\": 2, \"at\": null}\n".write(
+            to: lines, atomically: true, encoding: .utf8)
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gzip.arguments = [lines.path]
+        try gzip.run()
+        gzip.waitUntilExit()
+        let events = directory.url.appendingPathComponent("events.sqlite").path
+        let gzipped = try runSluice(["import", lines.path + ".gz", "--to", events])
+        #expect(gzipped.status == 0 && gzipped.stdout.contains("Event: 2 read, 2 inserted"), "\(gzipped)")
+        let piped = try runSluice(
+            ["import", "-", "--to", directory.url.appendingPathComponent("piped.sqlite").path, "--entity", "Item"],
+            input: Data("[{\"n\": 1}, {\"n\": 2}, {\"n\": 3}]".utf8))
+        #expect(piped.status == 0 && piped.stdout.contains("Item: 3 read, 3 inserted"), "\(piped)")
+    }
+}
