@@ -56,6 +56,8 @@ bench: ## Run the benchmarks (release build; the kit's data generator at $(BENCH
 	$(SWIFT) build -c release --product sluice-bench
 	$(SWIFT) build -c release --product sluice
 	python3 $(BENCH)/gen.py medium > /dev/null
+	python3 Pipelines/bench/gen-jsonl.py "$${SLUICE_BENCH_DATA:-$$(python3 -c 'import tempfile; print(tempfile.gettempdir())')/sluice-bench/data/medium}"
+	$(CC) -O2 -o .build/release/newline-split Pipelines/bench/newline-split.c
 	.build/release/sluice-bench
 
 tsan: ## Run the tests under the thread sanitizer (the CLI tests run a thread-sanitized sluice, built first)
@@ -63,7 +65,7 @@ tsan: ## Run the tests under the thread sanitizer (the CLI tests run a thread-sa
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= FuzzCSV FuzzXML FuzzSQLDump FuzzSQLiteFile FuzzModelFile FuzzPipelineFile
+FUZZ_TARGETS ?= FuzzCSV FuzzXML FuzzJSON FuzzSQLDump FuzzSQLiteFile FuzzModelFile FuzzPipelineFile
 fuzz: ## Fuzz the readers, model and pipeline files (libFuzzer, FUZZ_SECONDS each, default 600; CI: 60)
 	cd Fuzz && $(SWIFT) build -c release --scratch-path ../.build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 	for t in $(FUZZ_TARGETS); do \

@@ -13,6 +13,8 @@ let package = Package(
         .executableTarget(
             name: "FuzzXML", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
         .executableTarget(
+            name: "FuzzJSON", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
+        .executableTarget(
             name: "FuzzSQLDump", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),
         .executableTarget(
             name: "FuzzSQLiteFile", dependencies: ["FuzzSupport", .product(name: "Readers", package: "Sluice")]),

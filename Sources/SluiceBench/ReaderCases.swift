@@ -15,6 +15,14 @@ let benchData: URL = {
 
 let csvFiles = ["customers.csv", "products.csv", "orders.csv", "order_lines.csv"]
 
+/// The kit's tables and their columns, as the JSON Lines form names its members.
+let jsonlTables: [(table: String, columns: [String])] = [
+    ("customers", ["id", "name", "email", "country", "signup_date", "balance"]),
+    ("products", ["id", "sku", "name", "category", "price"]),
+    ("orders", ["id", "customer_id", "product_id", "quantity", "price", "ordered_at", "note"]),
+    ("order_lines", ["order_id", "line_no", "product_id", "quantity", "price"]),
+]
+
 func uncompressedBytes(_ names: [String]) throws -> Double {
     try names.reduce(0.0) { total, name in
         total
@@ -74,6 +82,7 @@ func runReaderCase(_ name: String) throws {
             }
         }
         report(name, records: records, seconds: seconds, bytes: try uncompressedBytes(["dump.sql"]))
+    case "read_jsonl", "split_jsonl_c": try runJSONLinesCase(name)
     case "zcat_sqldump_gz":
         let seconds = try time { try zcat(benchData.appendingPathComponent("dump.sql.gz").path) }
         report(name, records: 0, seconds: seconds, bytes: try uncompressedBytes(["dump.sql"]))
@@ -148,4 +157,43 @@ func parseOnly(_ path: String) throws {
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while try parser.feedNextChunk(from: source, buffer: &chunk) {}
     precondition(handler.events > 0)
+}
+
+/// `read_jsonl`: the kit's four tables as JSON Lines (Pipelines/bench/gen-jsonl.py writes them), every
+/// member a field; `split_jsonl_c`: the C floor, newline-split.c finding the lines of the same files
+/// (`make bench` builds it).
+func runJSONLinesCase(_ name: String) throws {
+    let files = jsonlTables.map { "jsonl/\($0.table).jsonl" }
+    if name == "read_jsonl" {
+        var records = 0
+        let seconds = try time {
+            for (file, table) in zip(files, jsonlTables) {
+                var reader = try JSONReader(
+                    path: benchData.appendingPathComponent(file).path, lines: true,
+                    spec: RecordSpec(path: "/", fields: table.columns.map { ($0, $0) }))
+                let result = try drain(&reader)
+                records += result.records
+                if ProcessInfo.processInfo.environment["BENCH_CHECKSUM"] != nil {
+                    print(file, result.records, result.checksum)
+                }
+            }
+        }
+        report(name, records: records, seconds: seconds, bytes: try uncompressedBytes(files))
+        return
+    }
+    let program = ProcessInfo.processInfo.environment["SLUICE_NEWLINE_SPLIT"] ?? ".build/release/newline-split"
+    var lines = 0
+    let seconds = try time {
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = files.map { benchData.appendingPathComponent($0).path }
+        process.standardOutput = output
+        try process.run()
+        let text = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        precondition(process.terminationStatus == 0, "\(program) failed")
+        lines = Int(String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+    report(name, records: lines, seconds: seconds, bytes: try uncompressedBytes(files))
 }

@@ -34,6 +34,8 @@ import Synchronization
 //                      `sluice` on hostile and unlucky inputs (HostileCases.swift)
 //   memory_*           the built `sluice` on huge records, huge batches, a resume of a million
 //                      waiting records (MemoryCases.swift)
+//   read_jsonl, split_jsonl_c  the kit's tables as JSON Lines read with every member a field, and
+//                      the C floor (a newline-splitting pass over the same files)
 //   rerun_*            the built `sluice` loading 1,000,000 keyed rows, then again: unchanged, or
 //                      10% updated (RerunCases.swift)
 
@@ -370,7 +372,7 @@ if arguments.count == 3, let count = Int(arguments[2]) {
         ("save_binary", 100_000), ("load_binary", 100_000), ("batches_xml", 50_000), ("batches_xml", 200_000),
         ("read_csv", 0), ("read_csv_gz", 0), ("zcat_csv_gz", 0), ("read_xml", 0), ("read_xml_gz", 0),
         ("zcat_xml_gz", 0), ("parse_xml_only", 0),
-        ("read_sqldump", 0), ("read_sqldump_gz", 0), ("zcat_sqldump_gz", 0),
+        ("read_sqldump", 0), ("read_sqldump_gz", 0), ("zcat_sqldump_gz", 0), ("read_jsonl", 0), ("split_jsonl_c", 0),
         ("hostile_text_100mb", 0), ("hostile_gzip_bomb", 0), ("hostile_gzip_bomb_infer", 0),
         ("waiting_children_1m", 0), ("xml_depth_1m_infer", 0), ("contexts_max", 0), ("contexts_100000", 0),
         ("xml_target_200k", 0), ("memory_huge_records_gz", 0), ("memory_batch_size_1m", 0),

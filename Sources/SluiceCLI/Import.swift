@@ -8,7 +8,8 @@ struct Import: LoggingCommand {
         abstract: "Import files into a store, inferring the model when none is given.",
         discussion: """
             Reads the inputs once to infer a model (an entity per CSV file, XML record
-            element or SQL table, named after it; types from every value — `007` stays
+            element, JSON record array or SQL table, named after it; nested arrays of
+            JSON and repeated XML elements as child entities; types from every value — `007` stays
             text; a dump's keys, unique columns and foreign keys become keys and
             relationships), then imports them like a pipeline would: a foreign key whose
             row comes later waits for it, keys make re-imports update instead of
@@ -18,7 +19,7 @@ struct Import: LoggingCommand {
             own model (or --model); a SQLite database of another program gets Sluice's
             tables next to its own, which are never touched (a name clash is refused).
 
-            A folder stands for its CSV, SQL and SQLite files, and its model.yaml (what
+            A folder stands for its CSV, JSON, SQL and SQLite files, and its model.yaml (what
             `sluice export` writes) is the model unless --model names another: an
             export imports back into an equal store.
 
@@ -31,6 +32,9 @@ struct Import: LoggingCommand {
                 --null NULL --encoding latin1
               sluice import feed.xml --record /orders/order --field number=@id \\
                 --field placed=placed/date --to out/feed.sqlite
+              sluice import api.json --record /data/orders --field id=id \
+                --field city=customer.address.city --to out/api.sqlite
+              sluice import events.jsonl.gz --to out/events.sqlite --key event_id
               sluice import legacy.sql.gz --to app.db --save-pipeline legacy.yaml
               sluice import shop-export/ --to copy.db
 
@@ -39,7 +43,9 @@ struct Import: LoggingCommand {
             target is locked).
             """)
 
-    @Argument(help: "Input files: CSV, XML, SQL dumps or SQLite files (plain or gzipped), or export folders.")
+    @Argument(
+        help:
+            "Input files: CSV, XML, JSON, JSON Lines, SQL dumps or SQLite files (plain or gzipped), or export folders.")
     var inputs: [String]
 
     @Option(help: "The target store (a SQLite file; .xml an XML store, .bin a binary one; or postgresql://…?schema=…).")
@@ -51,19 +57,25 @@ struct Import: LoggingCommand {
     @Option(help: "auto, csv, xml, sqldump, sqlite, json or jsonl.")
     var format = FormatOption.auto
 
-    @Option(help: "The entity of a CSV or XML input (default: from the file name or record element).")
+    @Option(help: "The entity of a CSV, XML or JSON input (default: from the file name or record path).")
     var entity: String?
 
-    @Option(help: "The table of a CSV or XML input's entity (default: the entity's name, else the file's).")
+    @Option(help: "The table of a CSV, XML or JSON input's entity (default: the entity's name, else the file name).")
     var table: String?
 
-    @Option(help: "XML: the path of the record elements, e.g. /orders/order.")
+    @Option(
+        help: "XML: the path of the record elements, e.g. /orders/order; JSON: of the records' array, e.g. /data/items."
+    )
     var record: String?
 
     @Option(name: .customLong("namespace"), help: "XML: a prefix the record path uses, as PREFIX=URI; repeatable.")
     var namespaces: [String] = []
 
-    @Option(name: .customLong("field"), help: "XML: a field as NAME=PATH (@attr, child, child/grandchild); repeatable.")
+    @Option(
+        name: .customLong("field"),
+        help:
+            "XML or JSON: a field as NAME=PATH (XML: @attr, child/grandchild; JSON: a.b, list[0]); repeatable."
+    )
     var fields: [String] = []
 
     @Option(

@@ -107,4 +107,41 @@ import Testing
         #expect(rejects.contains("no Customer with id = 1"), "\(rejects)")
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("shop.sqlite").path))
     }
+
+    /// The JSON examples of the README: an API export with nested lines into the shop, found again on
+    /// a re-run; a JSON Lines event log with nested members and an array of scalars.
+    @Test func theJSONExamplesRun() throws {
+        let directory = try TemporaryDirectory()
+        let environment = ["SLUICE_OUT": directory.url.path]
+        let store = directory.url.appendingPathComponent("shop.sqlite").path
+        #expect(try runSluice(["run", "Pipelines/shop.yaml"], environment: environment).status == 0)
+        let api = try runSluice(["run", "Pipelines/orders-api.yaml"], environment: environment)
+        #expect(api.status == 0, "\(api.stderr)")
+        #expect(api.stdout.contains("OrderLine: 3 read, 3 inserted, 0 updated, 0 unchanged, 0 rejected"))
+        #expect(
+            try sqliteRows(store, "SELECT note, placed_at FROM orders WHERE order_number = 1007") == [
+                [.text("call first ☎, then \"ring twice\""), .text("2024-09-03 15:45:00")]
+            ])
+        let again = try runSluice(["run", "Pipelines/orders-api.yaml"], environment: environment)
+        #expect(again.stdout.contains("Order: 2 read, 0 inserted, 0 updated, 2 unchanged, 0 rejected"))
+        #expect(again.stdout.contains("OrderLine: 3 read, 0 inserted, 0 updated, 3 unchanged, 0 rejected"))
+        #expect(try runSluice(["validate", store]).status == 0)
+
+        let events = directory.url.appendingPathComponent("events.sqlite").path
+        let first = try runSluice(["import", "SampleData/events.jsonl", "--to", events, "--key", "event_id"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(
+            try sqliteRows(events, "SELECT event_id, user_country, amount FROM events ORDER BY 1") == [
+                [.text("e-0001"), .text("NL"), .null], [.text("e-0002"), .text("NL"), .real(19.99)],
+                [.text("e-0003"), .text("PL"), .integer(239)], [.text("e-0004"), .text("PL"), .null],
+            ])
+        #expect(
+            try sqliteRows(events, "SELECT value, event_id FROM items ORDER BY 1") == [
+                [.text("G-200"), .text("e-0003")], [.text("S-300"), .text("e-0003")],
+                [.text("W-100"), .text("e-0002")],
+            ])
+        let rerun = try runSluice(["import", "SampleData/events.jsonl", "--to", events, "--key", "event_id"])
+        #expect(rerun.stdout.contains("Event: 4 read, 0 inserted, 0 updated, 4 unchanged"), "\(rerun.stdout)")
+        #expect(rerun.stdout.contains("Item: 3 read, 0 inserted, 0 updated, 3 unchanged"), "\(rerun.stdout)")
+    }
 }

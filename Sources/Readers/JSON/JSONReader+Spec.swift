@@ -3,39 +3,57 @@ extension JSONReader {
     struct CompiledSpec {
         /// A field or child path: member names (with their hashes) and array elements.
         struct Path {
-            enum Step {
-                case member([UInt8], hash: UInt32)
-                case element(Int)
+            /// A member's name (its bytes kept by `names`, for the reader's life) or an array's element.
+            struct Step {
+                let name: UnsafePointer<UInt8>
+                let length: Int
+                let hash: UInt32
+                /// The element's index; -1 for a member.
+                let element: Int
             }
             var steps: [Step]
         }
 
+        /// The bytes of every name the paths hold (the steps point into them).
+        final class Names {
+            var blocks: [UnsafeMutableBufferPointer<UInt8>] = []
+            func keep(_ name: [UInt8]) -> UnsafePointer<UInt8> {
+                let block = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(name.count, 1))
+                _ = block.initialize(from: name)
+                blocks.append(block)
+                return UnsafePointer(block.baseAddress!)
+            }
+            deinit { for block in blocks { block.deallocate() } }
+        }
+
         let path: String
         let context: Record.Context
+        let names: Names
         let fields: [Path]
         /// Where the children are in the parent record.
         let at: Path
         let children: [CompiledSpec]
 
-        init(_ spec: RecordSpec, file: String, isChild: Bool = false) throws {
+        init(_ spec: RecordSpec, file: String, isChild: Bool = false, names: Names = Names()) throws {
             path = spec.path
+            self.names = names
             context = Record.Context(file: file, schema: RecordSchema(names: spec.fields.map(\.name)), kind: spec.kind)
-            fields = try spec.fields.map { try Self.path($0.path) }
+            fields = try spec.fields.map { try Self.path($0.path, names: names) }
             if isChild {
                 guard !spec.path.isEmpty, spec.path != "." else {
                     throw ReaderError(
                         .invalidOption,
                         "the child record path \(spec.path.debugDescription) names nothing in its record")
                 }
-                at = try Self.path(spec.path)
+                at = try Self.path(spec.path, names: names)
             } else {
                 at = Path(steps: [])
             }
-            children = try spec.children.map { try CompiledSpec($0, file: file, isChild: true) }
+            children = try spec.children.map { try CompiledSpec($0, file: file, isChild: true, names: names) }
         }
 
         /// `customer.address.city`, `lines[0].sku`, `a\.b` (a dot in a name), `.` (the record itself).
-        static func path(_ text: String) throws -> Path {
+        static func path(_ text: String, names: Names) throws -> Path {
             if text == "." { return Path(steps: []) }
             var steps: [Path.Step] = []
             var name: [UInt8] = []
@@ -49,7 +67,8 @@ extension JSONReader {
                 )
             }
             func flush() {
-                steps.append(.member(name, hash: JSONTape.hash(name)))
+                steps.append(
+                    Path.Step(name: names.keep(name), length: name.count, hash: JSONTape.hash(name), element: -1))
                 name = []
                 hasName = false
             }
@@ -72,7 +91,7 @@ extension JSONReader {
                         digits.count < bytes.count
                     else { throw invalid("has an index that is not a number in [ ]") }
                     bytes = bytes.dropFirst(digits.count + 1)
-                    steps.append(.element(index))
+                    steps.append(Path.Step(name: names.keep([]), length: 0, hash: 0, element: index))
                     if let next = bytes.first, next != UInt8(ascii: "."), next != UInt8(ascii: "[") {
                         throw invalid("has a name right after ]")
                     }

@@ -28,27 +28,30 @@ import Foundation
 /// while let record = try reader.next() { print(record.kind ?? "order", record.strings) }
 /// ```
 public final class JSONReader: RecordReader {
+    // `@exclusivity(unchecked)` on the mutable state below, as in XMLReader: every byte's work
+    // touches it, a reader is used by one thread at a time, and nothing is passed `inout` across a
+    // call that could reach it again.
     public let name: String
     let lines: Bool
     let limits: ReaderLimits
     let lastWins: Bool
-    var scanner: JSONScanner
+    @exclusivity(unchecked) var scanner: JSONScanner
     let root: CompiledSpec
     private let recordPath: [[UInt8]]
     /// The containers open around the records (outside any record), innermost last.
-    private var outer: [(isArray: Bool, depth: Int, first: Bool)] = []
-    private var started = false
+    @exclusivity(unchecked) private var outer: [(isArray: Bool, depth: Int, first: Bool)] = []
+    @exclusivity(unchecked) private var started = false
     /// JSON Lines: a line's value was begun (its line is not over).
-    private var inLine = false
+    @exclusivity(unchecked) private var inLine = false
     /// The record path was reached (a document where it never is holds no records: an error).
-    private var reachedPath = false
-    private var recordNumber = 0
-    private(set) var recordLine = 1
-    private(set) var recordColumn = 1
-    private var builder = RecordBuilder.forReader()
-    private var ready: [Record?] = []
-    private var readyIndex = 0
-    private var scratch: [UInt8] = []
+    @exclusivity(unchecked) private var reachedPath = false
+    @exclusivity(unchecked) private var recordNumber = 0
+    @exclusivity(unchecked) private(set) var recordLine = 1
+    @exclusivity(unchecked) private(set) var recordColumn = 1
+    @exclusivity(unchecked) private var builder = RecordBuilder.forReader()
+    @exclusivity(unchecked) private var ready: [Record?] = []
+    @exclusivity(unchecked) private var readyIndex = 0
+    @exclusivity(unchecked) private var scratch: [UInt8] = []
 
     /// - Parameters:
     ///   - lines: JSON Lines (one value a line) rather than one document.
@@ -258,16 +261,20 @@ public final class JSONReader: RecordReader {
                 .malformedJSON, fault.message,
                 at: SourcePosition(file: name, line: fault.line, column: fault.column, record: recordNumber))
         }
-        add(root, node: 0, number: recordNumber, parent: nil)
+        let tape = scanner.tape
+        tape.nodes.withUnsafeBufferPointer { nodes in
+            tape.bytes.withUnsafeBufferPointer { bytes in
+                add(root, node: 0, number: recordNumber, parent: nil, JSONTapeView(nodes: nodes, bytes: bytes))
+            }
+        }
     }
 
-    private func add(_ spec: CompiledSpec, node: Int, number: Int, parent: Int?) {
-        let tape = scanner.tape
+    private func add(_ spec: CompiledSpec, node: Int, number: Int, parent: Int?, _ tape: JSONTapeView) {
         let line = recordLine + Int(tape.nodes[node].lineDelta)
         let column = tape.nodes[node].column
         builder.begin()
         for field in spec.fields {
-            guard let found = find(field, from: node) else {
+            guard let found = tape.find(field, from: node, lastWins: lastWins) else {
                 builder.addField(start: 0, end: 0, column: column, lineDelta: 0, isNull: true)
                 continue
             }
@@ -282,13 +289,11 @@ public final class JSONReader: RecordReader {
                 continue
             case .object, .array:
                 scratch.removeAll(keepingCapacity: true)
-                tape.writeJSON(of: found, into: &scratch)
+                scanner.tape.writeJSON(of: found, into: &scratch)
                 scratch.withUnsafeBufferPointer { builder.append($0.baseAddress!, $0.count) }
             case .string, .number, .literal:
                 if value.end > value.start {
-                    tape.bytes.withUnsafeBufferPointer {
-                        builder.append($0.baseAddress! + Int(value.start), Int(value.end - value.start))
-                    }
+                    builder.append(tape.bytes.baseAddress! + Int(value.start), Int(value.end - value.start))
                 }
             }
             builder.endField(start: start, column: value.column, lineDelta: lineDelta, isNull: false)
@@ -298,53 +303,11 @@ public final class JSONReader: RecordReader {
         record.parentRecord = parent
         ready.append(record)
         for child in spec.children {
-            guard let found = find(child.at, from: node) else { continue }
-            for element in elements(at: found) {
+            guard let found = tape.find(child.at, from: node, lastWins: lastWins) else { continue }
+            for element in tape.elements(at: found) {
                 recordNumber += 1
-                add(child, node: element, number: recordNumber, parent: number)
+                add(child, node: element, number: recordNumber, parent: number, tape)
             }
         }
-    }
-
-    /// The values a child path found stands for: an array's elements (every one, null too; arrays
-    /// in it looked through), an object or scalar itself, nothing for null.
-    private func elements(at index: Int) -> [Int] {
-        let tape = scanner.tape
-        switch tape.nodes[index].kind {
-        case .null: return []
-        case .array:
-            return tape.children(of: index).flatMap { tape.nodes[$0].kind == .null ? [$0] : elements(at: $0) }
-        default: return [index]
-        }
-    }
-
-    /// The node a field path leads to from `node`; `nil` when the record has none there.
-    private func find(_ path: CompiledSpec.Path, from node: Int) -> Int? {
-        let tape = scanner.tape
-        var current = node
-        for step in path.steps {
-            switch step {
-            case .member(let name, let hash):
-                while tape.nodes[current].kind == .array {
-                    guard Int(tape.nodes[current].next) > current + 1 else { return nil }
-                    current += 1  // the first element
-                }
-                guard tape.nodes[current].kind == .object else { return nil }
-                var found: Int?
-                for member in tape.children(of: current) where tape.name(of: member, is: name, hash: hash) {
-                    found = member
-                    if !lastWins { break }
-                }
-                guard let found else { return nil }
-                current = found
-            case .element(let wanted):
-                guard tape.nodes[current].kind == .array else { return nil }
-                guard let element = tape.children(of: current).dropFirst(wanted).first(where: { _ in true }) else {
-                    return nil
-                }
-                current = element
-            }
-        }
-        return current
     }
 }

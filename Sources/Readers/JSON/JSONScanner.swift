@@ -332,12 +332,20 @@ struct JSONScanner {
         position += 1
     }
 
-    /// Takes a number's digits; how many there were.
+    /// Takes a number's digits (a run of them at a time); how many there were.
     @inline(__always) private mutating func digits() throws -> Int {
         var count = 0
-        while let byte = try peek(), byte >= 48, byte <= 57 {
-            take(byte)
-            count += 1
+        while try peek() != nil {
+            var run = position
+            while run < end, buffer[run] >= 48, buffer[run] <= 57 { run += 1 }
+            let length = run - position
+            if length == 0 { break }
+            let kept = min(length, max(0, limits.numberCharacters - numberLength))
+            if kept > 0 { tape.bytes.append(contentsOf: UnsafeBufferPointer(start: buffer + position, count: kept)) }
+            numberLength += length
+            count += length
+            position = run
+            if run < end { break }
         }
         return count
     }

@@ -67,33 +67,50 @@ struct JSONTape {
 
     static func hash(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBufferPointer { hash($0) } }
 
-    /// The first member of object `index` whose name it holds twice, if any.
+    /// The first member of object `index` whose name it holds twice, if any: names are compared
+    /// by hash first (their bytes only when the hashes are equal), pair by pair for a few members,
+    /// through a table of hashes for many.
     func repeatedMember(in index: Int) -> Int? {
-        let members = Array(children(of: index))
-        if members.count < 2 { return nil }
-        if members.count <= 16 {
-            for (place, member) in members.enumerated() {
-                let node = nodes[member]
-                for earlier in members[..<place]
-                where name(of: earlier, is: Array(bytes[Int(node.nameStart)..<Int(node.nameEnd)]), hash: node.nameHash)
-                {
-                    return member
+        let end = Int(nodes[index].next)
+        var count = 0
+        var member = index + 1
+        while member < end && count <= 16 {
+            count += 1
+            member = Int(nodes[member].next)
+        }
+        if count < 2 { return nil }
+        if count <= 16 {
+            var later = Int(nodes[index + 1].next)
+            while later < end {
+                var earlier = index + 1
+                while earlier < later {
+                    if sameName(earlier, later) { return later }
+                    earlier = Int(nodes[earlier].next)
                 }
+                later = Int(nodes[later].next)
             }
             return nil
         }
         var seen: [UInt32: [Int]] = [:]
-        for member in members {
-            let node = nodes[member]
-            let name = Array(bytes[Int(node.nameStart)..<Int(node.nameEnd)])
-            if let earlier = seen[node.nameHash],
-                earlier.contains(where: { self.name(of: $0, is: name, hash: node.nameHash) })
-            {
-                return member
-            }
-            seen[node.nameHash, default: []].append(member)
+        for member in children(of: index) {
+            let hash = nodes[member].nameHash
+            if let earlier = seen[hash], earlier.contains(where: { sameName($0, member) }) { return member }
+            seen[hash, default: []].append(member)
         }
         return nil
+    }
+
+    /// Whether members `a` and `b` have the same name.
+    @inline(__always) private func sameName(_ a: Int, _ b: Int) -> Bool {
+        let first = nodes[a], second = nodes[b]
+        guard first.nameHash == second.nameHash, first.nameEnd - first.nameStart == second.nameEnd - second.nameStart
+        else { return false }
+        return bytes.withUnsafeBufferPointer { all in
+            first.nameEnd == first.nameStart
+                || memcmp(
+                    all.baseAddress! + Int(first.nameStart), all.baseAddress! + Int(second.nameStart),
+                    Int(first.nameEnd - first.nameStart)) == 0
+        }
     }
 
     /// Writes value `index` as compact JSON text (strings escaped as JSON requires).
@@ -148,6 +165,79 @@ struct JSONTape {
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+}
+
+/// A tape's nodes and bytes in place, while a record is made of them: fields found by path
+/// without copies or reference counting.
+struct JSONTapeView {
+    let nodes: UnsafeBufferPointer<JSONTape.Node>
+    let bytes: UnsafeBufferPointer<UInt8>
+
+    /// The node a path leads to from `node`; `nil` when the record has none there. With
+    /// `lastWins`, a name given twice finds its last member.
+    func find(_ path: JSONReader.CompiledSpec.Path, from node: Int, lastWins: Bool) -> Int? {
+        var current = node
+        for step in path.steps {
+            if step.element < 0 {
+                while nodes[current].kind == .array {
+                    guard Int(nodes[current].next) > current + 1 else { return nil }
+                    current += 1  // the first element
+                }
+                guard nodes[current].kind == .object else { return nil }
+                let end = Int(nodes[current].next)
+                var member = current + 1, found = -1
+                while member < end {
+                    if isNamed(member, step) {
+                        found = member
+                        if !lastWins { break }
+                    }
+                    member = Int(nodes[member].next)
+                }
+                guard found >= 0 else { return nil }
+                current = found
+            } else {
+                guard nodes[current].kind == .array else { return nil }
+                let end = Int(nodes[current].next)
+                var element = current + 1, place = 0
+                while element < end, place < step.element {
+                    element = Int(nodes[element].next)
+                    place += 1
+                }
+                guard element < end else { return nil }
+                current = element
+            }
+        }
+        return current
+    }
+
+    @inline(__always) private func isNamed(_ index: Int, _ step: JSONReader.CompiledSpec.Path.Step) -> Bool {
+        let node = nodes[index]
+        guard node.nameHash == step.hash, node.nameStart >= 0, Int(node.nameEnd - node.nameStart) == step.length
+        else { return false }
+        return step.length == 0 || memcmp(bytes.baseAddress! + Int(node.nameStart), step.name, step.length) == 0
+    }
+
+    /// The values a child path found stands for: an array's elements (every one, null too; arrays
+    /// in it looked through), an object or scalar itself, nothing for null.
+    func elements(at index: Int) -> [Int] {
+        switch nodes[index].kind {
+        case .null: return []
+        case .array:
+            var found: [Int] = []
+            let end = Int(nodes[index].next)
+            var element = index + 1
+            while element < end {
+                if nodes[element].kind == .array {
+                    found += elements(at: element)
+                } else {
+                    found.append(element)
+                }
+                element = Int(nodes[element].next)
+            }
+            return found
+        default: return [index]
+        }
     }
 }
 
