@@ -28,7 +28,10 @@ fi
 root="${BENCH_ROOT:-$(python3 -c 'import tempfile; print(tempfile.gettempdir())')/sluice-bench}"
 export SLUICE_BENCH_KEEP="$root/sluice-kept"
 rm -rf "$SLUICE_BENCH_KEEP"
-only=(--only 'sluice|a_sqlite3_import$|b_sqlite3_read_dump|g_py_lxml_to_sqlite|p_psql_copy')
+# The kit's data, and its JSON Lines form (gen-jsonl.py: the kit's own generator writes no JSON).
+python3 "$BENCH/gen.py" "$scale" >/dev/null
+python3 "$PROJECT/Pipelines/bench/gen-jsonl.py" "$root/data/$scale"
+only=(--only 'sluice|a_sqlite3_import$|b_sqlite3_read_dump|g_py_lxml_to_sqlite|p_psql_copy|j_py_jsonl')
 for arg in "$@"; do [ "$arg" = --only ] && only=(); done
 python3 "$BENCH/baselines.py" "$scale" --contenders "$BENCH/contenders.conf" --contenders "$PROJECT/Pipelines/bench/contenders.conf" \
   "${only[@]}" "$@"

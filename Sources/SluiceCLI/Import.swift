@@ -161,10 +161,7 @@ struct Import: LoggingCommand {
         options.entity = entity
         options.record = record
         options.namespaces = try exitingOnFailure { try ImportPlan.namespaceBindings(namespaces) }
-        options.fields = fields.map { field in
-            let parts = field.split(separator: "=", maxSplits: 1)
-            return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
-        }
+        options.fields = ImportPlan.fieldPaths(fields)
         options.key = keys.isEmpty ? nil : keys.flatMap { $0.split(separator: ",").map(String.init) }
         options.modelPath = model
         options.mode = PipelineConfig.LoadMode(rawValue: mode.rawValue) ?? .merge

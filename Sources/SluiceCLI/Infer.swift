@@ -24,6 +24,7 @@ struct Infer: LoggingCommand {
               sluice infer SampleData/legacy-orders.sql > legacy.model.yaml
               sluice infer SampleData/orders.xml --record /orders/order
               sluice infer SampleData/orders-api.json --record /data/orders
+              sluice infer events.jsonl --field id=event_id --field country=user.country
 
             Exit status: 0 success; 2 a missing or wrong option; 3 an input that cannot
             be read (the message names file, line and column).
@@ -43,13 +44,24 @@ struct Infer: LoggingCommand {
     @Option(name: .customLong("namespace"), help: "XML: a prefix the record path uses, as PREFIX=URI; repeatable.")
     var namespaces: [String] = []
 
+    @Option(
+        name: .customLong("field"),
+        help: "XML or JSON: a field as NAME=PATH (XML: @attr, child/grandchild; JSON: a.b, list[0]); repeatable.")
+    var fields: [String] = []
+
     @OptionGroup var logging: LogOptions
+
+    func validate() throws {
+        for field in fields where !field.contains("=") {
+            throw ValidationError("--field takes NAME=PATH, not \(field.debugDescription)")
+        }
+    }
 
     func run() throws {
         let model = try exitingOnFailure {
             try ModelProposal.modelFile(
                 for: inputs, format: format.rawValue, recordPath: record,
-                namespaces: try ImportPlan.namespaceBindings(namespaces),
+                namespaces: try ImportPlan.namespaceBindings(namespaces), fields: ImportPlan.fieldPaths(fields),
                 warn: warn)
         }
         print(model, terminator: "")

@@ -195,6 +195,16 @@ import Testing
         ])
         #expect(typo.status == 2 && typo.stderr.contains("did you mean maker.name?"), "\(typo.stderr)")
 
+        let inferred = try runSluice([
+            "infer", document.path, "--record", "/data/items", "--field", "sku=sku", "--field", "maker=maker.name",
+        ])
+        #expect(inferred.status == 0, "\(inferred.stderr)")
+        #expect(inferred.stdout.contains("maker: {type: string, optional: false}"), "\(inferred.stdout)")
+        #expect(!inferred.stdout.contains("price") && !inferred.stdout.contains("Variant"), "\(inferred.stdout)")
+        let proposed = try runSluice(["infer", document.path, "--record", "/data/items"])
+        #expect(proposed.stdout.contains("makerName: {type: string"), "\(proposed.stdout)")
+        #expect(proposed.stdout.contains("variants: {destination: Variant, toMany: true"), "\(proposed.stdout)")
+
         let lines = directory.url.appendingPathComponent("events.ndjson")
         try "{\"id\": 1, \"at\": \"2026-11-26T03:10:00Z\"}\n{\"id\": 2, \"at\": null}\n".write(
             to: lines, atomically: true, encoding: .utf8)
@@ -210,5 +220,49 @@ import Testing
             ["import", "-", "--to", directory.url.appendingPathComponent("piped.sqlite").path, "--entity", "Item"],
             input: Data("[{\"n\": 1}, {\"n\": 2}, {\"n\": 3}]".utf8))
         #expect(piped.status == 0 && piped.stdout.contains("Item: 3 read, 3 inserted"), "\(piped)")
+    }
+
+    /// Hostile JSON through `sluice import`: a cut document, text after it, a million levels of
+    /// nesting (refused at the depth limit, quickly), a BOM, a NUL, a huge number and a huge string.
+    @Test func hostileJSONIsRefusedWithWhere() throws {
+        let directory = try TemporaryDirectory()
+        func importing(_ name: String, _ bytes: [UInt8], _ extra: [String] = []) throws -> CommandResult {
+            let file = directory.url.appendingPathComponent(name)
+            try Data(bytes).write(to: file)
+            let store = directory.url.appendingPathComponent(name + ".sqlite").path
+            return try runSluice(["import", file.path, "--to", store, "--max-errors", "10"] + extra)
+        }
+        let cut = try importing("cut.json", Array("[{\"id\": 1}, {\"id\": 2, \"name\": \"Bo".utf8))
+        #expect(
+            cut.status == 3 && cut.stderr.contains("cut.json:1:34 (record 2): the input ends inside a string"), "\(cut)"
+        )
+        let trailing = try importing("trailing.json", Array("[{\"id\": 1}]\n]".utf8))
+        #expect(trailing.status == 3 && trailing.stderr.contains("trailing.json:2:1"), "\(trailing.stderr)")
+        let depth = 1_000_000
+        let deep = try importing(
+            "deep.json",
+            Array(
+                ("[{\"id\": " + String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+                    + "}]").utf8))
+        #expect(deep.status == 3 && deep.stderr.contains("nests deeper than 1000 levels"), "\(deep.stderr)")
+        var lines = Array("\u{FEFF}{\"id\": 1, \"n\": \"a\"}\n{\"id\": 2, \"n\": \"b\u{0}\"}\n".utf8)
+        lines += [0] + Array("\n{\"id\": 3, \"n\": \(String(repeating: "7", count: 5000))}\n".utf8)
+        lines += Array("{\"id\": 4, \"n\": \"\(String(repeating: "x", count: 2_000_000))\"}\n".utf8)
+        let mixed = try importing("mixed.jsonl", lines, ["--key", "id"])
+        #expect(mixed.status == 0, "\(mixed.stderr)")
+        #expect(
+            mixed.stdout.contains("Mixed: 5 read, 2 inserted, 0 updated, 0 unchanged, 3 rejected"), "\(mixed.stdout)")
+        let store = directory.url.appendingPathComponent("mixed.jsonl.sqlite").path
+        #expect(
+            try sqliteRows(store, "SELECT id, length(n) FROM mixed ORDER BY id") == [
+                [.integer(1), .integer(1)], [.integer(4), .integer(2_000_000)],
+            ])
+        let rejects = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter {
+            $0.hasPrefix("mixed.jsonl.sqlite.rejects")
+        }
+        let text = try String(contentsOf: directory.url.appendingPathComponent(rejects[0]), encoding: .utf8)
+        #expect(text.contains("the byte 0x0 where a value should be"), "\(text)")
+        #expect(text.contains("a control character inside a string"), "\(text)")
+        #expect(text.contains("a number of 5000 characters, more than the number limit (4096)"), "\(text)")
     }
 }

@@ -88,6 +88,14 @@ public struct ImportPlan {
     /// `--namespace p=URI` options as prefix → URI bindings.
     /// - Throws: `ReaderError.Kind.invalidOption` (exit 2) for one without `=`, an empty prefix or URI,
     ///   or a prefix bound twice.
+    /// `--field NAME=PATH` options as (name, path) pairs (checked for the `=` by the command).
+    public static func fieldPaths(_ options: [String]) -> [(name: String, path: String)] {
+        options.map { option in
+            let parts = option.split(separator: "=", maxSplits: 1)
+            return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+        }
+    }
+
     public static func namespaceBindings(_ options: [String]) throws -> [String: String] {
         var bindings: [String: String] = [:]
         for option in options {

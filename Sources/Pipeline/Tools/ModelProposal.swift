@@ -13,12 +13,25 @@ public enum ModelProposal {
     ///   - warn: told what the inputs define but hold no rows of (views, triggers, virtual tables).
     public static func modelFile(
         for inputs: [String], format: String?, recordPath: String?, namespaces: [String: String] = [:],
-        warn: (String) -> Void = { _ in }
+        fields: [(name: String, path: String)] = [], warn: (String) -> Void = { _ in }
     ) throws -> String {
         let format = try InputFormat.named(format)
         var inference = ModelInference()
         for input in inputs {
-            try inference.add(inputAt: input, format: format, recordPath: recordPath, namespaces: namespaces)
+            // `--field`: an XML or JSON input's fields are those, not all its records hold.
+            var spec: RecordSpec?
+            if !fields.isEmpty {
+                let detected = try format ?? InputFormat.detect(path: input)
+                guard detected.isNested else {
+                    throw ReaderError(.invalidOption, "--field applies to XML and JSON inputs, and \(input) is neither")
+                }
+                guard let path = recordPath ?? (detected == .xml ? nil : "/") else {
+                    throw XMLReader.recordPathNeeded(for: input)
+                }
+                spec = RecordSpec(path: path, fields: fields)
+            }
+            try inference.add(
+                inputAt: input, format: format, recordPath: recordPath, spec: spec, namespaces: namespaces)
         }
         guard !inference.entities.isEmpty else {
             throw ReaderError(

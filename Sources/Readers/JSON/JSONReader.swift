@@ -94,7 +94,9 @@ public final class JSONReader: RecordReader {
     /// - Throws: `ReaderError`: recoverable for a JSON Lines line that is not JSON (passed over).
     func nextValue() throws -> Bool {
         do {
-            return try findValue()
+            guard try findValue() else { return false }
+            recordNumber += 1
+            return true
         } catch let syntax as JSONScanner.Syntax {
             let position = SourcePosition(
                 file: name, line: syntax.line, column: syntax.column, record: recordNumber + 1)
@@ -255,7 +257,6 @@ public final class JSONReader: RecordReader {
 
     /// The records of the value just read: its own, then its children's, depth first.
     private func makeRecords() throws {
-        recordNumber += 1
         if let fault = scanner.valueError {
             throw ReaderError(
                 .malformedJSON, fault.message,
