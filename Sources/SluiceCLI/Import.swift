@@ -9,18 +9,18 @@ struct Import: LoggingCommand {
         discussion: """
             Reads the inputs once to infer a model (an entity per CSV file, XML record
             element, JSON record array or SQL table, named after it; nested arrays of
-            JSON and repeated XML elements as child entities; types from every value — `007` stays
-            text; a dump's keys, unique columns and foreign keys become keys and
-            relationships), then imports them like a pipeline would: a foreign key whose
-            row comes later waits for it, keys make re-imports update instead of
+            JSON and repeated XML elements as child entities; types from every value:
+            `007` stays text; a dump's keys, unique columns and foreign keys become keys
+            and relationships), then imports them like a pipeline would: a foreign key
+            whose row comes later waits for it, keys make re-imports update instead of
             duplicate, the target is replaced only when the import succeeds.
 
             Into an existing store: a store written by Sluice is imported into with its
             own model (or --model); a SQLite database of another program gets Sluice's
             tables next to its own, which are never touched (a name clash is refused).
 
-            A folder stands for its CSV, JSON, SQL and SQLite files, and its model.yaml (what
-            `sluice export` writes) is the model unless --model names another: an
+            A folder stands for its CSV, JSON, SQL and SQLite files, and its model.yaml
+            (what `sluice export` writes) is the model unless --model names another: an
             export imports back into an equal store.
 
             --save-pipeline writes the pipeline (and the inferred model next to it) to
@@ -32,7 +32,7 @@ struct Import: LoggingCommand {
                 --null NULL --encoding latin1
               sluice import feed.xml --record /orders/order --field number=@id \\
                 --field placed=placed/date --to out/feed.sqlite
-              sluice import api.json --record /data/orders --field id=id \
+              sluice import api.json --record /data/orders --field id=id \\
                 --field city=customer.address.city --to out/api.sqlite
               sluice import events.jsonl.gz --to out/events.sqlite --key event_id
               sluice import legacy.sql.gz --to app.db --save-pipeline legacy.yaml
