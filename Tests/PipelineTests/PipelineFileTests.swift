@@ -165,6 +165,19 @@ import Testing
             text: pipeline().replacingOccurrences(of: "customers.csv", with: "orders.xml"),
             position: "6:5", message: "an xml source needs `record`"),
         Mistake(
+            what: "a json field path with an empty name",
+            text: pipeline().replacingOccurrences(of: "customers.csv", with: "customers.json").replacingOccurrences(
+                of: "email: email }", with: "email: contact..email }"),
+            position: "10:13", message: "the JSON path \"contact..email\" has an empty name"),
+        Mistake(
+            what: "a json record path not from the root",
+            text: pipeline(source: "    record: data/items").replacingOccurrences(
+                of: "customers.csv", with: "customers.json"),
+            position: "11:13", message: "a JSON record path starts at the root with /"),
+        Mistake(
+            what: "json options on a csv source", text: pipeline(source: "    json: { repeated_members: last-wins }"),
+            position: "11:11", message: "`json` options apply to json and jsonl sources only"),
+        Mistake(
             what: "csv options: bad delimiter", text: pipeline(source: "    csv: { delimiter: \";;\" }"),
             position: "11:23", message: "csv.delimiter must be one ASCII character"),
         Mistake(

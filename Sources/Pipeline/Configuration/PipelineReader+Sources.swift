@@ -80,6 +80,16 @@ extension PipelineReader {
                 entry("children"), "children (nested records) apply to xml, json and jsonl sources only",
                 entity: subject)
         }
+        if format.isJSON, source.record?.hasPrefix("/") != false {
+            // Field and child paths are checked here, not when the run reads the file.
+            do {
+                try JSONReader.check(source.mapping.recordSpec(path: source.record ?? "/"))
+            } catch let error as ReaderError {
+                fail(entry("fields") ?? node, error.message, entity: subject)
+            } catch {
+                fail(node, "\(error)", entity: subject)
+            }
+        }
         return source
     }
 

@@ -74,6 +74,13 @@ public final class JSONReader: RecordReader {
         root = try CompiledSpec(spec, file: source.name)
     }
 
+    /// Checks a spec's paths (what `init` would refuse), without an input.
+    /// - Throws: `ReaderError` (`.invalidOption`) naming the first bad path.
+    public static func check(_ spec: RecordSpec) throws {
+        _ = try recordPath(spec.path)
+        _ = try CompiledSpec(spec, file: "")
+    }
+
     public func next() throws -> Record? {
         while readyIndex == ready.count {
             ready.removeAll(keepingCapacity: true)
