@@ -208,6 +208,23 @@ import Testing
         #expect(read.fatal == nil)
     }
 
+    /// A high surrogate followed by another escape (not `\u`): a lone surrogate, and the escape after
+    /// it read on — whatever the chunks the input comes in (a fuzzer found a read before the buffer
+    /// when the backslash ended one).
+    @Test func aHighSurrogateBeforeAnotherEscapeIsALoneSurrogate() {
+        let text = #"[{"a": "x\ud83d\n\ud83d\e"}, {"a": "\ud83d\""}, {"a": "ok"}]"#
+        for chunk in [1, 2, 3, .max] {
+            let read = Self.read(
+                Array(text.utf8), lines: false, spec: Self.flat("a"), limits: .standard, lastWins: false, chunk: chunk)
+            #expect(read.records == [["ok"]], "chunk \(chunk): \(read)")
+            #expect(
+                read.errors == [
+                    "t.json:1:10 (record 1): a lone surrogate \\uD83D",
+                    "t.json:1:37 (record 2): a lone surrogate \\uD83D",
+                ], "chunk \(chunk): \(read)")
+        }
+    }
+
     /// Malformed JSON ends a document, with where.
     @Test func malformedDocumentsAreRefusedWithTheirPosition() {
         let cases: [(String, String)] = [

@@ -68,28 +68,7 @@ extension PipelineReader {
                         + "the target's", entity: subject)
             }
         }
-        switch format {
-        case .xml where source.record == nil:
-            fail(node, "an xml source needs `record` (the path of its records, like /orders/order)", entity: subject)
-        case .sqldump where source.table == nil, .sqlite where source.table == nil:
-            fail(node, "a \(format.rawValue) source needs `table` (the table whose rows it imports)", entity: subject)
-        default: break
-        }
-        if !format.isNested, !mapping.children.isEmpty {
-            fail(
-                entry("children"), "children (nested records) apply to xml, json and jsonl sources only",
-                entity: subject)
-        }
-        if format.isJSON, source.record?.hasPrefix("/") != false {
-            // Field and child paths are checked here, not when the run reads the file.
-            do {
-                try JSONReader.check(source.mapping.recordSpec(path: source.record ?? "/"))
-            } catch let error as ReaderError {
-                fail(entry("fields") ?? node, error.message, entity: subject)
-            } catch {
-                fail(node, "\(error)", entity: subject)
-            }
-        }
+        checkFormat(of: source, node, children: entry("children"), fields: entry("fields"), subject: subject)
         return source
     }
 
@@ -115,6 +94,36 @@ extension PipelineReader {
                 entity: subject)
         }
         return format
+    }
+
+    /// What a source's format needs (`record`, `table`) and allows (`children`), and its JSON paths
+    /// (checked here, not when the run reads the file).
+    mutating func checkFormat(
+        of source: PipelineConfig.Source, _ node: Node, children: Node?, fields: Node?, subject: String
+    ) {
+        let format = source.format
+        switch format {
+        case .xml where source.record == nil:
+            fail(node, "an xml source needs `record` (the path of its records, like /orders/order)", entity: subject)
+        case .sqldump where source.table == nil, .sqlite where source.table == nil:
+            fail(node, "a \(format.rawValue) source needs `table` (the table whose rows it imports)", entity: subject)
+        default: break
+        }
+        if !format.isNested, !source.mapping.children.isEmpty {
+            fail(
+                children, "children (nested records) apply to xml, json and jsonl sources only",
+                entity: subject)
+        }
+        if format.isJSON, source.record?.hasPrefix("/") != false {
+            // Field and child paths are checked here, not when the run reads the file.
+            do {
+                try JSONReader.check(source.mapping.recordSpec(path: source.record ?? "/"))
+            } catch let error as ReaderError {
+                fail(fields ?? node, error.message, entity: subject)
+            } catch {
+                fail(node, "\(error)", entity: subject)
+            }
+        }
     }
 
     /// `json: { repeated_members: reject | last-wins }`.

@@ -96,6 +96,11 @@ extension JSONScanner {
     mutating func escape() throws {
         let at = column
         position += 1
+        try escapeLetter(at: at)
+    }
+
+    /// The letter after a backslash (and the digits of `\u`); `at` is the backslash's column.
+    private mutating func escapeLetter(at: Int) throws {
         guard let letter = try peek() else { throw syntax("the input ends inside a string") }
         position += 1
         switch letter {
@@ -114,13 +119,16 @@ extension JSONScanner {
                 // A high surrogate: a low one must follow.
                 var low: UInt32?
                 if try peek() == UInt8(ascii: "\\") {
+                    let next = column
                     position += 1
-                    if try peek() == UInt8(ascii: "u") {
-                        position += 1
-                        low = try hex4()
-                    } else {
-                        position -= 1  // the escape is read on its own, next
+                    guard try peek() == UInt8(ascii: "u") else {
+                        // Another escape follows: the surrogate is alone, and that escape is read on.
+                        noteValueError("a lone surrogate \\u\(String(scalar, radix: 16, uppercase: true))", column: at)
+                        try escapeLetter(at: next)
+                        return
                     }
+                    position += 1
+                    low = try hex4()
                 }
                 guard let low, (0xDC00..<0xE000).contains(low) else {
                     noteValueError("a lone surrogate \\u\(String(scalar, radix: 16, uppercase: true))", column: at)
