@@ -265,4 +265,80 @@ import Testing
         #expect(text.contains("a control character inside a string"), "\(text)")
         #expect(text.contains("a number of 5000 characters, more than the number limit (4096)"), "\(text)")
     }
+
+    /// What a new user's try found: a member only a late record has is a column too; grandchildren
+    /// are linked to their parents; a nested record gets no key from values that merely differ (two
+    /// orders' lines of one sku stay two lines); `--key` takes a path; a clash with a stored key
+    /// names the stored object; a number past a double's range is refused; other encodings are named.
+    @Test func inferenceAndMessagesFromANewUsersTry() throws {
+        let directory = try TemporaryDirectory()
+        var late = (1...3000).map { "{\"id\": \($0)}" }
+        late[2500] = "{\"id\": 2501, \"rare\": \"found\", \"user\": {\"id\": 7}}"
+        let lateFile = try directory.file("late.jsonl", contents: late.joined(separator: "\n"))
+        let lateStore = directory.url.appendingPathComponent("late.sqlite").path
+        #expect(try runSluice(["import", lateFile.path, "--to", lateStore, "--key", "id"]).status == 0)
+        #expect(
+            try sqliteRows(lateStore, "SELECT id, rare, user_id FROM late WHERE rare IS NOT NULL") == [
+                [.integer(2501), .text("found"), .integer(7)]
+            ])
+
+        let nested = try directory.file(
+            "orders.json",
+            contents: """
+                [{"number": 1, "user": {"id": 5}, "lines": [{"sku": "A", "discounts": [{"code": "X", "pct": 5}]}]},
+                 {"number": 2, "user": {"id": 6}, "lines": [{"sku": "A", "discounts": []}, {"sku": "B"}]}]
+                """)
+        let store = directory.url.appendingPathComponent("orders.sqlite").path
+        let first = try runSluice(["import", nested.path, "--to", store, "--key", "number"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(
+            try sqliteRows(
+                store, "SELECT o.number, l.sku FROM orders o JOIN lines l ON l.order_id = o.number ORDER BY 1, 2")
+                == [[.integer(1), .text("A")], [.integer(2), .text("A")], [.integer(2), .text("B")]])
+        #expect(
+            try sqliteRows(store, "SELECT code, pct FROM discounts WHERE line_id IS NOT NULL") == [
+                [.text("X"), .integer(5)]
+            ])
+        let append = try runSluice(["import", nested.path, "--to", store, "--key", "number", "--mode", "append"])
+        #expect(
+            append.status == 1 && append.stderr.contains("number = 1 is taken by the stored Order 1"),
+            "\(append.stderr)")
+        let byPath = try runSluice([
+            "import", nested.path, "--to", directory.url.appendingPathComponent("users.sqlite").path, "--key",
+            "user.id", "--entity", "Purchase",
+        ])
+        #expect(byPath.status == 0, "\(byPath.stderr)")
+
+        let huge = try directory.file(
+            "m.yaml",
+            contents: "version: 1\nentities:\n  Reading:\n    attributes: { id: integer64!, value: double }\n"
+                + "    unique: [[id]]\n")
+        _ = try directory.file(
+            "readings.jsonl", contents: "{\"id\": 1, \"value\": 1e400}\n{\"id\": 2, \"value\": 2.5}\n")
+        let pipeline = try directory.file(
+            "p.yaml",
+            contents: """
+                version: 1
+                model: \(huge.lastPathComponent)
+                target: { path: r.sqlite }
+                errors: { max: 5, rejects: r.jsonl }
+                sources:
+                  - { name: readings, path: readings.jsonl, entity: Reading, key: [id], fields: { id: id, value: value } }
+                """)
+        #expect(try runSluice(["run", pipeline.path]).status == 0)
+        let rejects = try String(contentsOf: directory.url.appendingPathComponent("r.jsonl"), encoding: .utf8)
+        #expect(rejects.contains("does not fit a double"), "\(rejects)")
+
+        let latin1 = directory.url.appendingPathComponent("latin1.json")
+        try Data([UInt8]("[{\"id\": 1, \"v\": \"caf".utf8) + [0xE9] + [UInt8]("\"}]".utf8)).write(to: latin1)
+        let refused = try runSluice([
+            "import", latin1.path, "--to", directory.url.appendingPathComponent("l.sqlite").path,
+        ])
+        #expect(
+            refused.status == 3 && refused.stderr.contains("latin1.json:1:21 (record 1): invalid UTF-8"), "\(refused)")
+        let utf16 = directory.url.appendingPathComponent("utf16.json")
+        try Data([0xFF, 0xFE] + [UInt8]("[".utf8) + [0]).write(to: utf16)
+        let wide = try runSluice(["import", utf16.path, "--to", directory.url.appendingPathComponent("u.sqlite").path])
+        #expect(wide.status == 3 && wide.stderr.contains("UTF-16 byte order mark"), "\(wide)")
+    }
 }

@@ -55,6 +55,20 @@ public struct ModelInference {
         ownSkipped = []
     }
 
+    /// The error for inputs that gave no entity: no records (nor a CSV header), or none readable
+    /// (the first unreadable one named: a file in another encoding than UTF-8, every line bad).
+    public func nothingIn(_ inputs: [String], toDo verb: String) -> ReaderError {
+        let names = inputs.joined(separator: ", "), verbEnding = inputs.count == 1 ? "s" : ""
+        if let first = unreadable.first.first {
+            return ReaderError(
+                .io,
+                "\(names) hold\(verbEnding) no readable record: nothing to \(verb) (\(unreadable.count) could not be "
+                    + "read; the first: \(first))")
+        }
+        return ReaderError(
+            .io, "\(names) hold\(verbEnding) no records, nor a header naming columns: nothing to \(verb)")
+    }
+
     /// Whether a table is one of Sluice's own (`_sluice_metadata`): never an input's data.
     public static func isSluiceOwn(_ table: String) -> Bool { table.lowercased().hasPrefix("_sluice_") }
 
@@ -80,7 +94,8 @@ public struct ModelInference {
     ) throws {
         var reader = reader
         var indexByKind: [String: Int] = [:]
-        var lastEntityByNumber: (number: Int, entity: Int)?
+        /// The entities of the last top-level record and its nested records, by record number.
+        var entityOfRecord: [Int: Int] = [:]
         var ownTables: [String] = []
         defer { ownSkipped += ownTables.map { "table \($0.debugDescription) (Sluice's own metadata: never imported)" } }
         while let record = try readableRecord(from: &reader) {
@@ -116,10 +131,11 @@ public struct ModelInference {
                     record.string(column), isBlob: record.isBlob(column), line: record.line)
             }
             // Children follow their parent record, so the last record seen with that number is the parent.
-            if let parent = record.parentRecord, let last = lastEntityByNumber, last.number == parent {
-                entities[index].parent = last.entity
+            if let parent = record.parentRecord, let entity = entityOfRecord[parent] {
+                entities[index].parent = entity
             }
-            if record.parentRecord == nil, let number = record.number { lastEntityByNumber = (number, index) }
+            if record.parentRecord == nil { entityOfRecord.removeAll(keepingCapacity: true) }
+            if let number = record.number { entityOfRecord[number] = index }
         }
         // What a dump declares after a table's rows (its indexes) counts too, and its empty tables
         // are entities too (their columns typed as declared), so what refers to them links.
@@ -219,8 +235,8 @@ public struct ModelInference {
     }
 
     /// The columns that identify an entity's records: its declared primary key, else a declared
-    /// unique key, else the best column whose values are all different and present and whose name
-    /// says it identifies — one named after the entity (`customer_id` in customers), then `id`,
+    /// unique key, else (for a record that is not nested in another) the best column whose values are
+    /// all different and present and whose name says it identifies — one named after the entity (`customer_id` in customers), then `id`,
     /// then integers, then the first.
     package func key(of entity: Entity) -> [String] {
         if !entity.primaryKey.isEmpty { return entity.primaryKey }
@@ -231,6 +247,10 @@ public struct ModelInference {
         }) {
             return unique
         }
+        // A nested record (an XML or JSON child) is found again by its parent and place: a column
+        // whose values merely differ (a line's `sku`) is no key of it — the same product in two
+        // orders would move a line from one to the other.
+        guard entity.parent == nil else { return [] }
         let candidates = entity.columns.filter { $0.isUnique && Self.namesIdentifier($0.source) }
         func squashed(_ text: String) -> String { text.lowercased().filter { $0.isLetter || $0.isNumber } }
         let own = [squashed(entity.name) + "id", squashed(entity.table) + "id"]

@@ -238,6 +238,11 @@ public final class ValueConverter {
             guard let number = Double(text), text.first.map({ !$0.isWhitespace }) == true else {
                 return .failure(failure(.number, raw, "is not a number"))
             }
+            // A number too large for a double (`1e400`) is out of range, not infinity; `inf` and
+            // `nan` written as such are what they say.
+            if !number.isFinite, text.contains(where: \.isNumber) {
+                return .failure(failure(.range, raw, "does not fit a double (its magnitude is above 1.8e308)"))
+            }
             if type == .float {
                 guard Float(text).map({ $0.isFinite || !number.isFinite }) == true else {
                     return .failure(failure(.range, raw, "does not fit a float"))

@@ -73,6 +73,10 @@ extension ImportPlan {
                         options.fields.isEmpty
                         ? try Self.discoverSpec(path: path, format: format, recordPath: record)
                         : RecordSpec(path: record, fields: options.fields)
+                    // `--key user.id` names the field read from that path (`user_id`).
+                    if let spec, let key = options.key {
+                        options.key = key.map { name in spec.fields.first { $0.path == name }?.name ?? name }
+                    }
                 }
                 let first = inference.entities.count
                 try inference.add(
@@ -83,13 +87,7 @@ extension ImportPlan {
                     try Self.checkFields(options, of: inference.entities[first], path: path, format: format)
                 }
             }
-            guard !inference.entities.isEmpty else {
-                let inputs = options.inputs
-                throw ReaderError(
-                    .io,
-                    "\(inputs.joined(separator: ", ")) hold\(inputs.count == 1 ? "s" : "") no records, nor a header "
-                        + "naming columns: nothing to import")
-            }
+            guard !inference.entities.isEmpty else { throw inference.nothingIn(options.inputs, toDo: "import") }
             if let key = options.key { applyKey(key) }
         }
 

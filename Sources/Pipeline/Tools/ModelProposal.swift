@@ -33,12 +33,7 @@ public enum ModelProposal {
             try inference.add(
                 inputAt: input, format: format, recordPath: recordPath, spec: spec, namespaces: namespaces)
         }
-        guard !inference.entities.isEmpty else {
-            throw ReaderError(
-                .io,
-                "\(inputs.joined(separator: ", ")) hold\(inputs.count == 1 ? "s" : "") no records, nor a header naming "
-                    + "columns: nothing to infer")
-        }
+        guard !inference.entities.isEmpty else { throw inference.nothingIn(inputs, toDo: "infer") }
         for name in inference.notImported { warn("not imported: \(name)") }
         for hint in inference.keyHints() { warn(hint) }
         for error in inference.unreadable.first { warn("left out of the model (an import rejects it): \(error)") }

@@ -297,7 +297,7 @@ public final class JSONReader: RecordReader {
                 continue
             case .object, .array:
                 scratch.removeAll(keepingCapacity: true)
-                scanner.tape.writeJSON(of: found, into: &scratch)
+                scanner.tape.writeJSON(of: found, into: &scratch, lastWins: lastWins)
                 scratch.withUnsafeBufferPointer { builder.append($0.baseAddress!, $0.count) }
             case .string, .number, .literal:
                 if value.end > value.start {

@@ -93,6 +93,11 @@ struct JSONScanner {
 
     /// Skips a byte order mark at the start of the input.
     mutating func skipByteOrderMark() throws {
+        if let first = try peek(), first == 0xFF || first == 0xFE {
+            throw syntax(
+                "the input starts with a UTF-16 byte order mark: JSON is read as UTF-8 (convert it first, e.g. "
+                    + "iconv -f UTF-16 -t UTF-8)")
+        }
         guard try peek() == 0xEF else { return }
         for expected: UInt8 in [0xEF, 0xBB, 0xBF] {
             guard try peek() == expected else { throw syntax("invalid UTF-8 (a broken byte order mark)") }

@@ -114,7 +114,8 @@ struct JSONTape {
     }
 
     /// Writes value `index` as compact JSON text (strings escaped as JSON requires).
-    func writeJSON(of index: Int, into out: inout [UInt8]) {
+    /// With `lastWins`, a member whose name comes again later in its object is left out.
+    func writeJSON(of index: Int, into out: inout [UInt8], lastWins: Bool = false) {
         var stack: [(closer: UInt8, end: Int)] = []
         var current = index
         let end = Int(nodes[index].next)
@@ -125,6 +126,14 @@ struct JSONTape {
                 stack.removeLast()
             }
             let node = nodes[current]
+            if lastWins, node.nameStart >= 0, current != index, let parentEnd = stack.last?.end {
+                var later = Int(node.next)
+                while later < parentEnd, !sameName(current, later) { later = Int(nodes[later].next) }
+                if later < parentEnd {
+                    current = Int(node.next)
+                    continue
+                }
+            }
             if let last = stack.last, current != last.end, out.last != UInt8(ascii: "{"), out.last != UInt8(ascii: "[")
             {
                 out.append(UInt8(ascii: ","))

@@ -46,12 +46,15 @@ struct ImportBatch {
     /// Whether the item and its group still go on (not rejected, not waiting).
     func isLive(_ index: Int) -> Bool { items[index].reject == nil && !items[index].waits }
 
+    /// The live record whose own object is `objectID` (not one that links to it).
+    func record(of objectID: ManagedObjectID) -> Int? {
+        items.indices.first { isLive($0) && items[$0].object?.objectID == objectID }
+    }
+
     /// The item whose object has `objectID`, whose links added to or linked that object, or whose
     /// lookup created that object.
     func owner(of objectID: ManagedObjectID) -> Int? {
-        if let index = items.indices.first(where: { isLive($0) && items[$0].object?.objectID == objectID }) {
-            return index
-        }
+        if let index = record(of: objectID) { return index }
         if let index = items.indices.first(where: { index in
             isLive(index)
                 && items[index].links.contains { $0.owner.objectID == objectID || $0.destination.objectID == objectID }

@@ -109,7 +109,12 @@ final class WriteStage {
             var progressed = false
             // Owners first: every failure of a record is listed, not only the one that rejects it.
             let owned = failures.map { failure in
-                (failure, batch.owner(of: failure.objectID), failure.holder.flatMap { batch.owner(of: $0) })
+                // A stored holder is named as stored, though records link to it (their children); a new
+                // one by the record that made it (its own object, or a lookup's `missing: create`).
+                (
+                    failure, batch.owner(of: failure.objectID),
+                    failure.holder.flatMap { $0.isTemporaryID ? batch.owner(of: $0) : batch.record(of: $0) }
+                )
             }
             for (var failure, owner, holderOwner) in owned {
                 guard let index = owner else { continue }
