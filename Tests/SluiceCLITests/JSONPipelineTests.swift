@@ -323,7 +323,8 @@ import Testing
                 target: { path: r.sqlite }
                 errors: { max: 5, rejects: r.jsonl }
                 sources:
-                  - { name: readings, path: readings.jsonl, entity: Reading, key: [id], fields: { id: id, value: value } }
+                  - { name: readings, path: readings.jsonl, entity: Reading, key: [id],
+                      fields: { id: id, value: value } }
                 """)
         #expect(try runSluice(["run", pipeline.path]).status == 0)
         let rejects = try String(contentsOf: directory.url.appendingPathComponent("r.jsonl"), encoding: .utf8)
