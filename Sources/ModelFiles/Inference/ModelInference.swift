@@ -235,9 +235,9 @@ public struct ModelInference {
     }
 
     /// The columns that identify an entity's records: its declared primary key, else a declared
-    /// unique key, else (for a record that is not nested in another) the best column whose values are
-    /// all different and present and whose name says it identifies — one named after the entity (`customer_id` in customers), then `id`,
-    /// then integers, then the first.
+    /// unique key, else (for a record that is not nested in another) the best column whose values
+    /// are all different and present and whose name says it identifies — one named after the entity
+    /// (`customer_id` in customers), then `id`, then integers, then the first.
     package func key(of entity: Entity) -> [String] {
         if !entity.primaryKey.isEmpty { return entity.primaryKey }
         // A unique key whose columns are all present (NULLs never clash, so rows with one would be

@@ -199,6 +199,24 @@ public final class ValueConverter {
         return value(of: text, raw: raw)
     }
 
+    /// A double or float: a number too large for a double (`1e400`) is out of range, not
+    /// infinity; `inf` and `nan` written as such are what they say.
+    private func floatingPoint(_ text: String, raw: String) -> Result<AttributeValue, ConversionFailure> {
+        guard let number = Double(text), text.first.map({ !$0.isWhitespace }) == true else {
+            return .failure(failure(.number, raw, "is not a number"))
+        }
+        if !number.isFinite, text.contains(where: \.isNumber) {
+            return .failure(failure(.range, raw, "does not fit a double (its magnitude is above 1.8e308)"))
+        }
+        if attribute.type == .float {
+            guard Float(text).map({ $0.isFinite || !number.isFinite }) == true else {
+                return .failure(failure(.range, raw, "does not fit a float"))
+            }
+            return .success(.float(Float(text)!))
+        }
+        return .success(.double(number))
+    }
+
     private func isNullMarker(_ text: String) -> Bool {
         !nulls.isEmpty && nullLengths.contains(text.utf8.count) && nulls.contains(text)
     }
@@ -235,21 +253,7 @@ public final class ValueConverter {
             }
             return .success(.decimal(decimal))
         case .double, .float:
-            guard let number = Double(text), text.first.map({ !$0.isWhitespace }) == true else {
-                return .failure(failure(.number, raw, "is not a number"))
-            }
-            // A number too large for a double (`1e400`) is out of range, not infinity; `inf` and
-            // `nan` written as such are what they say.
-            if !number.isFinite, text.contains(where: \.isNumber) {
-                return .failure(failure(.range, raw, "does not fit a double (its magnitude is above 1.8e308)"))
-            }
-            if type == .float {
-                guard Float(text).map({ $0.isFinite || !number.isFinite }) == true else {
-                    return .failure(failure(.range, raw, "does not fit a float"))
-                }
-                return .success(.float(Float(text)!))
-            }
-            return .success(.double(number))
+            return floatingPoint(text, raw: raw)
         case .boolean:
             let word = text.lowercased()
             if trueWords.contains(word) { return .success(.boolean(true)) }

@@ -2,11 +2,12 @@ import Foundation
 
 extension JSONReader {
     /// Proposes a record spec for the records at `recordPath` from every record (or the first
-    /// `sampleRecords`): a member only the last record has is a field too: every scalar member a field (members of nested objects too, by path:
-    /// `customer.address.city`, three objects deep), arrays of objects child records (their own
-    /// members fields, their arrays children in turn), arrays of scalars child records of one field
-    /// (`value`, the element itself). A member that is sometimes one shape and sometimes another,
-    /// an array of arrays or of mixed values, or an object nested deeper is a field holding its JSON text.
+    /// `sampleRecords`; a member only the last record has is a field too): every scalar member a
+    /// field (members of nested objects too, by path: `customer.address.city`, three objects
+    /// deep), arrays of objects child records (their own members fields, their arrays children in
+    /// turn), arrays of scalars child records of one field (`value`, the element itself). A member
+    /// that is sometimes one shape and sometimes another, an array of arrays or of mixed values, or
+    /// an object nested deeper is a field holding its JSON text.
     /// - Throws: `ReaderError` for unreadable or malformed input.
     public static func discoverSpec(
         path: String, lines: Bool, recordPath: String, sampleRecords: Int = .max, limits: ReaderLimits = .standard
