@@ -342,4 +342,25 @@ import Testing
         let wide = try runSluice(["import", utf16.path, "--to", directory.url.appendingPathComponent("u.sqlite").path])
         #expect(wide.status == 3 && wide.stderr.contains("UTF-16 byte order mark"), "\(wide)")
     }
+
+    /// Inference keeps JSON's own types: a string of digits stays text, a number is never a date.
+    @Test func inferenceKeepsJSONTypes() throws {
+        let directory = try TemporaryDirectory()
+        let file = try directory.file(
+            "things.json",
+            contents: """
+                [{"id": 1, "zip": "8001", "flag": "true", "day": "2026-01-01", "n": 20260101, "ok": true,
+                  "amount": "12.50"},
+                 {"id": 2, "zip": "0042", "flag": "false", "day": "2026-01-02", "n": 20260102, "ok": false,
+                  "amount": "3.10"}]
+                """)
+        let proposed = try runSluice(["infer", file.path])
+        #expect(proposed.status == 0, "\(proposed.stderr)")
+        for line in [
+            "zip: {type: string", "flag: {type: string", "day: {type: calendarDate", "n: {type: integer64",
+            "ok: {type: boolean", "amount: {type: string",
+        ] {
+            #expect(proposed.stdout.contains(line), "\(line): \(proposed.stdout)")
+        }
+    }
 }

@@ -91,7 +91,13 @@ extension ModelInference {
         }
 
         /// Takes a value of the column, from the record at `line`.
-        mutating func observe(_ text: String?, isBlob: Bool = false, line: Int = 0) {
+        /// - Parameters:
+        ///   - isString: the input wrote the value as a string (JSON's `"8001"`): the column stays
+        ///     text, a date or a UUID (JSON writes those as strings), never a number or a boolean.
+        ///   - isTyped: the input wrote a number or a word (JSON's `8001`, `true`): no date or UUID.
+        mutating func observe(
+            _ text: String?, isBlob: Bool = false, isString: Bool = false, isTyped: Bool = false, line: Int = 0
+        ) {
             // A NUMERIC column's BLOB of decimal digits is a decimal a store kept exactly that way.
             if isBlob, affinity == "NUMERIC", let text, let bytes = SQLValueText.bytes(fromHex: text),
                 case let digits = String(decoding: bytes, as: UTF8.self), Self.isPlainDecimal(digits)
@@ -112,6 +118,11 @@ extension ModelInference {
             values += 1
             maxLength = max(maxLength, text.count)
             referenceHashes?.insert(text.hashValue)
+            if isString {
+                (integer, decimal, double, boolean) = (false, false, false, false)
+            } else if isTyped {
+                (date, uuid) = (false, false)
+            }
             // Numbers only when the text is the number's own spelling: `007`, `+5` or `0123.5` stay
             // text (an identifier, a phone number), so storing the value loses nothing.
             let leadingZero = Self.hasLeadingZero(text)

@@ -128,7 +128,8 @@ public struct ModelInference {
             }
             for column in 0..<min(record.count, entities[index].columns.count) {
                 entities[index].columns[column].observe(
-                    record.string(column), isBlob: record.isBlob(column), line: record.line)
+                    record.string(column), isBlob: record.isBlob(column), isString: record.isString(column),
+                    isTyped: record.isTyped(column), line: record.line)
             }
             // Children follow their parent record, so the last record seen with that number is the parent.
             if let parent = record.parentRecord, let entity = entityOfRecord[parent] {

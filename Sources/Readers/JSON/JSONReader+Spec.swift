@@ -37,7 +37,8 @@ extension JSONReader {
         init(_ spec: RecordSpec, file: String, isChild: Bool = false, names: Names = Names()) throws {
             path = spec.path
             self.names = names
-            context = Record.Context(file: file, schema: RecordSchema(names: spec.fields.map(\.name)), kind: spec.kind)
+            context = Record.Context(
+                file: file, schema: RecordSchema(names: spec.fields.map(\.name)), kind: spec.kind, isTyped: true)
             fields = try spec.fields.map { try Self.path($0.path, names: names) }
             if isChild {
                 guard !spec.path.isEmpty, spec.path != "." else {

@@ -304,7 +304,9 @@ public final class JSONReader: RecordReader {
                     builder.append(tape.bytes.baseAddress! + Int(value.start), Int(value.end - value.start))
                 }
             }
-            builder.endField(start: start, column: value.column, lineDelta: lineDelta, isNull: false)
+            builder.endField(
+                start: start, column: value.column, lineDelta: lineDelta, isNull: false, isString: value.kind == .string
+            )
         }
         var record = Record(
             context: spec.context, line: line, column: column, number: number, storage: builder.finish())

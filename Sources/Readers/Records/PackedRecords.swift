@@ -95,7 +95,8 @@ public struct PackedRecords: Sendable {
         let last = chunks.count - 1
         for index in 0..<record.count {
             let slot = record.slot(index)
-            appendInChunk((slot.isNull ? 1 : 0) | (slot.isBlob ? 2 : 0) | (slot.isStatedNull ? 4 : 0))
+            appendInChunk(
+                (slot.isNull ? 1 : 0) | (slot.isBlob ? 2 : 0) | (slot.isStatedNull ? 4 : 0) | (slot.isString ? 8 : 0))
             appendInChunk(Int(slot.column))
             appendInChunk(Int(slot.lineDelta))
             appendInChunk(Int(slot.end - slot.start))
@@ -133,7 +134,7 @@ public struct PackedRecords: Sendable {
                 to: Record.Slot(
                     start: Int32(start), end: Int32(start + length), column: Int32(fieldColumn),
                     lineDelta: Int32(lineDelta), isNull: flags & 1 != 0, isBlob: flags & 2 != 0,
-                    isStatedNull: flags & 4 != 0))
+                    isStatedNull: flags & 4 != 0, isString: flags & 8 != 0))
             start += length
         }
         var record = Record(

@@ -14,17 +14,23 @@ public struct Record: Sendable {
         public let kind: String?
         /// For rows of an SQL INSERT with a conflict clause: what becomes of a row whose key repeats.
         public let conflict: Conflict?
+        /// The input types its values (JSON: a string is marked `isString`; anything else is not text).
+        public let isTyped: Bool
 
-        public init(file: String, schema: RecordSchema? = nil, kind: String? = nil, conflict: Conflict? = nil) {
+        public init(
+            file: String, schema: RecordSchema? = nil, kind: String? = nil, conflict: Conflict? = nil,
+            isTyped: Bool = false
+        ) {
             self.file = file
             self.schema = schema
             self.kind = kind
             self.conflict = conflict
+            self.isTyped = isTyped
         }
 
         /// The same context for rows of an INSERT with `conflict`.
         public func with(conflict: Conflict?) -> Context {
-            Context(file: file, schema: schema, kind: kind, conflict: conflict)
+            Context(file: file, schema: schema, kind: kind, conflict: conflict, isTyped: isTyped)
         }
     }
 
@@ -91,6 +97,8 @@ public struct Record: Sendable {
         var isBlob = false
         /// The input wrote null (JSON's `null`) rather than leaving the field out.
         var isStatedNull = false
+        /// The input wrote the value as a string (JSON's `"…"`), not a number or a word.
+        var isString = false
     }
 
     init(context: Context, line: Int, column: Int, number: Int?, storage: Storage) {
@@ -170,6 +178,14 @@ public struct Record: Sendable {
 
     /// Whether field `index` is a null the input wrote (JSON's `null`), not a member it left out.
     public func isStatedNull(_ index: Int) -> Bool { slot(index).isStatedNull }
+
+    /// Whether field `index` was written as a string (JSON's `"007"`), not a number or a word:
+    /// inference keeps such a column text.
+    public func isString(_ index: Int) -> Bool { slot(index).isString }
+
+    /// Whether field `index` was written as a number or a word of a typed input (JSON's `8001`,
+    /// `true`), not as a string: only JSON's records say so.
+    public func isTyped(_ index: Int) -> Bool { context.isTyped && !slot(index).isNull && !slot(index).isString }
 
     /// The bytes of field `index`.
     public func bytes(_ index: Int) -> [UInt8] { withBytes(index) { Array($0) } }

@@ -165,22 +165,24 @@ struct RecordBuilder {
     }
 
     @inline(__always) mutating func endField(
-        start: Int, column: Int, lineDelta: Int, isNull: Bool, isBlob: Bool = false
+        start: Int, column: Int, lineDelta: Int, isNull: Bool, isBlob: Bool = false, isString: Bool = false
     ) {
-        addField(start: start, end: length, column: column, lineDelta: lineDelta, isNull: isNull, isBlob: isBlob)
+        addField(
+            start: start, end: length, column: column, lineDelta: lineDelta, isNull: isNull, isBlob: isBlob,
+            isString: isString)
     }
 
     /// Adds a field whose bytes are `start..<end` of the record's bytes.
     @inline(__always) mutating func addField(
         start: Int, end: Int, column: Int, lineDelta: Int, isNull: Bool, isBlob: Bool = false,
-        isStatedNull: Bool = false
+        isStatedNull: Bool = false, isString: Bool = false
     ) {
         if count == slotCapacity { grow(bytes: length, slots: count + 1) }
         (slots + count).initialize(
             to: Record.Slot(
                 start: Int32(truncatingIfNeeded: start), end: Int32(truncatingIfNeeded: end),
                 column: Int32(truncatingIfNeeded: column), lineDelta: Int32(truncatingIfNeeded: lineDelta),
-                isNull: isNull, isBlob: isBlob, isStatedNull: isStatedNull))
+                isNull: isNull, isBlob: isBlob, isStatedNull: isStatedNull, isString: isString))
         count += 1
     }
 
