@@ -116,6 +116,15 @@ import Testing
         #expect(read.fatal == nil)
     }
 
+    /// A JSON Lines file in UTF-16: its first line is refused (once: the reader goes on past it),
+    /// and the next line is read.
+    @Test func aUTF16MarkRefusesTheFirstLineOnce() {
+        let read = Self.read([0xFF, 0xFE] + Array("{\"a\": 1}\n{\"a\": 2}\n".utf8), lines: true, spec: Self.flat("a"))
+        #expect(read.records == [["2"]])
+        #expect(read.errors.count == 1 && read.errors[0].contains("UTF-16 byte order mark"), "\(read.errors)")
+        #expect(Self.read([0xFE, 0xFF], lines: true, spec: Self.flat("a")).errors.count == 1)
+    }
+
     @Test func aLineLongerThanTheLimitIsRefusedAndPassedOver() throws {
         let long = "{\"a\":\"" + String(repeating: "x", count: 300_000) + "\"}"
         let text = "{\"a\":\"short\"}\n" + long + "\n{\"a\":\"after\"}\n"

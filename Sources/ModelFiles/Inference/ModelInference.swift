@@ -222,13 +222,13 @@ public struct ModelInference {
     }
 
     /// Whether a column's name says it identifies a row: `id`, `customer_id`, `customerId`, `CustomerID`,
-    /// `order_no`, `order_nr`, `Invoice No`, `Kundennummer`, `code`, `key`, `sku` (and `…_code`,
-    /// `…_key`, `…_sku`, `…_nummer`, `…_numero`).
+    /// `order_no`, `order_nr`, `Invoice No`, `Kundennummer`, `number`, `orderNumber`, `code`, `key`,
+    /// `sku` (and `…_code`, `…_key`, `…_sku`, `…_number`, `…_nummer`, `…_numero`).
     static func namesIdentifier(_ name: String) -> Bool {
         let lower = name.lowercased()
-        let words = ["id", "code", "key", "sku", "nr", "no", "nummer", "numero", "número"]
+        let words = ["id", "code", "key", "sku", "nr", "no", "number", "nummer", "numero", "número"]
         if words.contains(lower) || lower.hasSuffix("nummer") { return true }
-        if name.hasSuffix("Id") || name.hasSuffix("ID") || name.hasSuffix("Nr") || name.hasSuffix("No") { return true }
+        if ["Id", "ID", "Nr", "No", "Number"].contains(where: { name.hasSuffix($0) }) { return true }
         for suffix in words {
             for separator in ["_", "-", " ", "."] where lower.hasSuffix(separator + suffix) { return true }
         }

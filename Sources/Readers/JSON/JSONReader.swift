@@ -193,8 +193,10 @@ public final class JSONReader: RecordReader {
                 scanner.takeLineBreak()
                 continue
             }
-            if scanner.line == 1 { try scanner.skipByteOrderMark() }
+            // The line is begun before its byte order mark is looked at: an error there passes over
+            // the line like any other (else a UTF-16 mark would be read again and again).
             inLine = true
+            if scanner.line == 1 { try scanner.skipByteOrderMark() }
             return true
         }
         return false

@@ -8,8 +8,9 @@ import ObjectGraph
 /// stored child beyond the records is deleted once its parent is saved. With `identity: content`
 /// a record pairs with a stored child of the same values wherever it is (a changed child is then a
 /// new one, and the stored one no record stands for is deleted). A paired child is a stored
-/// parent in turn: its own keyless children are paired the same way, at any depth. The children of a
-/// kind are left as they are (new) under a parent when one of them is rejected or waits.
+/// parent in turn: its own keyless children are paired the same way, at any depth. A rejected or
+/// waiting record keeps its place among its siblings (they pair as they would); the stored child it
+/// stood for stays as it is, and none of that parent's stored children of its kind is deleted.
 struct ChildIdentity {
     let scope: StageScope
 
@@ -54,20 +55,24 @@ struct ChildIdentity {
             let parentEntity = scope.kinds[batch.items[parent].kind].mapper.entity
             for (kind, keyless) in kinds.sorted(by: { $0.key < $1.key }) where parentEntity.isKind(of: keyless.parent) {
                 let records = (children[parent] ?? []).filter { batch.items[$0].kind == kind }
-                guard records.allSatisfy({ batch.items[$0].reject == nil && batch.items[$0].object != nil }) else {
-                    continue
-                }
+                let live = records.filter { batch.items[$0].reject == nil && batch.items[$0].object != nil }
                 let entity = scope.kinds[kind].mapper.entity.name
                 let storedChildren = try coordinator.storedDestinations(of: keyless.toChildren, for: parentID).filter {
                     $0.entityName == entity
                 }
+                // A rejected (or waiting) record keeps its place: its siblings pair as they would, the
+                // stored child it stood for stays as it is, and no stored child is taken as vanished.
                 let pairs =
                     scope.kinds[kind].identity == .place
-                    ? try byPlace(records, storedChildren) : try byContent(records, storedChildren, batch)
+                    ? try byPlace(records, storedChildren).filter {
+                        batch.items[$0.item].reject == nil && batch.items[$0.item].object != nil
+                    }
+                    : try byContent(live, storedChildren, batch)
                 for (index, row) in pairs {
                     adopt(&batch, index, stored: row, children: children[index] ?? [])
                     storedParents.append((index, row.objectID))
                 }
+                guard live.count == records.count else { continue }
                 let kept = Set(pairs.map(\.row.objectID))
                 let gone = storedChildren.filter { !kept.contains($0) }
                 if !gone.isEmpty { vanished[parent, default: []] += gone }
