@@ -92,8 +92,10 @@ extension ImportPlan {
         /// for (a new file) and the optional attributes of columns its entities lack (Core Data's
         /// lightweight migration; the store checks its tables).
         private mutating func grow(_ stored: ManagedObjectModel, recorded: String, by inputs: Inputs, target: String) {
-            let plans = inputs.inference.plans().filter { $0.parent == nil && $0.links == nil }
-            let newEntities = plans.map(\.name).filter { stored.entity(named: $0) == nil }
+            let plans = inputs.inference.plans().filter { $0.links == nil }
+            // New entities of new files only (a new nested array would need its parent changed too);
+            // new attributes of nested entities as of top-level ones (a member the lines gained).
+            let newEntities = plans.filter { $0.parent == nil }.map(\.name).filter { stored.entity(named: $0) == nil }
             var newAttributes: [String: [String]] = [:]
             for plan in plans {
                 guard let entity = stored.entity(named: plan.name) else { continue }
