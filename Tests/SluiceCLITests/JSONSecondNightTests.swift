@@ -89,5 +89,13 @@ import Testing
         #expect(grown.status == 0, "\(grown.stderr)")
         #expect(grown.stdout.contains("Line: 1 read, 0 inserted, 1 updated"), "\(grown.stdout)")
         #expect(try sqliteRows(store, "SELECT sku, discount FROM lines") == [[.text("A"), .integer(5)]])
+        // A new nested array is no new entity of a stored model: refused, saying so, the store untouched.
+        try #"[{"number": 1, "lines": [{"sku": "A", "discount": 5}], "shipments": [{"at": "2026-01-01"}]}]"#.write(
+            to: feed, atomically: true, encoding: .utf8)
+        let refused = try runSluice(["import", feed.path, "--to", store])
+        #expect(refused.status == 2, "\(refused)")
+        #expect(
+            refused.stderr.contains("no entity for the nested records at \"shipments\" (Shipment"), "\(refused.stderr)")
+        #expect(try sqliteRows(store, "SELECT count(*) FROM lines") == [[.integer(1)]])
     }
 }

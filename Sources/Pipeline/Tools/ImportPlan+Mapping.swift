@@ -74,6 +74,14 @@ extension ImportPlan {
                 ModelInference.entityName($0.kind ?? $0.path) == plans[child].name
             })
         else { return nil }
+        if let model, model.entity(named: plans[child].name) == nil {
+            throw ReaderError(
+                .invalidOption,
+                "the target's model has no entity for the nested records at \(childSpec.path.debugDescription) "
+                    + "(\(plans[child].name), new since the store was made): a store does not grow nested entities; "
+                    + "import into a new store, or give --model with the entity and its relationship to "
+                    + "\(plans[child].parent.map { plans[$0.entity].name } ?? "its parent")")
+        }
         var noKey: KeyRequest?
         let mapping = try mapping(plans, child, spec: childSpec, numberedColumns: false, key: &noKey, model: model)
         return .map([("record", .text(childSpec.path)), ("parent", .text(parent.relationship))] + mapping)
