@@ -80,7 +80,7 @@ extension ImportPlan {
                 }
                 let first = inference.entities.count
                 try inference.add(
-                    inputAt: path, format: format, recordPath: options.record, entity: options.entity,
+                    inputAt: path, format: format, recordPath: spec?.path ?? options.record, entity: options.entity,
                     table: options.table, dialect: options.csv, spec: spec, namespaces: options.namespaces)
                 sources.append(Source(path: path, format: format, firstEntity: first, spec: spec))
                 if format.isNested, !options.fields.isEmpty, first < inference.entities.count {

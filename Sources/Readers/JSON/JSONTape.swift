@@ -38,19 +38,6 @@ struct JSONTape {
     /// The members (or elements) of container `index`, in order.
     func children(of index: Int) -> JSONTapeChildren { JSONTapeChildren(tape: self, index: index) }
 
-    /// Whether the name of member `index` is `name` (with its hash).
-    @inline(__always) func name(of index: Int, is name: [UInt8], hash: UInt32) -> Bool {
-        let node = nodes[index]
-        guard node.nameHash == hash, node.nameStart >= 0, Int(node.nameEnd - node.nameStart) == name.count else {
-            return false
-        }
-        return bytes.withUnsafeBufferPointer { all in
-            name.withUnsafeBufferPointer { wanted in
-                wanted.isEmpty || memcmp(all.baseAddress! + Int(node.nameStart), wanted.baseAddress!, wanted.count) == 0
-            }
-        }
-    }
-
     /// The name of member `index`, as text.
     func name(of index: Int) -> String {
         let node = nodes[index]
@@ -134,8 +121,8 @@ struct JSONTape {
                     continue
                 }
             }
-            if let last = stack.last, current != last.end, out.last != UInt8(ascii: "{"), out.last != UInt8(ascii: "[")
-            {
+            // A value after another in its container takes a comma (a container's first follows its bracket).
+            if !stack.isEmpty, out.last != UInt8(ascii: "{"), out.last != UInt8(ascii: "[") {
                 out.append(UInt8(ascii: ","))
             }
             if node.nameStart >= 0, current != index {
