@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 final class Booking: ManagedObject {
-    override func validateValue(_ value: AttributeValue, forKey key: String) throws {
+    override func validateAttribute(_ value: AttributeValue, forKey key: String) throws {
         if key == "room", case .string(let room) = value, room.hasPrefix("X") {
             throw validationFailure(
                 key: key, value: value, rule: .custom("roomClosed"), message: "rooms in wing X are closed")

@@ -115,6 +115,7 @@ private struct Loader: YAMLFileReader {
         var isAbstract = false
         var attributes: [AttributeDescription] = []
         var relationships: [RelationshipDescription] = []
+        var fetched: [FetchedPropertyDescription] = []
         var unique: [[String]] = []
         var indexes: [IndexDescription] = []
         var table: String?
@@ -123,6 +124,7 @@ private struct Loader: YAMLFileReader {
         }
         let allowed: Set<String> = [
             "parent", "abstract", "table", "attributes", "relationships", "unique", "indexes", "columnOrder",
+            "fetchedProperties",
         ]
         var columnOrder: [String] = []
         for (key, _, value) in pairs(body, allowed: allowed, what: "entity \(name)", entity: name) {
@@ -148,6 +150,13 @@ private struct Loader: YAMLFileReader {
                         relationships.append(relationship)
                     }
                 }
+            case "fetchedProperties":
+                for (propertyName, nameNode, spec) in pairs(
+                    value, allowed: nil, what: "fetched properties of \(name)", entity: name)
+                {
+                    marks["\(name).\(propertyName)"] = nameNode.mark
+                    if let property = readFetchedProperty(propertyName, spec, entity: name) { fetched.append(property) }
+                }
             case "unique":
                 guard let list = value.sequence else {
                     fail(value, "unique must be a list of attribute names or of lists of them", entity: name)
@@ -158,37 +167,44 @@ private struct Loader: YAMLFileReader {
                         unique.append(constraint)
                     }
                 }
-            case "indexes":
-                guard let list = value.sequence else {
-                    fail(value, "indexes must be a list", entity: name)
-                    continue
-                }
-                for (i, item) in list.enumerated() {
-                    if item.mapping != nil {
-                        var indexName = "\(name)_index\(i + 1)"
-                        var properties: [String] = []
-                        for (k, _, v) in pairs(item, allowed: ["name", "properties"], what: "an index", entity: name) {
-                            if k == "name" {
-                                indexName = string(v, "index name", entity: name, property: nil) ?? indexName
-                            } else {
-                                properties = names(v, "index properties", entity: name) ?? []
-                            }
-                        }
-                        indexes.append(IndexDescription(name: indexName, propertyNames: properties))
-                    } else if let properties = names(item, "an index", entity: name) {
-                        indexes.append(
-                            IndexDescription(
-                                name: "\(name)_" + properties.joined(separator: "_"), propertyNames: properties))
-                    }
-                }
+            case "indexes": indexes = readIndexes(value, entity: name)
             default:
                 break
             }
         }
         return EntityDescription(
             name: name, parent: parent, isAbstract: isAbstract, attributes: attributes,
-            relationships: relationships, uniquenessConstraints: unique, indexes: indexes, tableName: table,
+            relationships: relationships, fetchedProperties: fetched, uniquenessConstraints: unique, indexes: indexes,
+            tableName: table,
             columnOrder: columnOrder)
+    }
+
+    /// `indexes:`: a list of property-name lists, or of `{ name, properties }`.
+    mutating func readIndexes(_ value: Node, entity name: String) -> [IndexDescription] {
+        var indexes: [IndexDescription] = []
+        guard let list = value.sequence else {
+            fail(value, "indexes must be a list", entity: name)
+            return []
+        }
+        for (i, item) in list.enumerated() {
+            if item.mapping != nil {
+                var indexName = "\(name)_index\(i + 1)"
+                var properties: [String] = []
+                for (k, _, v) in pairs(item, allowed: ["name", "properties"], what: "an index", entity: name) {
+                    if k == "name" {
+                        indexName = string(v, "index name", entity: name, property: nil) ?? indexName
+                    } else {
+                        properties = names(v, "index properties", entity: name) ?? []
+                    }
+                }
+                indexes.append(IndexDescription(name: indexName, propertyNames: properties))
+            } else if let properties = names(item, "an index", entity: name) {
+                indexes.append(
+                    IndexDescription(
+                        name: "\(name)_" + properties.joined(separator: "_"), propertyNames: properties))
+            }
+        }
+        return indexes
     }
 
     /// A table or column name: any non-empty text (quoted in SQL as needed).
@@ -230,7 +246,7 @@ private struct Loader: YAMLFileReader {
         }
         let allowed: Set<String> = [
             "type", "optional", "transient", "default", "min", "max", "minLength", "maxLength", "regex", "column",
-            "scale",
+            "scale", "derived",
         ]
         let fields = pairs(spec, allowed: allowed, what: "attribute \(entity).\(name)", entity: entity, property: name)
         guard let typeField = fields.first(where: { $0.key == "type" }) else {
@@ -247,6 +263,7 @@ private struct Loader: YAMLFileReader {
         var regex: String?
         var column: String?
         var scale: Int?
+        var derived: String?
         for (key, _, value) in fields {
             switch key {
             case "optional": optional = bool(value, "optional", entity: entity, property: name) ?? true
@@ -258,6 +275,7 @@ private struct Loader: YAMLFileReader {
             case "maxLength": maxLength = int(value, "maxLength", entity: entity, property: name)
             case "regex": regex = string(value, "regex", entity: entity, property: name)
             case "column": column = storageName(value, "column", entity: entity, property: name)
+            case "derived": derived = string(value, "derived", entity: entity, property: name)
             case "scale":
                 scale = int(value, "scale", entity: entity, property: name)
                 if type != .decimal || !(0...38).contains(scale ?? 0) {
@@ -271,7 +289,7 @@ private struct Loader: YAMLFileReader {
         return AttributeDescription(
             name: name, type: type, isOptional: optional, isTransient: transient, defaultValue: defaultValue,
             minValue: minValue, maxValue: maxValue, minLength: minLength, maxLength: maxLength,
-            regularExpression: regex, scale: scale, columnName: column)
+            regularExpression: regex, scale: scale, columnName: column, derivation: derived)
     }
 
     /// Parses a default or bound written in the file as a value of the attribute's type, exactly.
@@ -295,12 +313,12 @@ private struct Loader: YAMLFileReader {
     mutating func readRelationship(_ name: String, _ spec: Node, entity: String) -> RelationshipDescription? {
         let allowed: Set<String> = [
             "destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount", "maxCount", "column",
-            "joinTable",
+            "joinTable", "transient",
         ]
         let fields = pairs(
             spec, allowed: allowed, what: "relationship \(entity).\(name)", entity: entity, property: name)
         var destination: String?
-        var toMany = false, ordered = false, optional = true
+        var toMany = false, ordered = false, optional = true, transient = false
         var inverse: String?
         var rule = DeleteRule.nullify
         var minCount: Int?, maxCount: Int?
@@ -311,6 +329,7 @@ private struct Loader: YAMLFileReader {
             case "destination": destination = string(value, "destination", entity: entity, property: name)
             case "toMany": toMany = bool(value, "toMany", entity: entity, property: name) ?? false
             case "ordered": ordered = bool(value, "ordered", entity: entity, property: name) ?? false
+            case "transient": transient = bool(value, "transient", entity: entity, property: name) ?? false
             case "optional": optional = bool(value, "optional", entity: entity, property: name) ?? true
             case "inverse": inverse = string(value, "inverse", entity: entity, property: name)
             case "minCount": minCount = int(value, "minCount", entity: entity, property: name)
@@ -341,6 +360,33 @@ private struct Loader: YAMLFileReader {
         return RelationshipDescription(
             name: name, destination: destination, inverse: inverse, isToMany: toMany, isOrdered: ordered,
             isOptional: optional, deleteRule: rule, minCount: minCount, maxCount: maxCount, columnName: column,
-            joinTable: joinTable)
+            joinTable: joinTable, isTransient: transient)
+    }
+
+    /// `name: { destination: Entity, predicate: "…$FETCH_SOURCE…", sort: [key, -key] }`.
+    mutating func readFetchedProperty(_ name: String, _ spec: Node, entity: String) -> FetchedPropertyDescription? {
+        let fields = pairs(
+            spec, allowed: ["destination", "predicate", "sort"], what: "fetched property \(entity).\(name)",
+            entity: entity, property: name)
+        var destination: String?, predicate: String?
+        var sort: [FetchSortDescriptor] = []
+        for (key, _, value) in fields {
+            switch key {
+            case "destination": destination = string(value, "destination", entity: entity, property: name)
+            case "predicate": predicate = string(value, "predicate", entity: entity, property: name)
+            case "sort":
+                sort = (names(value, "sort", entity: entity) ?? []).map {
+                    $0.hasPrefix("-")
+                        ? FetchSortDescriptor(String($0.dropFirst()), ascending: false) : FetchSortDescriptor($0)
+                }
+            default: break
+            }
+        }
+        guard let destination, let predicate else {
+            fail(spec, "a fetched property needs a destination and a predicate", entity: entity, property: name)
+            return nil
+        }
+        return FetchedPropertyDescription(
+            name: name, destination: destination, predicate: predicate, sortDescriptors: sort)
     }
 }

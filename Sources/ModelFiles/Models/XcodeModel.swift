@@ -4,11 +4,11 @@ import Readers
 
 /// Loads Xcode's Core Data models (`.xcdatamodeld` bundles, `.xcdatamodel` folders, or their
 /// `contents` file) into a `ManagedObjectModel`, so a model drawn in Xcode is used as it is:
-/// entities (parent, abstract), attributes (type, optional, transient, default, min/max — values, or
-/// lengths for strings and binaries —, regular expression), relationships (destination, inverse,
-/// to-many, ordered, optional, min/max count, delete rule), uniqueness constraints, fetch indexes and
-/// configurations. What Sluice does not use (user info, stored fetch requests, fetched properties,
-/// transformable types…) is named in a warning, never dropped silently.
+/// entities (parent, abstract), attributes (type, optional, transient, derived, default, min/max —
+/// values, or lengths for strings and binaries —, regular expression), relationships (destination,
+/// inverse, to-many, ordered, optional, transient, min/max count, delete rule), fetched properties,
+/// uniqueness constraints, fetch indexes and configurations. What Sluice does not use (user info,
+/// stored fetch requests, transformable types…) is named in one warning, never dropped silently.
 public enum XcodeModel {
     /// Whether `path` names an Xcode model.
     public static func isXcodeModel(_ path: String) -> Bool {
@@ -17,7 +17,8 @@ public enum XcodeModel {
             || lower.hasSuffix(".xcdatamodel/") || (path as NSString).lastPathComponent == "contents"
     }
 
-    /// - Returns: the model and a warning per element or attribute it does not use.
+    /// - Returns: the model and, when it has elements or attributes Sluice does not use, one warning
+    ///   naming them all.
     /// - Throws: `ModelFileError` naming file and line.
     public static func load(path: String) throws -> (model: ManagedObjectModel, warnings: [String]) {
         let file = try contentsFile(path)
@@ -33,7 +34,10 @@ public enum XcodeModel {
         let entities = loader.model(root)
         if !loader.issues.isEmpty { throw ModelFileError(issues: loader.issues) }
         do {
-            return (try ManagedObjectModel(entities: entities, configurations: loader.configurations), loader.warnings)
+            let model = try ManagedObjectModel(entities: entities, configurations: loader.configurations)
+            // What Sluice does not use, named once, in one warning.
+            let warning = "\(file): not used by Sluice: " + loader.warnings.joined(separator: "; ")
+            return (model, loader.warnings.isEmpty ? [] : [warning])
         } catch let error as ModelValidationError {
             throw ModelFileError(
                 issues: error.issues.map { issue in
@@ -90,7 +94,7 @@ public enum XcodeModel {
         }
 
         mutating func warn(_ element: XMLTreeElement, _ message: String) {
-            warnings.append("\(file):\(element.line): \(message)")
+            warnings.append("\(message) (line \(element.line))")
         }
 
         mutating func model(_ root: XMLTreeElement) -> [EntityDescription] {
@@ -126,6 +130,7 @@ public enum XcodeModel {
             }
             lines[name] = element.line
             var attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = []
+            var fetched: [FetchedPropertyDescription] = []
             var unique: [[String]] = [], indexes: [IndexDescription] = []
             for child in element.children {
                 switch child.name {
@@ -144,18 +149,29 @@ public enum XcodeModel {
                     }
                 case "userInfo": warn(child, "user info of entity \(name) ignored")
                 case "fetchedProperty":
-                    warn(
-                        child,
-                        "fetched property \(name).\(child.attributes["name"] ?? "") ignored (Sluice has no fetched "
-                            + "properties)"
-                    )
+                    if let property = fetchedProperty(child, entity: name) { fetched.append(property) }
                 default: warn(child, "element <\(child.name)> of entity \(name) ignored")
                 }
             }
             return EntityDescription(
                 name: name, parent: element.attributes["parentEntity"],
                 isAbstract: element.attributes["isAbstract"] == "YES",
-                attributes: attributes, relationships: relationships, uniquenessConstraints: unique, indexes: indexes)
+                attributes: attributes, relationships: relationships, fetchedProperties: fetched,
+                uniquenessConstraints: unique, indexes: indexes)
+        }
+
+        /// `<fetchedProperty name=…><fetchRequest entity=… predicateString=…/></fetchedProperty>`.
+        mutating func fetchedProperty(_ element: XMLTreeElement, entity: String) -> FetchedPropertyDescription? {
+            guard let name = element.attributes["name"], let request = element.children(named: "fetchRequest").first,
+                let destination = request.attributes["entity"]
+            else {
+                fail(element, "a fetched property without a name or a fetch request naming an entity", entity: entity)
+                return nil
+            }
+            lines["\(entity).\(name)"] = element.line
+            return FetchedPropertyDescription(
+                name: name, destination: destination,
+                predicate: request.attributes["predicateString"] ?? "TRUEPREDICATE")
         }
 
         mutating func attribute(_ element: XMLTreeElement, entity: String) -> AttributeDescription? {
@@ -186,7 +202,8 @@ public enum XcodeModel {
                 name: name, type: type, isOptional: a["optional"] == "YES", isTransient: isTransient,
                 defaultValue: defaultValue,
                 minValue: limits.minValue, maxValue: limits.maxValue, minLength: limits.minLength,
-                maxLength: limits.maxLength, regularExpression: a["regularExpressionString"])
+                maxLength: limits.maxLength, regularExpression: a["regularExpressionString"],
+                derivation: a["derived"] == "YES" ? a["derivationExpression"] ?? "" : nil)
         }
 
         /// The type of attribute `entity.name` from its `attributeType`: a Transformable one is binary, a
@@ -289,7 +306,7 @@ public enum XcodeModel {
                 name: name, destination: destination, inverse: a["inverseName"], isToMany: toMany,
                 isOrdered: a["ordered"] == "YES", isOptional: a["optional"] == "YES", deleteRule: rule,
                 minCount: toMany ? a["minCount"].flatMap { Int($0) } : nil,
-                maxCount: toMany ? a["maxCount"].flatMap { Int($0) } : nil)
+                maxCount: toMany ? a["maxCount"].flatMap { Int($0) } : nil, isTransient: a["transient"] == "YES")
         }
     }
 }

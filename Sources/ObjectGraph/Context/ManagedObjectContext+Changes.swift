@@ -1,3 +1,5 @@
+import OrderedCollections
+
 /// Inserting and deleting objects (with delete rules), and the change tracking every edit goes through.
 extension ManagedObjectContext {
     // MARK: Insert and delete
@@ -32,6 +34,8 @@ extension ManagedObjectContext {
         object.context = self
         if object.objectID.isTemporaryID { hasTemporaryIDs = true } else { registry[object.objectID] = object }
         setChangeState(object, .inserted)
+        if let pending = pendingObjectChanges { pending.inserted.append(object) }
+        registerUndo(.state(object, .insertedThenDeleted, nil))
         object.awakeFromInsert()
     }
 
@@ -43,6 +47,8 @@ extension ManagedObjectContext {
         precondition(object.context === self, "\(object.objectID) does not belong to this context")
         guard !object.isDeleted else { return }
         object.willAccess()
+        registerUndo(.state(object, object.changeState, object.original))
+        if let pending = pendingObjectChanges { pending.deleted.append(object) }
         if object.changeState == .inserted {
             object.changeState = .insertedThenDeleted
         } else {
@@ -69,6 +75,8 @@ extension ManagedObjectContext {
     /// Called before every change to an object: records that it changed and, the first time, its
     /// committed values (for rollback and `changedValues()`).
     @inline(__always) func noteChange(_ object: ManagedObject) {
+        if changeTrackingSuspended { return }
+        if let pending = pendingObjectChanges { pending.touched.append(object) }
         if object.changeState == .none {
             captureOriginal(object)
             setChangeState(object, .updated)
@@ -80,6 +88,8 @@ extension ManagedObjectContext {
     /// Called before an edit of a to-many relationship: the object is updated, but (unless its
     /// attributes or to-one relationships change too) has no row to rewrite, only links.
     @inline(__always) func noteToManyChange(_ object: ManagedObject) {
+        if changeTrackingSuspended { return }
+        if let pending = pendingObjectChanges { pending.touched.append(object) }
         if object.changeState == .none { setChangeState(object, .updated) }
     }
 

@@ -74,6 +74,7 @@ extension ManagedObjectContext {
             guard let object = registry[id], !object.faultState else { continue }
             switch object.changeState {
             case .none:
+                pendingObjectChanges?.refreshed.append(object)
                 object.turnIntoFault(notify: true)
             case .updated where object.original == nil:
                 reloadToManyRelationships(of: object)  // only to-many edits here: keep them, reload the rest
@@ -140,6 +141,7 @@ extension ManagedObjectContext {
             }
         }
         object.original = nil
+        pendingObjectChanges?.invalidated.append(object)
         forget(object)
     }
 

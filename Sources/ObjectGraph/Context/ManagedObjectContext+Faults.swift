@@ -27,7 +27,7 @@ extension ManagedObjectContext {
         }
         object.fill(from: row, in: self)
         takeSnapshots(of: [object], rows: [row])
-        object.awakeFromFetch()
+        withoutChangeTracking { object.awakeFromFetch() }
     }
 
     /// A fault whose row could not be read (an I/O error, a damaged file): the object is filled
@@ -67,6 +67,8 @@ extension ManagedObjectContext {
         guard object.changeState != .inserted, object.changeState != .insertedThenDeleted, !object.faultState else {
             return
         }
+        pendingObjectChanges?.refreshed.append(object)
+        forgetFetchedObjects(of: object)
         if mergeChanges, object.changeState == .updated, let original = object.original {
             guard let row = try? source.sourceCurrentRows(for: [object.objectID]).first else { return }
             for attribute in object.entity.attributes

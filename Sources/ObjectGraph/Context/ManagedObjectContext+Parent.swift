@@ -53,9 +53,10 @@ extension ManagedObjectContext: RowSource {
     }
 
     func sourceNewObjectIDs(
-        for entity: EntityDescription, count: Int, value: (Int, AttributeDescription) -> AttributeValue
+        for entity: EntityDescription, in store: String?, count: Int,
+        value: (Int, AttributeDescription) -> AttributeValue
     ) throws -> [ManagedObjectID] {
-        try source.sourceNewObjectIDs(for: entity, count: count, value: value)
+        try source.sourceNewObjectIDs(for: entity, in: store, count: count, value: value)
     }
 
     func sourceLocked<T>(_ body: () throws -> T) rethrows -> T { try body() }

@@ -20,17 +20,24 @@ extension ManagedObjectContext {
             objects.allSatisfy { $0.objectID.isTemporaryID && $0.context === self }
             ? objects : objects.filter { $0.objectID.isTemporaryID && $0.context === self }
         guard let first = pending.first else { return }
-        var byEntity: [EntityDescription: [ManagedObject]] = [:]
-        if pending.allSatisfy({ $0.entity === first.entity }) {
-            byEntity[first.entity] = pending  // the usual import batch: one entity
+        var byEntity: [Group: [ManagedObject]] = [:]
+        if assignedStores.isEmpty, pending.allSatisfy({ $0.entity === first.entity }) {
+            byEntity[Group(entity: first.entity, store: nil)] = pending  // the usual import batch: one entity
         } else {
-            for object in pending { byEntity[object.entity, default: []].append(object) }
+            for object in pending {
+                byEntity[Group(entity: object.entity, store: assignedStores[ObjectIdentifier(object)]), default: []]
+                    .append(object)
+            }
         }
         registry.reserveCapacity(registry.count + pending.count)
-        for (entity, group) in byEntity.sorted(by: { $0.key.index < $1.key.index }) {
+        for (key, group) in byEntity.sorted(by: {
+            ($0.key.entity.index, $0.key.store ?? "") < ($1.key.entity.index, $1.key.store ?? "")
+        }) {
+            let entity = key.entity
             let keyed = persistentStoreCoordinator.referenceAttribute(for: entity) != nil
             if keyed && !includingKeyed { continue }
-            let ids = try source.sourceNewObjectIDs(for: entity, count: group.count) { index, attribute in
+            let ids = try source.sourceNewObjectIDs(for: entity, in: key.store, count: group.count) {
+                index, attribute in
                 group[index].attributeValues[attribute.index]
             }
             if keyed {
@@ -51,6 +58,26 @@ extension ManagedObjectContext {
                 group[index].objectID = ids[index]
                 registry[ids[index]] = group[index]
             }
+            if key.store != nil { for object in group { assignedStores.removeValue(forKey: ObjectIdentifier(object)) } }
         }
+    }
+
+    private struct Group: Hashable {
+        let entity: EntityDescription
+        let store: String?
+    }
+
+    /// Puts a new object in `store` (one of the coordinator's that holds its entity): its save, or
+    /// `obtainPermanentIDs`, gives it an ID of that store and writes it there (Core Data's
+    /// `assign(_:to:)`). Without it, a new object goes to the first store that holds its entity.
+    public func assign(_ object: ManagedObject, to store: any PersistentStore) {
+        checkQueue()
+        precondition(object.context === self, "\(object.objectID) does not belong to this context")
+        precondition(object.objectID.isTemporaryID, "\(object.objectID) is saved already: its store is fixed")
+        precondition(
+            persistentStoreCoordinator.store(store, holds: object.entity),
+            "the store \(store.identifier) is not the coordinator's, or its configuration does not hold "
+                + "\(object.entity.name)")
+        assignedStores[ObjectIdentifier(object)] = store.identifier
     }
 }

@@ -102,7 +102,7 @@ extension ManagedObjectContext {
             objects.append(object)
         }
         takeSnapshots(of: filled, rows: filledRows)
-        for object in filled { object.awakeFromFetch() }
+        withoutChangeTracking { for object in filled { object.awakeFromFetch() } }
         return objects
     }
 }

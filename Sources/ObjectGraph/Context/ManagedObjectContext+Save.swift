@@ -13,6 +13,7 @@ extension ManagedObjectContext {
     public func save() throws {
         checkQueue()
         try throwIfStoreFailed()
+        prepareForSave()
         var (inserted, updated, deleted, insertedThenDeleted) = collectChanges()
         guard !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty || !insertedThenDeleted.isEmpty else {
             clearChangedObjects()
@@ -43,6 +44,7 @@ extension ManagedObjectContext {
         if parent == nil { noteWrittenVersions(of: request, inserted: inserted, rewritten: rewritten) }
         for object in inserted { finishSave(of: object) }
         for object in updated { finishSave(of: object) }
+        finishSaveHooks(inserted, updated, deleted)
         for object in deleted { forget(object) }
         for object in insertedThenDeleted { forget(object) }
         clearChangedObjects()
@@ -178,10 +180,11 @@ extension ManagedObjectContext {
     func row(of object: ManagedObject, version: Int64) -> StoreRow {
         var values = object.attributeValues
         for index in object.entity.transientAttributeIndexes { values[index] = .null }
-        let toOne = object.relationshipSlots.map { slot -> ManagedObjectID? in
+        var toOne = object.relationshipSlots.map { slot -> ManagedObjectID? in
             if case .one(let destination) = slot { return destination?.objectID }
             return nil
         }
+        for index in object.entity.transientRelationshipIndexes { toOne[index] = nil }
         return StoreRow(
             objectID: object.objectID, entity: object.entity, version: version, attributeValues: values,
             toOneDestinations: toOne)
@@ -199,7 +202,8 @@ extension ManagedObjectContext {
             changes.attributes |= 1 << UInt64(index)
         }
         for index in object.entity.transientAttributeIndexes { changes.attributes &= ~(1 << UInt64(index)) }
-        for (index, slot) in object.relationshipSlots.enumerated() {
+        for (index, slot) in object.relationshipSlots.enumerated() where !object.entity.relationships[index].isTransient
+        {
             // Another object for the same row is no change: an inserted object that a uniqueness
             // conflict merged into the stored one it stands for (a row linked within a re-import).
             if case .one(let destination) = slot, destination !== original.toOne[index],
@@ -213,7 +217,8 @@ extension ManagedObjectContext {
 
     private func appendToManyChanges(of object: ManagedObject, to request: inout SaveChangesRequest) {
         for relationship in object.entity.relationships
-        where relationship.isToMany && relationship.index < object.relationshipSlots.count {
+        where relationship.isToMany && !relationship.isTransient && relationship.index < object.relationshipSlots.count
+        {
             guard case .many(let storage) = object.relationshipSlots[relationship.index],
                 !storage.added.isEmpty || !storage.removed.isEmpty || storage.isReordered
             else { continue }

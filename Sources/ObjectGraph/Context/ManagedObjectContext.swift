@@ -73,6 +73,26 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var hasTemporaryIDs = false
     let didSaveObservers = DidSaveObservers()
     var automaticMerging: DidSaveObservation?
+    /// Undo and redo of this context's changes (none by default: set one to opt in).
+    public var undoManager: ContextUndoManager? {
+        didSet { undoManager?.context = self }
+    }
+    /// Whether `processPendingChanges()` also posts `.managedObjectContextObjectsDidChange` to the
+    /// default notification center (observers through `observeObjectsDidChange` need not).
+    public var postsObjectsDidChangeNotifications = false {
+        didSet { updateChangeRecording() }
+    }
+    /// The current event's changes, while somebody observes them (`nil`: nothing is recorded).
+    @exclusivity(unchecked) var pendingObjectChanges: PendingObjectChanges?
+    var objectsDidChangeObservers: [UInt64: (ObjectsDidChange) -> Void] = [:]
+    var propertyObservers: [ObjectIdentifier: [(id: UInt64, key: String?, handler: (PropertyChange) -> Void)]] = [:]
+    var nextObserverID: UInt64 = 0
+    /// Set around `awakeFromFetch`: changes are not tracked.
+    @exclusivity(unchecked) var changeTrackingSuspended = false
+    /// Results of fetched properties, by object and property index.
+    var fetchedResults: [ObjectIdentifier: [Int: [ManagedObject]]] = [:]
+    /// Stores new objects were assigned to (`assign(_:to:)`), by object.
+    var assignedStores: [ObjectIdentifier: String] = [:]
 
     /// A context of `coordinator` (a root context): it fetches from the stores and saves into them.
     public convenience init(concurrencyType: ConcurrencyType = .privateQueue, coordinator: PersistentStoreCoordinator) {
@@ -166,20 +186,30 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Runs `block` on the context's queue and waits for it; runs it at once when already there.
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
         guard let queue, !isOnQueue else { return try block() }
-        return try queue.sync(execute: block)
+        return try queue.sync {
+            defer { endOfBlock() }
+            return try block()
+        }
     }
 
     /// Schedules `block` on the context's queue and returns at once.
     public func perform(_ block: @escaping @Sendable () -> Void) {
         guard let queue else { return block() }
-        queue.async(execute: block)
+        queue.async {
+            block()
+            self.endOfBlock()
+        }
     }
 
     /// Runs `block` on the context's queue and returns its result to the awaiting task.
     public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
         guard let queue else { return try block() }
         return try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try block() }) }
+            queue.async {
+                let result = Result { try block() }
+                self.endOfBlock()
+                continuation.resume(with: result)
+            }
         }
     }
 
@@ -218,14 +248,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
                     object.attributeValues = original.attributes
                     object.relationshipSlots = object.entity.relationships.map { relationship in
                         relationship.isToMany
-                            ? .many(ToManyStorage(loaded: false)) : .one(original.toOne[relationship.index])
+                            ? .many(ToManyStorage(storedBy: relationship)) : .one(original.toOne[relationship.index])
                     }
                 } else if object.faultState {
                     object.relationshipSlots = []  // drops to-many edits made while a fault
                 } else {
                     let slots = object.relationshipSlots
                     object.relationshipSlots = object.entity.relationships.map { relationship in
-                        relationship.isToMany ? .many(ToManyStorage(loaded: false)) : slots[relationship.index]
+                        relationship.isToMany ? .many(ToManyStorage(storedBy: relationship)) : slots[relationship.index]
                     }
                 }
                 object.original = nil
@@ -233,6 +263,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             }
         }
         changedObjects.removeAll()
+        undoManager?.removeAllActions()
     }
 
     /// Forgets every object (their values are released and they must not be used again), as after a
@@ -245,6 +276,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
         changedObjects.removeAll(keepingCapacity: true)
         flushSnapshotReleases()
         storeFailure = nil
+        propertyObservers.removeAll()
+        fetchedResults.removeAll()
+        assignedStores.removeAll()
+        undoManager?.removeAllActions()
+        if pendingObjectChanges != nil {
+            pendingObjectChanges = PendingObjectChanges()
+            pendingObjectChanges?.invalidatedAll = true
+        }
     }
 
     func forget(_ object: ManagedObject) {
@@ -256,6 +295,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Turns an object into a fault that no longer belongs to this context (the registry is the caller's).
     private func release(_ object: ManagedObject) {
+        forgetObservers(of: object)
+        if !assignedStores.isEmpty { assignedStores.removeValue(forKey: ObjectIdentifier(object)) }
         object.turnIntoFault(notify: true)
         object.changeState = .none
         object.isInChangedList = false

@@ -16,9 +16,11 @@ protocol RowSource: AnyObject {
         of relationship: RelationshipDescription, for objectID: ManagedObjectID
     ) throws -> [ManagedObjectID]
     /// Permanent IDs for new objects (`value(i, attribute)`: object `i`'s value of an attribute,
-    /// for stores that keep objects under a key; see `PersistentStore.referenceAttribute(for:)`).
+    /// for stores that keep objects under a key; see `PersistentStore.referenceAttribute(for:)`), from
+    /// the store with identifier `store` (`assign(_:to:)`) or the first that holds the entity.
     func sourceNewObjectIDs(
-        for entity: EntityDescription, count: Int, value: (Int, AttributeDescription) -> AttributeValue
+        for entity: EntityDescription, in store: String?, count: Int,
+        value: (Int, AttributeDescription) -> AttributeValue
     ) throws -> [ManagedObjectID]
     /// Runs `body` so that no other save reaches the source between a conflict check and the write.
     /// (Only stores have versions to check: a child's save overwrites its parent's state, and the
@@ -45,9 +47,10 @@ extension PersistentStoreCoordinator: RowSource {
         try destinations(of: relationship, for: objectID)
     }
     func sourceNewObjectIDs(
-        for entity: EntityDescription, count: Int, value: (Int, AttributeDescription) -> AttributeValue
+        for entity: EntityDescription, in store: String?, count: Int,
+        value: (Int, AttributeDescription) -> AttributeValue
     ) throws -> [ManagedObjectID] {
-        try newObjectIDs(for: entity, count: count, value: value)
+        try newObjectIDs(for: entity, in: store, count: count, value: value)
     }
     func sourceLocked<T>(_ body: () throws -> T) rethrows -> T { try performLocked(body) }
     func sourceSave(_ request: SaveChangesRequest) throws { try save(request) }

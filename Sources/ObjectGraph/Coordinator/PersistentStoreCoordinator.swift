@@ -115,6 +115,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     // MARK: Routing (used by contexts)
 
+    /// Whether `store` is one of the coordinator's and holds objects of `entity` (its configuration
+    /// names the entity or its root, or it has none).
+    public func store(_ store: any PersistentStore, holds entity: EntityDescription) -> Bool {
+        lock.withLock { stores(for: entity).contains { $0 === store } }
+    }
+
     private func stores(for entity: EntityDescription) -> [any PersistentStore] {
         stores.filter { store in
             guard let configuration = store.configurationName else { return true }
@@ -276,10 +282,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// object's value of that attribute, which `value(i, attribute)` gives for object `i`.
     /// - Throws: `StoreError.constraintViolation` when an object has no value for the key yet.
     func newObjectIDs(
-        for entity: EntityDescription, count: Int, value: (Int, AttributeDescription) -> AttributeValue
+        for entity: EntityDescription, in assigned: String? = nil, count: Int,
+        value: (Int, AttributeDescription) -> AttributeValue
     ) throws -> [ManagedObjectID] {
         try lock.withLock {
-            guard let store = stores(for: entity).first else {
+            let candidates = stores(for: entity)
+            guard let store = assigned.flatMap({ id in candidates.first { $0.identifier == id } }) ?? candidates.first
+            else {
                 throw StoreError(
                     .noStoreForEntity,
                     "No store of this coordinator holds entity \(entity.name); add a store (or one whose "
@@ -336,9 +345,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// Whether objects of `entity` can be written by `execute(_:)`: one store holds the entity and it
-    /// supports batch inserts.
+    /// supports batch inserts, and no derived value is computed from the entity's objects (a batch
+    /// insert writes rows as given, and derived values are computed by saves).
     public func supportsBatchInsert(for entity: EntityDescription) -> Bool {
-        lock.withLock {
+        guard !entity.hasDerivations else { return false }
+        return lock.withLock {
             let candidates = stores(for: entity)
             return candidates.count == 1 && candidates[0].supportsBatchInsert
         }

@@ -374,6 +374,13 @@ struct PredicateParser {
         let start = position
         while position < characters.count, Self.isIdentifierPart(characters[position]) { position += 1 }
         guard position > start else { throw error("expected a variable name after '$'") }
+        // `$FETCH_SOURCE.city`: a key path after the variable is part of its name (fetched properties).
+        while position + 1 < characters.count, characters[position] == ".",
+            Self.isIdentifierPart(characters[position + 1])
+        {
+            position += 1
+            while position < characters.count, Self.isIdentifierPart(characters[position]) { position += 1 }
+        }
         return .variable(String(characters[start..<position]))
     }
 

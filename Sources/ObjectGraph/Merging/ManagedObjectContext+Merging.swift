@@ -16,7 +16,16 @@ extension ManagedObjectContext {
         guard !checked.isEmpty else { return [] }
         var current: [ManagedObjectID: StoreRow] = [:]
         for row in try source.sourceCurrentRows(for: checked.map(\.objectID)) { current[row.objectID] = row }
-        let conflicts = checked.filter { current[$0.objectID]?.version != $0.version }
+        var conflicts = checked.filter { current[$0.objectID]?.version != $0.version }
+        // A delete of a row another save deleted already is no conflict under any policy (the
+        // guide's first strategy: the save goes on): the object just leaves the context.
+        let goneAlready = conflicts.filter { $0.changeState == .deleted && current[$0.objectID] == nil }
+        if !goneAlready.isEmpty {
+            for object in goneAlready { forgetDeletedElsewhere(object) }
+            let gone = Set(goneAlready.map(ObjectIdentifier.init))
+            conflicts.removeAll { gone.contains(ObjectIdentifier($0)) }
+            deleted.removeAll { gone.contains(ObjectIdentifier($0)) }
+        }
         guard !conflicts.isEmpty else { return [] }
         if mergePolicy == .error {
             throw MergeError(conflicts: conflicts.map { conflict(of: $0, store: current[$0.objectID]) })

@@ -17,6 +17,11 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     /// For decimals: the digits after the point values have (`scale: 2` for money). A value with
     /// more is refused, never rounded; exports and `inspect` print values with exactly this many.
     public let scale: Int?
+    /// For derived attributes: the expression their value is computed from at every save (see
+    /// `Derivation`); `nil` for attributes whose values are set.
+    public let derivationExpression: String?
+    /// The parsed `derivationExpression`, checked against the entity when the model is built.
+    @exclusivity(unchecked) public internal(set) var derivation: Derivation?
     let compiledRegex: NSRegularExpression?
     let regexError: String?
     /// Whether any rule beyond optionality and type applies (range, length, pattern): most attributes
@@ -27,8 +32,9 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         name: String, type: AttributeType, isOptional: Bool = true, isTransient: Bool = false,
         defaultValue: AttributeValue = .null, minValue: AttributeValue? = nil, maxValue: AttributeValue? = nil,
         minLength: Int? = nil, maxLength: Int? = nil, regularExpression: String? = nil, scale: Int? = nil,
-        columnName: String? = nil
+        columnName: String? = nil, derivation: String? = nil
     ) {
+        self.derivationExpression = derivation
         self.type = type
         self.isTransient = isTransient
         self.defaultValue = defaultValue
@@ -55,6 +61,9 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         }
         super.init(name: name, isOptional: isOptional, columnName: columnName)
     }
+
+    /// Whether the value is computed (`derivationExpression`) rather than set.
+    public var isDerived: Bool { derivationExpression != nil }
 
     /// Canonical text that feeds the model version hash: only what decides how values are stored.
     var hashText: String { "\(name):\(type.rawValue):\(isOptional ? "?" : "!")\(columnHashText)" }

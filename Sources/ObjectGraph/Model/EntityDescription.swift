@@ -23,6 +23,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// Attributes and relationships declared by this entity itself (not inherited).
     public let declaredAttributes: [AttributeDescription]
     public let declaredRelationships: [RelationshipDescription]
+    public let declaredFetchedProperties: [FetchedPropertyDescription]
     /// Each constraint is a tuple of attribute names whose values must be unique together.
     public let uniquenessConstraints: [[String]]
     public let indexes: [IndexDescription]
@@ -45,6 +46,16 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     @exclusivity(unchecked) public internal(set) var attributes: [AttributeDescription] = []
     /// All relationships, inherited first; `relationships[i].index == i`.
     @exclusivity(unchecked) public internal(set) var relationships: [RelationshipDescription] = []
+    /// All fetched properties, inherited first; `fetchedProperties[i].index == i`.
+    @exclusivity(unchecked) public internal(set) var fetchedProperties: [FetchedPropertyDescription] = []
+    /// Indexes of derived attributes (computed at every save of an object).
+    @exclusivity(unchecked) var derivedAttributeIndexes: [Int] = []
+    /// Relationships whose destinations' derived values read this entity's objects (the inverse is
+    /// the first step of a derivation): a change of an object recomputes those destinations at save.
+    @exclusivity(unchecked) var derivationDependents: [RelationshipDescription] = []
+    /// Whether saving an object of this entity computes anything (its derived attributes, or those
+    /// of objects that read it).
+    var hasDerivations: Bool { !derivedAttributeIndexes.isEmpty || !derivationDependents.isEmpty }
     /// Position in the model's entity list.
     @exclusivity(unchecked) public internal(set) var index: Int = -1
     @exclusivity(unchecked) var attributeIndexByName: [String: Int] = [:]
@@ -69,11 +80,14 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
 
     /// Indexes of transient attributes (stores never see their values).
     @exclusivity(unchecked) var transientAttributeIndexes: [Int] = []
+    /// Indexes of transient relationships (stores never see their destinations).
+    @exclusivity(unchecked) var transientRelationshipIndexes: [Int] = []
 
     public init(
         name: String, parent: String? = nil, isAbstract: Bool = false,
         attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
-        uniquenessConstraints: [[String]] = [], indexes: [IndexDescription] = [],
+        fetchedProperties: [FetchedPropertyDescription] = [], uniquenessConstraints: [[String]] = [],
+        indexes: [IndexDescription] = [],
         managedObjectClass: ManagedObject.Type? = nil, tableName: String? = nil, columnOrder: [String] = []
     ) {
         self.name = name
@@ -81,6 +95,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         self.isAbstract = isAbstract
         self.declaredAttributes = attributes
         self.declaredRelationships = relationships
+        self.declaredFetchedProperties = fetchedProperties
         self.uniquenessConstraints = uniquenessConstraints
         self.indexes = indexes
         self.tableName = tableName
@@ -95,6 +110,10 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
 
     public func relationship(named name: String) -> RelationshipDescription? {
         relationshipIndexByName[name].map { relationships[$0] }
+    }
+
+    public func fetchedProperty(named name: String) -> FetchedPropertyDescription? {
+        fetchedProperties.first { $0.name == name }
     }
 
     public func attributeIndex(named name: String) -> Int? { attributeIndexByName[name] }

@@ -20,6 +20,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     public let versionHash: String
     /// Per-entity hashes, so an incompatible store can be told which entities differ.
     public let entityVersionHashes: [String: String]
+    /// Whether any entity has a derived attribute (saves compute them).
+    let hasDerivedAttributes: Bool
 
     /// - Throws: `ModelValidationError` listing every mistake.
     public init(entities: [EntityDescription], configurations: [String: [String]] = [:]) throws {
@@ -47,6 +49,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         for entity in Self.parentsFirst(entities) { Self.resolveProperties(of: entity, &issues) }
         for entity in entities { Self.resolveRelationships(of: entity, byName, &issues) }
         for entity in entities { Self.checkRules(of: entity, &issues) }
+        for entity in entities { Self.resolveComputedProperties(of: entity, byName, &issues) }
+        Self.resolveDerivationDependents(entities)
         for (name, members) in configurations {
             for member in members where byName[member] == nil {
                 issues.append(
@@ -56,6 +60,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
             }
         }
         if !issues.isEmpty { throw ModelValidationError(issues: issues) }
+        hasDerivedAttributes = entities.contains { !$0.derivedAttributeIndexes.isEmpty }
 
         var hashes: [String: String] = [:]
         for entity in entities { hashes[entity.name] = SHA256.hex(of: Self.hashText(of: entity)) }
@@ -182,7 +187,17 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         entity.attributes = attributes
         entity.defaultAttributeValues = attributes.map(\.defaultValue)
         entity.transientAttributeIndexes = attributes.filter(\.isTransient).map(\.index)
+        var fetched = entity.superentity?.fetchedProperties ?? []
+        for property in entity.declaredFetchedProperties {
+            guard checkPropertyName(property.name, in: entity, &names, &issues) else { continue }
+            property.index = fetched.count
+            property.entity = entity
+            fetched.append(property)
+        }
+        entity.fetchedProperties = fetched
+        entity.derivedAttributeIndexes = attributes.filter(\.isDerived).map(\.index)
         entity.relationships = relationships
+        entity.transientRelationshipIndexes = relationships.filter(\.isTransient).map(\.index)
         entity.attributeIndexByName = Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0.index) })
         entity.relationshipIndexByName = Dictionary(uniqueKeysWithValues: relationships.map { ($0.name, $0.index) })
         let inherited = entity.superentity?.uniquenessKeys ?? []
@@ -417,7 +432,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         var lines = ["entity \(entity.name) parent=\(entity.parentName ?? "-") abstract=\(entity.isAbstract)"]
         if let table = entity.tableName { lines.append("table \(table)") }
         lines += entity.attributes.filter { !$0.isTransient }.map(\.hashText).sorted()
-        lines += entity.relationships.map(\.hashText).sorted()
+        lines += entity.relationships.filter { !$0.isTransient }.map(\.hashText).sorted()
         lines += entity.uniquenessConstraints.map { "unique " + $0.joined(separator: ",") }.sorted()
         lines += entity.indexes.map { "index \($0.name) " + $0.propertyNames.joined(separator: ",") }.sorted()
         return lines.joined(separator: "\n")

@@ -14,14 +14,20 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
     /// the model sets it (`joinTable:`); its `columnName` then names the column of the destinations'
     /// keys. Either side may set the table; both may, alike.
     public let joinTable: String?
+    /// Transient relationships live in memory only, as transient attributes do: no column, no join
+    /// table, never written to a store, empty (or `nil`) again when the object is read back. Both
+    /// sides of an inverse pair are transient, or neither.
+    public let isTransient: Bool
     @exclusivity(unchecked) public internal(set) unowned var destinationEntity: EntityDescription! = nil
     @exclusivity(unchecked) public internal(set) unowned var inverse: RelationshipDescription? = nil
 
     public init(
         name: String, destination: String, inverse: String? = nil, isToMany: Bool = false,
         isOrdered: Bool = false, isOptional: Bool = true, deleteRule: DeleteRule = .nullify,
-        minCount: Int? = nil, maxCount: Int? = nil, columnName: String? = nil, joinTable: String? = nil
+        minCount: Int? = nil, maxCount: Int? = nil, columnName: String? = nil, joinTable: String? = nil,
+        isTransient: Bool = false
     ) {
+        self.isTransient = isTransient
         self.destinationEntityName = destination
         self.inverseName = inverse
         self.isToMany = isToMany

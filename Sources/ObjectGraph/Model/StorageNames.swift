@@ -16,7 +16,7 @@ extension EntityDescription {
         while let kind = kinds.popLast() {
             kinds += kind.subentities
             for attribute in kind.attributes { wanted.insert(attribute.storageColumnName.lowercased()) }
-            for relationship in kind.relationships where !relationship.isToMany {
+            for relationship in kind.relationships where !relationship.isToMany && !relationship.isTransient {
                 wanted.insert(relationship.storageColumnName.lowercased())
             }
         }
@@ -35,7 +35,8 @@ extension ManagedObjectModel {
         let referenced = entities.contains { other in
             other.relationships.contains { relationship in
                 relationship.entity === other
-                    && (!relationship.isToMany && relationship.destinationEntity?.rootEntity === root
+                    && (!relationship.isToMany && !relationship.isTransient
+                        && relationship.destinationEntity?.rootEntity === root
                         || relationship.usesJoinTable
                             && (other.rootEntity === root || relationship.destinationEntity?.rootEntity === root))
             }
@@ -95,7 +96,7 @@ extension RelationshipDescription {
 
     /// Whether the relationship's destinations are kept in a join table (many-to-many, or to-many
     /// without an inverse).
-    public var usesJoinTable: Bool { isToMany && !(inverse.map { !$0.isToMany } ?? false) }
+    public var usesJoinTable: Bool { isToMany && !isTransient && !(inverse.map { !$0.isToMany } ?? false) }
 }
 
 /// `OrderLine` → `order_line`.

@@ -48,7 +48,7 @@ extension ManagedObject {
         let storage = editableStorage(of: relationship)
         if let members = storage.members, members.contains(destination) { return }
         willChangeToMany()
-        storage.add(destination)
+        changeMember(destination, of: relationship, in: storage, adding: true)
         if let inverse = relationship.inverse { destination.linkInverse(inverse, of: relationship, to: self) }
     }
 
@@ -59,7 +59,7 @@ extension ManagedObject {
         let storage = editableStorage(of: relationship)
         if let members = storage.members, !members.contains(destination) { return }
         willChangeToMany()
-        storage.remove(destination)
+        changeMember(destination, of: relationship, in: storage, adding: false)
         if let inverse = relationship.inverse { destination.primitiveUnlink(inverse, self) }
     }
 
@@ -75,6 +75,7 @@ extension ManagedObject {
             storage.members != wanted
         {
             willChangeToMany()
+            if let members = storage.members { context?.registerUndo(.order(self, relationship.index, members)) }
             storage.members = wanted
             storage.isReordered = true
         }
@@ -120,6 +121,7 @@ extension ManagedObject {
 
     func primitiveSetToOne(_ relationship: RelationshipDescription, _ destination: ManagedObject?) {
         willChange()
+        if isObserved || context?.undoManager != nil { return setWatchedToOne(relationship, destination) }
         relationshipSlots[relationship.index] = .one(destination)
     }
 
@@ -129,7 +131,7 @@ extension ManagedObject {
             let storage = editableStorage(of: relationship)
             if let members = storage.members, !members.contains(source) { return }
             willChangeToMany()
-            storage.remove(source)
+            changeMember(source, of: relationship, in: storage, adding: false)
             return
         }
         willAccess()
@@ -148,7 +150,7 @@ extension ManagedObject {
             let storage = editableStorage(of: inverse)
             if let members = storage.members, members.contains(source) { return }
             willChangeToMany()
-            storage.add(source)
+            changeMember(source, of: inverse, in: storage, adding: true)
             return
         }
         willAccess()
@@ -162,7 +164,7 @@ extension ManagedObject {
     /// to-one already names this object, or removing one whose stored to-one does not, changes nothing
     /// (a re-import that links the same lines to the same order).
     var hasToManyEdits: Bool {
-        for relationship in entity.relationships where relationship.isToMany {
+        for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
             guard relationship.index < relationshipSlots.count,
                 case .many(let storage) = relationshipSlots[relationship.index]
             else { continue }
@@ -198,7 +200,7 @@ extension ManagedObject {
             precondition(context != nil, "\(objectID) is a fault with no context (was its context reset?)")
             if relationshipSlots.isEmpty {
                 relationshipSlots = entity.relationships.map {
-                    $0.isToMany ? .many(ToManyStorage(loaded: false)) : .one(nil)
+                    $0.isToMany ? .many(ToManyStorage(storedBy: $0)) : .one(nil)
                 }
             }
         } else {

@@ -6,7 +6,8 @@ import OrderedCollections
 /// Values sit in flat arrays indexed by property (`entity.attributes[i]` ↔ `self[attributeAt: i]`),
 /// read and written by name (`object["name"]`, `value(forKey:)`) or by a precomputed index. Subclass
 /// it to add typed accessors and behaviour; override the life-cycle hooks (`awakeFromInsert`,
-/// `awakeFromFetch`, `didTurnIntoFault`) and validation methods (`validateValue(_:forKey:)`,
+/// `awakeFromFetch`, `didTurnIntoFault`, `willSave`, `didSave`) and validation methods
+/// (`propertyValidators`, `validateAttribute(_:forKey:)`,
 /// `validateForInsert/Update/Delete`), calling `super`.
 ///
 /// ```swift
@@ -43,6 +44,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// or leave the context. Objects this context inserted and saved hold none: their values are the
     /// context's own, and a pure import pays nothing for snapshots.
     @exclusivity(unchecked) var holdsSnapshot = false
+    /// Whether changes call `willChangeValue(forKey:)` / `didChangeValue(forKey:)` (the object has
+    /// observers, or its class asks for them).
+    @exclusivity(unchecked) var isObserved = false
     /// Attribute values and to-one destinations as last committed, captured at the first change.
     @exclusivity(unchecked) var original: (attributes: [AttributeValue], toOne: [ManagedObject?])?
 
@@ -62,6 +66,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.relationshipSlots = entity.relationships.map {
             $0.isToMany ? .many(ToManyStorage(loaded: true)) : .one(nil)
         }
+        isObserved = Self.notifiesPropertyChanges
         if let context { context.insert(self) }
     }
 
@@ -72,17 +77,50 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Runs once in the object's life, when it is first inserted into a context.
     open func awakeFromInsert() {}
-    /// Runs when the object's values are loaded from a store; change tracking is off: do not touch relationships.
+    /// Runs when the object's values are loaded from a store. Change tracking is off meanwhile, as in
+    /// Core Data: values set here (a transient computed from stored ones) do not make the object
+    /// updated, are not undoable and notify no observer. Do not touch relationships.
     open func awakeFromFetch() {}
     /// Runs when the object's values are released (refresh, reset).
     open func didTurnIntoFault() {}
+    /// Runs in `save()` before validation, once for each inserted, updated and deleted object of
+    /// the save (objects it changes are saved too, and get their own call). Set values here with
+    /// care: every change makes the object updated (set a value only when it differs).
+    open func willSave() {}
+    /// Runs after a save wrote the object (inserted, updated or deleted: `isDeleted` tells).
+    open func didSave() {}
+
+    // MARK: Property change notification (see `observe(_:_:)`)
+
+    /// Whether objects of the class call `willChangeValue(forKey:)` / `didChangeValue(forKey:change:)`
+    /// around every change even without observers. Override to return `true` in a subclass that
+    /// overrides those methods; objects nobody observes pay nothing for them otherwise.
+    open class var notifiesPropertyChanges: Bool { false }
+    /// Called before a change of `key` when the object is observed (see `notifiesPropertyChanges`).
+    open func willChangeValue(forKey key: String) {}
+    /// Called after a change of `key` when the object is observed; the default calls the observers.
+    open func didChangeValue(forKey key: String, change: PropertyChange) {
+        context?.notifyPropertyObservers(change)
+    }
 
     // MARK: Validation (called by save; override and call super)
 
-    /// A custom check of one attribute value, run after the model's rules for that attribute. Throw a
-    /// `ValidationFailure` (see `validationFailure(key:value:rule:message:)`) or a `ValidationError`.
-    /// The default accepts every value.
-    open func validateValue(_ value: AttributeValue, forKey key: String) throws {}
+    /// A custom check of every attribute value, run after the model's rules for that attribute. Throw
+    /// a `ValidationFailure` (see `validationFailure(key:value:rule:message:)`) or a `ValidationError`.
+    /// The default accepts every value. For one property, `propertyValidators` reads better.
+    open func validateAttribute(_ value: AttributeValue, forKey key: String) throws {}
+
+    /// Validators of single properties, by name: Core Data's `validate<Key>` methods. Each runs
+    /// after the model's rules pass for its property (an attribute or a relationship), at every save
+    /// and in `validateValue(_:forKey:)`, with the value as `value(forKey:)` gives it.
+    ///
+    /// ```swift
+    /// override class var propertyValidators: [String: PropertyValidator] {
+    ///     ["email": PropertyValidator(Employee.validateEmail)]
+    /// }
+    /// func validateEmail(_ value: Any?) throws { … }
+    /// ```
+    open class var propertyValidators: [String: PropertyValidator] { [:] }
 
     /// Checks an inserted object before save: the model's rules for every property, then custom
     /// validators. Override to add whole-object checks; combine with `super` through
@@ -181,6 +219,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
         set {
             willChange()
+            if isObserved || context?.undoManager != nil { return setWatchedAttribute(index, newValue) }
             attributeValues[index] = newValue
         }
     }
@@ -189,6 +228,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// relationships as `ManagedObject?`, to-many as `[ManagedObject]`.
     public func value(forKey key: String) -> Any? {
         if let index = entity.attributeIndexByName[key] { return self[attributeAt: index].anyValue }
+        if let property = entity.fetchedProperty(named: key) { return fetchedObjects(of: property) }
         let relationship = entity.relationships[relationshipIndex(key)]
         return relationship.isToMany ? relatedObjects(forKey: key) : relatedObject(forKey: key)
     }
@@ -281,6 +321,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         relationshipSlots = []
         original = nil
         faultState = true
+        context?.forgetFetchedObjects(of: self)
         faultBatch = nil
         if notify { didTurnIntoFault() }
     }
@@ -297,7 +338,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
                 if relationship.index < pending.count, case .many(let storage) = pending[relationship.index] {
                     return .many(storage)
                 }
-                return .many(ToManyStorage(loaded: false))
+                return .many(ToManyStorage(storedBy: relationship))
             }
             return .one(row.toOneDestinations[relationship.index].map { context.object(with: $0) })
         }

@@ -15,6 +15,10 @@ final class ToManyStorage {
 
     init(loaded: Bool) { members = loaded ? [] : nil }
 
+    /// Storage for a relationship whose destinations are in the store (a fault until read), or —
+    /// for a transient relationship, which no store holds — empty.
+    init(storedBy relationship: RelationshipDescription) { members = relationship.isTransient ? [] : nil }
+
     /// Adds a destination. While a fault, `added` may name a destination the store already has; stores
     /// treat such adds as no-ops, as they treat removals of links that do not exist.
     func add(_ object: ManagedObject) {

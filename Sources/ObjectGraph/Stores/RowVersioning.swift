@@ -102,8 +102,9 @@ private struct ContentHash {
             add(v.utf8)
         case .boolean(let v): add(tag: v ? 7 : 6)
         case .date(let v):
+            // To the microsecond: what PostgreSQL keeps of a time (a finer difference is no change).
             add(tag: 8)
-            add(v.timeIntervalSinceReferenceDate)
+            add((v.timeIntervalSinceReferenceDate * 1_000_000).rounded())
         case .binary(let v):
             add(tag: 9)
             add(v)

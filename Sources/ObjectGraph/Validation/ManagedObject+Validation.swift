@@ -24,20 +24,97 @@ extension ManagedObject {
         willAccess()
         var failures: [ValidationFailure] = []
         let values = attributeValues
-        // Plain `ManagedObject`s run the default `validateValue`, which accepts everything.
+        // Plain `ManagedObject`s have no custom validation: `validateAttribute` accepts everything.
         let customValidation = type(of: self) != ManagedObject.self
+        let validators = customValidation ? type(of: self).propertyValidators : [:]
         for attribute in entity.attributes {
             let value = values[attribute.index]
             let before = failures.count
             checkAttribute(attribute, value, &failures)
             if customValidation, failures.count == before {
-                do { try validateValue(value, forKey: attribute.name) } catch {
+                do {
+                    try validateAttribute(value, forKey: attribute.name)
+                    try validators[attribute.name]?.check(self, value.anyValue)
+                } catch {
                     failures += try ValidationError.extract(error)
                 }
             }
         }
-        for relationship in entity.relationships { checkRelationship(relationship, &failures) }
+        for relationship in entity.relationships {
+            let before = failures.count
+            checkRelationship(relationship, &failures)
+            if let validator = validators[relationship.name], failures.count == before {
+                do { try validator.check(self, value(forKey: relationship.name)) } catch {
+                    failures += try ValidationError.extract(error)
+                }
+            }
+        }
         if !failures.isEmpty { throw ValidationError(failures: failures) }
+    }
+
+    /// Checks one value for one property without setting it (Core Data's `validateValue(_:forKey:)`):
+    /// the model's rules for the property (an attribute's required, type, range, length and
+    /// pattern; a relationship's required, counts and destination entity), then the custom checks
+    /// (`validateAttribute(_:forKey:)`, the property's validator in `propertyValidators`). Values as
+    /// `setValue(_:forKey:)` takes them.
+    /// - Throws: `ValidationError` holding every failure.
+    public func validateValue(_ value: Any?, forKey key: String) throws {
+        var failures: [ValidationFailure] = []
+        let validator = type(of: self).propertyValidators[key]
+        if let attribute = entity.attribute(named: key) {
+            guard let converted = AttributeValue(value) else {
+                throw ValidationError(failures: [
+                    validationFailure(key: key, rule: .type, message: "\(key) cannot hold a \(type(of: value!))")
+                ])
+            }
+            checkAttribute(attribute, converted, &failures)
+            if failures.isEmpty {
+                do {
+                    try validateAttribute(converted, forKey: key)
+                    try validator?.check(self, converted.anyValue)
+                } catch { failures += try ValidationError.extract(error) }
+            }
+        } else {
+            let relationship = entity.relationships[relationshipIndex(key)]
+            checkCandidate(value, for: relationship, &failures)
+            if failures.isEmpty {
+                do { try validator?.check(self, value) } catch { failures += try ValidationError.extract(error) }
+            }
+        }
+        if !failures.isEmpty { throw ValidationError(failures: failures) }
+    }
+
+    /// The model's rules for a value a relationship might take.
+    private func checkCandidate(
+        _ value: Any?, for relationship: RelationshipDescription, _ failures: inout [ValidationFailure]
+    ) {
+        func fail(_ rule: ValidationRule, _ message: String) {
+            failures.append(validationFailure(key: relationship.name, rule: rule, message: message))
+        }
+        let objects: [ManagedObject]
+        switch value {
+        case nil: objects = []
+        case let object as ManagedObject: objects = [object]
+        case let array as [ManagedObject]: objects = array
+        case let set as Set<ManagedObject>: objects = Array(set)
+        default: return fail(.type, "\(relationship.name) takes managed objects, not \(type(of: value!))")
+        }
+        for object in objects where !object.entity.isKind(of: relationship.destinationEntity) {
+            fail(
+                .type,
+                "\(relationship.name) takes \(relationship.destinationEntityName) objects, not \(object.entity.name)")
+        }
+        if !relationship.isToMany {
+            if objects.count > 1 { fail(.type, "\(relationship.name) is to-one") }
+            if objects.isEmpty, !relationship.isOptional { fail(.required, "\(relationship.name) is required") }
+            return
+        }
+        if let minimum = relationship.effectiveMinCount, objects.count < minimum {
+            fail(.minCount, "\(relationship.name) must have at least \(minimum), it would have \(objects.count)")
+        }
+        if let maximum = relationship.maxCount, objects.count > maximum {
+            fail(.maxCount, "\(relationship.name) must have at most \(maximum), it would have \(objects.count)")
+        }
     }
 
     /// Checks the to-many relationships edited while the object is a fault: dangling destinations and

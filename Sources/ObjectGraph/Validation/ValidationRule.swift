@@ -25,3 +25,16 @@ public enum ValidationRule: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+/// A validator of one property of a `ManagedObject` subclass (see `ManagedObject.propertyValidators`),
+/// made from a method of the subclass: `PropertyValidator(Employee.validateEmail)`.
+public struct PropertyValidator {
+    let check: (ManagedObject, Any?) throws -> Void
+
+    public init<Object: ManagedObject>(_ method: @escaping (Object) -> (Any?) throws -> Void) {
+        check = { object, value in
+            guard let object = object as? Object else { return }
+            try method(object)(value)
+        }
+    }
+}

@@ -102,9 +102,16 @@ extension PipelineReader {
                     attributeNode, "\(attribute) is transient (never stored): it cannot be imported",
                     entity: source, property: attribute)
             }
-            if let field = readField(attribute, description.type, spec, source: source) {
-                mapping.fields.append(field)
+            guard let field = readField(attribute, description.type, spec, source: source) else { continue }
+            if let derivation = description.derivationExpression {
+                fail(
+                    attributeNode,
+                    "field \(field.from.debugDescription) cannot go into \(entity.name).\(attribute): it is derived "
+                        + "(\(derivation)), computed at every save",
+                    entity: source, property: attribute)
+                continue
             }
+            mapping.fields.append(field)
         }
     }
 

@@ -100,6 +100,14 @@ extension PipelineReader {
             }
         }
         guard !key.isEmpty else { return nil }
+        if relationship.isTransient {
+            fail(
+                nameNode,
+                "\(key.map { "field \($0.from.debugDescription)" }.joined(separator: ", ")) cannot set "
+                    + "\(entity.name).\(name): it is a transient relationship (kept in memory only, never stored)",
+                entity: source, property: name)
+            return nil
+        }
         return PipelineConfig.Lookup(
             relationship: name, entity: destination.name, key: key, createsMissing: createsMissing)
     }

@@ -164,8 +164,12 @@ extension ImportPlan {
     static func property(
         forColumn column: String, inferred: String, of entity: EntityDescription
     ) -> PropertyDescription? {
-        entity.attributes.first { !$0.isTransient && $0.storageColumnName.lowercased() == column.lowercased() }
-            ?? entity.relationships.first { !$0.isToMany && $0.storageColumnName.lowercased() == column.lowercased() }
+        entity.attributes.first {
+            !$0.isTransient && !$0.isDerived && $0.storageColumnName.lowercased() == column.lowercased()
+        }
+            ?? entity.relationships.first {
+                !$0.isToMany && !$0.isTransient && $0.storageColumnName.lowercased() == column.lowercased()
+            }
             ?? entity.attribute(named: inferred) ?? entity.relationship(named: inferred)
     }
 

@@ -126,7 +126,7 @@ public final class BinaryStore: AtomicStore {
             for attribute in entity.attributes where !attribute.isTransient {
                 node.attributeValues[attribute.index] = try reader.value()
             }
-            for relationship in entity.relationships {
+            for relationship in entity.relationships where !relationship.isTransient {
                 if relationship.isToMany {
                     var members: [ManagedObjectID] = []
                     for _ in 0..<(try reader.count()) {
@@ -189,7 +189,7 @@ public final class BinaryStore: AtomicStore {
             for attribute in node.entity.attributes where !attribute.isTransient {
                 writer.value(node.attributeValues[attribute.index])
             }
-            for relationship in node.entity.relationships {
+            for relationship in node.entity.relationships where !relationship.isTransient {
                 if relationship.isToMany {
                     let members = node.toManyDestinations[relationship.index] ?? []
                     writer.varint(UInt64(members.count))

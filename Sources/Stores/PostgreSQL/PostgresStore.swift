@@ -163,7 +163,8 @@ public final class PostgresStore: PersistentStore {
             }
             // Also the tables a new store makes are part of the run's transaction.
             if startsRunTransaction { try beginRunTransaction() }
-            schema = SQLiteSchema(model: model, layout: .plain(SQLiteLayout.Options()))
+            schema = SQLiteSchema(
+                model: model, layout: .plain(SQLiteLayout.Options()), configuration: configurationName)
             columnTypes = Self.columnTypes(of: schema)
             if try tableExists("_sluice_metadata") {
                 try readMetadata()

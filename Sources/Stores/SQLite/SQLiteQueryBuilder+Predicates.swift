@@ -89,7 +89,10 @@ extension SQLiteQueryBuilder {
         // Walk to-one relationships to the first to-many one.
         var alias = scope.alias, entity = scope.entity, index = 0
         while index < path.count {
-            guard let relationship = entity.relationship(named: path[index]) else { return inexact(position) }
+            // A transient relationship has no column: the store cannot follow it (memory finishes).
+            guard let relationship = entity.relationship(named: path[index]), !relationship.isTransient else {
+                return inexact(position)
+            }
             if relationship.isToMany { break }
             alias = join(relationship, from: alias, in: scope)
             entity = relationship.destinationEntity
@@ -182,7 +185,9 @@ extension SQLiteQueryBuilder {
                 guard let column = map.attributeColumns[attribute.index] else { return .scalar("NULL", attribute.type) }
                 return .scalar("\(alias).\(quote(column))", attribute.type)
             }
-            guard let relationship = entity.relationship(named: key) else { return .unsupported }
+            guard let relationship = entity.relationship(named: key), !relationship.isTransient else {
+                return .unsupported
+            }
             if !relationship.isToMany {
                 let foreignKey = map.foreignKeys[relationship.index]!
                 if isLast {

@@ -30,7 +30,10 @@ final class SQLiteSchema {
     private var maps: [EntityMap] = []
     private var entitiesByNumber: [Int64: EntityDescription] = [:]
 
-    init(model: ManagedObjectModel, layout: SQLiteLayout) {
+    /// `configuration`: the model configuration the store holds (`nil`: every entity). Every entity
+    /// gets a map (routing never sends others here), but only the configuration's tables, join
+    /// tables and indexes are made.
+    init(model: ManagedObjectModel, layout: SQLiteLayout, configuration: String? = nil) {
         self.model = model
         self.layout = layout
         var tablesByRoot: [ObjectIdentifier: Table] = [:]
@@ -58,7 +61,7 @@ final class SQLiteSchema {
         var joinTablesByOwner: [ObjectIdentifier: JoinTable] = [:]
         for map in maps {
             map.toMany = map.entity.relationships.map { relationship in
-                guard relationship.isToMany else { return nil }
+                guard relationship.isToMany, !relationship.isTransient else { return nil }
                 if let inverse = relationship.inverse, !inverse.isToMany {
                     let destination = maps[relationship.destinationEntity.index]
                     let key = destination.foreignKeys[inverse.index]!
@@ -78,6 +81,22 @@ final class SQLiteSchema {
             }
         }
         makeIndexes()
+        if let configuration, let members = model.configurations[configuration] {
+            keepOnly(Set(members))
+        }
+    }
+
+    /// Drops the tables of root entities outside a configuration (an entity named there brings
+    /// its root's table), the join tables of relationships they take part in, and their indexes.
+    private func keepOnly(_ members: Set<String>) {
+        let roots = Set(model.entities.filter { members.contains($0.name) }.map { ObjectIdentifier($0.rootEntity) })
+        tables.removeAll { !roots.contains(ObjectIdentifier($0.root)) }
+        joinTables.removeAll { join in
+            !roots.contains(ObjectIdentifier(join.owner.entity.rootEntity))
+                || !roots.contains(ObjectIdentifier(join.owner.destinationEntity.rootEntity))
+        }
+        let kept = Set(tables.map(\.name) + joinTables.map(\.name))
+        indexes.removeAll { !kept.contains($0.table) }
     }
 
     /// The table of a root entity, with its key column.
@@ -134,7 +153,7 @@ final class SQLiteSchema {
                 layout.isGraph ? attribute.name : attribute.storageColumnName, declaration, owner: entity)
         }
         map.foreignKeys = entity.relationships.map { relationship in
-            guard !relationship.isToMany else { return nil }
+            guard !relationship.isToMany, !relationship.isTransient else { return nil }
             if let parent, relationship.index < parent.foreignKeys.count, relationship.entity !== entity {
                 return parent.foreignKeys[relationship.index]
             }

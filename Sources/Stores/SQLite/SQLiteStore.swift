@@ -151,7 +151,7 @@ public final class SQLiteStore: PersistentStore {
     }
 
     private func makeSchema(layout: SQLiteLayout) throws {
-        schema = SQLiteSchema(model: model, layout: layout)
+        schema = SQLiteSchema(model: model, layout: layout, configuration: configurationName)
         coding = SQLiteValueCoding(layout: layout, unorderedTypes: storedUnorderedTypes)
     }
 

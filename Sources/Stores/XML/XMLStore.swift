@@ -76,7 +76,7 @@ open class XMLStore: AtomicStore {
                     try writer.text(text)
                     try writer.endElement()
                 }
-                for relationship in node.entity.relationships {
+                for relationship in node.entity.relationships where !relationship.isTransient {
                     if relationship.isToMany {
                         guard let members = node.toManyDestinations[relationship.index], !members.isEmpty else {
                             continue
