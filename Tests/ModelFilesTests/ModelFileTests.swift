@@ -86,11 +86,11 @@ import Testing
         #expect(
             found.map(\.description) == [
                 "m.yaml:3:5: A: unknown key \"atributes\" in entity A (expected one of: abstract, attributes, "
-                    + "columnOrder, indexes, parent, relationships, table, unique)",
+                    + "columnOrder, fetchedProperties, indexes, parent, relationships, table, unique)",
                 "m.yaml:6:10: B.y: unknown attribute type \"strng\" (use one of: integer16, integer32, integer64, "
                     + "decimal, double, float, string, boolean, date, calendarDate, binary, uuid, uri)",
-                "m.yaml:7:29: B.z: unknown key \"maxLenght\" in attribute B.z (expected one of: column, default, max, "
-                    + "maxLength, min, minLength, optional, regex, scale, transient, type)",
+                "m.yaml:7:29: B.z: unknown key \"maxLenght\" in attribute B.z (expected one of: column, default, "
+                    + "derived, max, maxLength, min, minLength, optional, regex, scale, transient, type)",
             ])
     }
 

@@ -11,6 +11,25 @@ final class Booking: ManagedObject {
         }
     }
 
+    override class var propertyValidators: [String: PropertyValidator] {
+        ["guests": PropertyValidator(Booking.validateGuests), "hotel": PropertyValidator(Booking.validateHotel)]
+    }
+
+    /// `validateGuests`: a party of seven has no room.
+    func validateGuests(_ value: Any?) throws {
+        if value as? Int64 == 7 {
+            throw validationFailure(
+                key: "guests", value: .integer(7), rule: .custom("noRoomForSeven"), message: "no room sleeps seven")
+        }
+    }
+
+    /// `validateHotel`: a hotel being closed takes no booking.
+    func validateHotel(_ value: Any?) throws {
+        if let hotel = value as? ManagedObject, hotel.string(forKey: "name") == "Closed" {
+            throw validationFailure(key: "hotel", rule: .custom("hotelClosed"), message: "the hotel is closed")
+        }
+    }
+
     override func validateForInsert() throws {
         try ValidationError.collect(
             { try super.validateForInsert() },
@@ -91,6 +110,43 @@ final class Booking: ManagedObject {
         let price = try #require(error.failures.first { $0.key == "price" })
         #expect(price.value == "-1" && price.message == "price must be at least 0")
         #expect(error.description.hasPrefix("Validation failed with 9 errors: "))
+    }
+
+    @Test func perKeyValidatorsRunAtSaveAfterTheModelsRulesPass() throws {
+        let graph = try TestGraph(model: try Self.model())
+        let closed = graph.insert("Hotel", ["name": "Closed"])
+        let booking = graph.insert("Booking", ["code": "AB-1", "guests": 7])
+        booking.setRelatedObject(closed, forKey: "hotel")
+        let error = try #require(throws: ValidationError.self) { try graph.context.save() }
+        let found = Set(error.failures.map { "\($0.entityName).\($0.key ?? "-"):\($0.rule)" })
+        #expect(found.isSuperset(of: ["Booking.guests:noRoomForSeven", "Booking.hotel:hotelClosed"]), "\(found)")
+    }
+
+    @Test func validateValueChecksOneValueByTheModelsRulesAndTheValidatorsWithoutSettingIt() throws {
+        let graph = try TestGraph(model: try Self.model())
+        let booking = graph.insert("Booking", ["code": "AB-1", "guests": 2])
+        func rules(_ value: Any?, _ key: String) -> [String] {
+            do {
+                try booking.validateValue(value, forKey: key)
+                return []
+            } catch let error as ValidationError {
+                return error.failures.map { "\($0.rule)" }
+            } catch { return ["\(error)"] }
+        }
+        #expect(rules(Int64(3), "guests").isEmpty)
+        #expect(rules(Int64(9), "guests") == ["maxValue"])
+        #expect(rules(Int64(7), "guests") == ["noRoomForSeven"])
+        #expect(rules(nil, "guests") == ["required"])
+        #expect(rules("X1", "room") == ["roomClosed"], "validateAttribute runs too")
+        #expect(rules("A", "code") == ["minLength", "pattern"])
+        #expect(rules(nil, "hotel") == ["required"])
+        #expect(rules(graph.insert("Hotel", ["name": "Closed"]), "hotel") == ["hotelClosed"])
+        #expect(rules(graph.insert("Clerk"), "hotel") == ["type"])
+        let hotel = graph.insert("Hotel", ["name": "Ritz"])
+        let three = (0..<3).map { _ in graph.insert("Booking") }
+        #expect(throws: ValidationError.self) { try hotel.validateValue(three, forKey: "bookings") }
+        try hotel.validateValue(Array(three.prefix(2)), forKey: "bookings")
+        #expect(booking.integer(forKey: "guests") == 2, "nothing was set")
     }
 
     @Test func failuresOfSeveralObjectsAreCollectedInOneError() throws {

@@ -39,7 +39,9 @@ import Testing
         let savedAt = try file.reopen().context.fetch(FetchRequest(entityName: "Order")).compactMap {
             $0.date(forKey: "savedAt")
         }
-        #expect(savedAt.count == 2 && savedAt.allSatisfy { $0 >= before.addingTimeInterval(-1) && $0 <= Date() })
+        #expect(
+            savedAt.count == 2
+                && savedAt.allSatisfy { $0 >= before.addingTimeInterval(-1) && $0 <= Date().addingTimeInterval(1) })
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -89,6 +89,24 @@ import Testing
         }
     }
 
+    @Test(arguments: StoreKind.allCases, MergePolicy.allCases)
+    func deletingARowAnotherSaveDeletedAlreadyGoesOnUnderEveryPolicy(_ kind: StoreKind, _ policy: MergePolicy) throws {
+        let file = try StoreFile(kind, model: try CompanyModel.make())
+        let first = file.context, second = file.graph.makeContext()
+        let ann = file.graph.insert("Person", ["name": "Ann"])
+        let bob = file.graph.insert("Person", ["name": "Bob"])
+        try first.save()
+        let theirs = try second.existingObject(with: ann.objectID)
+        first.delete(ann)
+        try first.save()
+        second.mergePolicy = policy
+        second.delete(theirs)
+        try second.existingObject(with: bob.objectID)["name"] = "Bobby"
+        try second.save()  // the delete is done already: the rest of the save goes on
+        #expect(second.registeredObject(for: ann.objectID) == nil && !second.hasChanges)
+        #expect(try file.stored("Person", ["name"]) == [["Bobby"]])
+    }
+
     @Test(arguments: StoreKind.allCases)
     func withoutAConflictNothingIsMerged(_ kind: StoreKind) throws {
         let file = try StoreFile(kind, model: try CompanyModel.make())

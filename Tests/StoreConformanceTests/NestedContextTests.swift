@@ -163,4 +163,85 @@ import Testing
         }
         #expect(levels.root.performAndWait { !levels.root.hasChanges })
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func twoChildrenOfOneParentSaveIntoItAndTheParentWritesBoth(_ kind: StoreKind) throws {
+        let levels = try Levels(kind)
+        let root = levels.root
+        let sales = try root.performAndWait {
+            let sales = root.insertNewObject(forEntityName: "Department")
+            sales["name"] = "Sales"
+            try root.save()
+            return sales.objectID
+        }
+        let first = levels.child
+        let second = ManagedObjectContext(concurrencyType: .privateQueue, parent: root)
+        try first.performAndWait {
+            let ann = first.insertNewObject(forEntityName: "Employee")
+            ann["name"] = "Ann"
+            ann.setRelatedObject(try first.existingObject(with: sales), forKey: "department")
+            try first.existingObject(with: sales)["budget"] = .decimal(10)
+        }
+        try second.performAndWait {
+            let bob = second.insertNewObject(forEntityName: "Employee")
+            bob["name"] = "Bob"
+            bob.setRelatedObject(try second.existingObject(with: sales), forKey: "department")
+            try second.existingObject(with: sales)["budget"] = .decimal(20)
+        }
+        try first.performAndWait { try first.save() }
+        try second.performAndWait { try second.save() }  // a child's save never conflicts: the last one wins
+        try root.performAndWait { try root.save() }
+        #expect(
+            try levels.file.stored("Person", ["name", "department.name"]) == [["Ann", "Sales"], ["Bob", "Sales"]])
+        #expect(try levels.file.stored("Department", ["name", "budget"]) == [["Sales", "20"]])
+        let seen = try first.performAndWait {
+            try first.fetch(FetchRequest(entityName: "Employee")).compactMap { $0.string(forKey: "name") }.sorted()
+        }
+        #expect(seen == ["Ann", "Bob"], "a sibling's saved objects reach the other child through the parent")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aChildLearnsOfItsParentsSave(_ kind: StoreKind) throws {
+        let levels = try Levels(kind)
+        let (root, child) = (levels.root, levels.child)
+        let badge = try root.performAndWait {
+            let badge = root.insertNewObject(forEntityName: "Badge")
+            badge["code"] = "v1"
+            try root.save()
+            return badge.objectID
+        }
+        let manual = ManagedObjectContext(concurrencyType: .privateQueue, parent: root)
+        let read = try child.performAndWait {
+            child.automaticallyMergesChangesFromParent = true
+            return try child.existingObject(with: badge).string(forKey: "code")
+        }
+        let readManually = try manual.performAndWait { try manual.existingObject(with: badge).string(forKey: "code") }
+        #expect(read == "v1" && readManually == "v1")
+        let saves = Saves()
+        let observation = root.observeDidSave { saves.append($0) }
+        defer { observation.cancel() }
+        try root.performAndWait {
+            try root.existingObject(with: badge)["code"] = "v2"
+            try root.save()
+        }
+        // The merge is scheduled on the child's queue; a block queued after it sees its result.
+        let merged = try child.performAndWait { try child.existingObject(with: badge).string(forKey: "code") }
+        #expect(merged == "v2")
+        let stale = try manual.performAndWait { try manual.existingObject(with: badge).string(forKey: "code") }
+        #expect(stale == "v1", "without automatic merging a child keeps what it read")
+        let save = try #require(saves.all.last)
+        let fresh = try manual.performAndWait {
+            manual.mergeChanges(fromContextDidSave: save)
+            return try manual.existingObject(with: badge).string(forKey: "code")
+        }
+        #expect(fresh == "v2")
+    }
+}
+
+/// Did-save notifications collected from any thread.
+final class Saves: @unchecked Sendable {
+    private let lock = NSLock()
+    private var saves: [ContextDidSave] = []
+    func append(_ save: ContextDidSave) { lock.withLock { saves.append(save) } }
+    var all: [ContextDidSave] { lock.withLock { saves } }
 }

@@ -58,6 +58,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The thread that made a `.confinement` context.
     private let creatorThread = pthread_self()
     static let queueKey = DispatchSpecificKey<UUID>()
+    /// Set on the main queue (once, by the first `.mainQueue` context) to recognise its blocks.
+    static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
 
     /// Objects by permanent ID. Inserted objects with temporary IDs are found through `changedObjects`
     /// instead, so inserting and saving costs one dictionary insertion per object, not three.
@@ -124,6 +130,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             queue.setSpecific(key: Self.queueKey, value: queueToken)
             self.queue = queue
         case .mainQueue:
+            _ = Self.mainQueueKey
             self.queue = DispatchQueue.main
         case .confinement:
             self.queue = nil
@@ -147,7 +154,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private var isOnQueue: Bool {
         switch concurrencyType {
         case .privateQueue: return DispatchQueue.getSpecific(key: Self.queueKey) == queueToken
-        case .mainQueue: return Thread.isMainThread
+        // The main thread, or wherever the main queue runs its blocks: a process parked in
+        // `dispatchMain()` (an async `main` on Linux) has them run on another thread.
+        case .mainQueue: return Thread.isMainThread || DispatchQueue.getSpecific(key: Self.mainQueueKey) != nil
         case .confinement: return pthread_equal(pthread_self(), creatorThread) != 0
         }
     }

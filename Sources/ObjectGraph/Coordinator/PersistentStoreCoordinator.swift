@@ -378,7 +378,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         try lock.withLock { for store in stores { try store.save(SaveChangesRequest()) } }
     }
 
-    /// Splits a save by store and hands each store its part. Each store writes its part atomically.
+    /// Splits a save by store and hands each store its part, in the order the stores were added. Each
+    /// store writes its part atomically; a failing store stops the save, and the stores before it keep
+    /// what they wrote (as in Core Data, no transaction spans stores).
     func save(_ request: SaveChangesRequest) throws {
         try lock.withLock {
             if stores.count == 1 {
@@ -401,8 +403,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         for change in request.toManyChanges {
             parts[try part(change.objectID), default: .init()].toManyChanges.append(change)
         }
-        for (identifier, part) in parts.sorted(by: { $0.key < $1.key }) {
-            try storesByIdentifier[identifier]!.save(part)
+        // In the order the stores were added; each writes its part atomically, but no transaction
+        // spans two stores: when a later store fails, the earlier ones keep what they wrote.
+        for store in stores {
+            guard let part = parts[store.identifier] else { continue }
+            try store.save(part)
         }
     }
 }
