@@ -29,6 +29,24 @@ final class AuditedEmployee: ManagedObject {
     }
 }
 
+/// An employee class that records deletion and faulting hooks, and the values it can still read.
+final class FaultingEmployee: ManagedObject {
+    nonisolated(unsafe) static var log: [String] = []
+    override func prepareForDeletion() {
+        super.prepareForDeletion()
+        Self.log.append(
+            "prepareForDeletion department=\(relatedObject(forKey: "department")?.string(forKey: "name") ?? "-")")
+    }
+    override func willTurnIntoFault() {
+        super.willTurnIntoFault()
+        Self.log.append("willTurnIntoFault \(string(forKey: "name") ?? "?")")
+    }
+    override func didTurnIntoFault() {
+        super.didTurnIntoFault()
+        Self.log.append("didTurnIntoFault")
+    }
+}
+
 @Suite(.serialized) struct ChangeEventTests {
     static func graph() throws -> TestGraph {
         try TestGraph(model: try CompanyModel.make(employeeClass: AuditedEmployee.self))
@@ -57,6 +75,40 @@ final class AuditedEmployee: ManagedObject {
         AuditedEmployee.log = []
         try graph.context.save()
         #expect(AuditedEmployee.log.isEmpty, "a save with nothing to write calls no hook")
+    }
+
+    @Test func prepareForDeletionSeesTheRelationshipsBeforeDeleteRulesAndFaultingHooksFrame() throws {
+        FaultingEmployee.log = []
+        let graph = try TestGraph(model: try CompanyModel.make(employeeClass: FaultingEmployee.self))
+        let sales = graph.insert("Department", ["name": "Sales"])
+        let ada = graph.insert("Employee", ["name": "Ada"])
+        let bob = graph.insert("Employee", ["name": "Bob"])
+        ada.setRelatedObject(sales, forKey: "department")
+        bob.setRelatedObject(sales, forKey: "department")
+        try graph.context.save()
+        graph.context.delete(ada)
+        #expect(FaultingEmployee.log == ["prepareForDeletion department=Sales"])
+        FaultingEmployee.log = []
+        graph.context.refresh(bob, mergeChanges: false)
+        #expect(FaultingEmployee.log == ["willTurnIntoFault Bob", "didTurnIntoFault"])
+    }
+
+    @Test func refreshAllObjectsFaultsUnchangedObjectsAndKeepsChanges() throws {
+        let graph = try TestGraph(model: try CompanyModel.make())
+        let sales = graph.insert("Department", ["name": "Sales"])
+        let ada = graph.insert("Employee", ["name": "Ada"])
+        let gone = graph.insert("Badge", ["code": "x"])
+        try graph.context.save()
+        let other = graph.makeContext()
+        try other.existingObject(with: sales.objectID)["budget"] = .decimal(5)
+        try other.existingObject(with: ada.objectID)["age"] = .integer(40)
+        try other.save()
+        ada["name"] = "Ada L."
+        graph.context.delete(gone)
+        graph.context.refreshAllObjects()
+        #expect(sales.isFault && sales.decimal(forKey: "budget") == 5, "reloaded on access")
+        #expect(ada.string(forKey: "name") == "Ada L." && ada.integer(forKey: "age") == 40, "merged")
+        #expect(gone.isDeleted, "a delete is a change kept")
     }
 
     @Test func awakeFromFetchRunsWithChangeTrackingOff() throws {

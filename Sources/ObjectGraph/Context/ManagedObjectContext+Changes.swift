@@ -47,6 +47,7 @@ extension ManagedObjectContext {
         precondition(object.context === self, "\(object.objectID) does not belong to this context")
         guard !object.isDeleted else { return }
         object.willAccess()
+        if type(of: object) != ManagedObject.self { object.prepareForDeletion() }
         registerUndo(.state(object, object.changeState, object.original))
         if let pending = pendingObjectChanges { pending.deleted.append(object) }
         if object.changeState == .inserted {

@@ -88,6 +88,19 @@ extension ManagedObjectContext {
         flushSnapshotReleases()
     }
 
+    /// Refreshes every registered object (Core Data's `refreshAllObjects`): objects without unsaved
+    /// changes become faults that load the stored values on next access; changed ones keep their
+    /// changes and take the stored values of what they did not change.
+    public func refreshAllObjects() {
+        checkQueue()
+        for object in Array(registry.values)
+        where !object.faultState
+            && (object.changeState == .none || object.changeState == .updated && object.original != nil)
+        {
+            refresh(object, mergeChanges: true)
+        }
+    }
+
     // MARK: Snapshots
 
     /// Objects of a root context just filled from `rows` become users of those rows' snapshots at

@@ -81,8 +81,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Core Data: values set here (a transient computed from stored ones) do not make the object
     /// updated, are not undoable and notify no observer. Do not touch relationships.
     open func awakeFromFetch() {}
+    /// Runs before the object's values are released (refresh, reset); they can still be read.
+    open func willTurnIntoFault() {}
     /// Runs when the object's values are released (refresh, reset).
     open func didTurnIntoFault() {}
+    /// Runs when the object is deleted, before its delete rules change its destinations.
+    open func prepareForDeletion() {}
     /// Runs in `save()` before validation, once for each inserted, updated and deleted object of
     /// the save (objects it changes are saved too, and get their own call). Set values here with
     /// care: every change makes the object updated (set a value only when it differs).
@@ -313,6 +317,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Releases values and relationships (breaking reference cycles) and becomes a fault.
     func turnIntoFault(notify: Bool) {
+        if notify, !faultState, type(of: self) != ManagedObject.self { willTurnIntoFault() }
         if holdsSnapshot {
             holdsSnapshot = false
             context?.snapshotReleased(objectID)
