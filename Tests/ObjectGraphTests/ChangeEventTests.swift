@@ -47,6 +47,14 @@ final class FaultingEmployee: ManagedObject {
     }
 }
 
+/// An employee that stamps its age once saved (a change made in `didSave`).
+final class StampingEmployee: ManagedObject {
+    override func didSave() {
+        super.didSave()
+        if !isDeleted, integer(forKey: "age") == nil { self["age"] = .integer(1) }
+    }
+}
+
 @Suite(.serialized) struct ChangeEventTests {
     static func graph() throws -> TestGraph {
         try TestGraph(model: try CompanyModel.make(employeeClass: AuditedEmployee.self))
@@ -219,6 +227,41 @@ final class FaultingEmployee: ManagedObject {
         #expect(heard == 0 && ada.isUpdated, "no observer, but a change to save")
         #expect(sales.relatedObjects(forKey: "employees").isEmpty, "no inverse maintenance")
         observation.cancel()
+    }
+
+    @Test func aChangeMadeInDidSaveIsSavedByTheNextSave() throws {
+        let graph = try TestGraph(model: try CompanyModel.make(employeeClass: StampingEmployee.self))
+        let ada = graph.insert("Employee", ["name": "Ada"])
+        try graph.context.save()
+        #expect(ada.isUpdated && graph.context.hasChanges)
+        try graph.context.save()
+        ada["name"] = "Ada L."
+        try graph.context.save()
+        let stored = try graph.withNewContext().context.existingObject(with: ada.objectID)
+        #expect(stored.integer(forKey: "age") == 1 && stored.string(forKey: "name") == "Ada L.")
+    }
+
+    @Test func aChildsSaveLeavesTheParentsTransientRelationshipsAlone() throws {
+        let graph = try TestGraph(model: try ComputedModel.make())
+        let parent = ManagedObjectContext(concurrencyType: .privateQueue, coordinator: graph.coordinator)
+        let ids = try parent.performAndWait {
+            let customer = parent.insertNewObject(forEntityName: "Customer")
+            customer["name"] = "Ann"
+            let order = parent.insertNewObject(forEntityName: "Order")
+            order["number"] = 1
+            try parent.save()
+            customer.setRelatedObject(order, forKey: "favorite")
+            return (customer.objectID, order.objectID)
+        }
+        let child = ManagedObjectContext(concurrencyType: .privateQueue, parent: parent)
+        try child.performAndWait {
+            try child.existingObject(with: ids.0)["name"] = "Anne"
+            try child.save()
+        }
+        let favorite = try parent.performAndWait {
+            try parent.existingObject(with: ids.0).relatedObject(forKey: "favorite")?.objectID
+        }
+        #expect(favorite == ids.1)
     }
 }
 

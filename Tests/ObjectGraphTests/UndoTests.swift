@@ -139,4 +139,31 @@ import Testing
         let groups = context.performAndWait { undo.groupCount }
         #expect(groups == 2)
     }
+
+    @Test func undoAfterARefreshOrAnObjectLeavingTheContextDoesWhatIsLeft() throws {
+        let (graph, undo) = try Self.graph()
+        let ada = graph.insert("Employee", ["name": "Ada"])
+        let badge = graph.insert("Badge", ["code": "b"])
+        try graph.context.save()
+        ada["name"] = "X"
+        badge["code"] = "c"
+        graph.context.processPendingChanges()
+        graph.context.refresh(ada, mergeChanges: false)  // a fault now
+        let other = graph.makeContext()
+        other.delete(try other.existingObject(with: badge.objectID))
+        let saved = Box<ContextDidSave>()
+        let observation = other.observeDidSave { saved.value = $0 }
+        try other.save()
+        observation.cancel()
+        graph.context.mergePolicy = .storeTrumps  // the other context's delete wins over the change here
+        graph.context.mergeChanges(fromContextDidSave: try #require(saved.value))  // the badge leaves
+        undo.undo()
+        #expect(ada.string(forKey: "name") == "Ada", "the fault loads, the old value is set again")
+        #expect(badge.managedObjectContext == nil)
+    }
+}
+
+/// A value set from a notification block.
+final class Box<T>: @unchecked Sendable {
+    var value: T?
 }

@@ -125,4 +125,24 @@ import Testing
             try file.context.fetch(FetchRequest(entityName: "Customer")).map { $0.string(forKey: "name") } == ["Ann"])
         #expect(setup.context.hasChanges, "the context keeps its changes")
     }
+
+    @Test func aPostgreSQLStoreWithAConfigurationMakesOnlyItsTables() throws {
+        PostgresStore.register()
+        let url = PostgresTestServer.freshSchemaURL()
+        defer { PostgresTestServer.dropSchema(of: url) }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.model())
+        try coordinator.addPersistentStore(type: InMemoryStore.storeType, configurationName: "Scratch")
+        let kept = try coordinator.addPersistentStore(type: PostgresStore.storeType, configurationName: "Kept", at: url)
+        let context = ManagedObjectContext(concurrencyType: .confinement, coordinator: coordinator)
+        let ann = context.insertNewObject(forEntityName: "Customer")
+        ann["name"] = "Ann"
+        context.insertNewObject(forEntityName: "Draft")["text"] = "scratch"
+        try context.save()
+        #expect(ann.objectID.storeIdentifier == kept.identifier)
+        let reader = PersistentStoreCoordinator(managedObjectModel: try Self.model())
+        try reader.addPersistentStore(type: PostgresStore.storeType, configurationName: "Kept", at: url)
+        let names = try ManagedObjectContext(concurrencyType: .confinement, coordinator: reader)
+            .fetch(FetchRequest(entityName: "Customer")).map { $0.string(forKey: "name") }
+        #expect(names == ["Ann"])
+    }
 }

@@ -64,7 +64,8 @@ public enum ComputedModel {
                     AttributeDescription(name: "label", type: .string, derivation: "uppercase:(sku)"),
                     AttributeDescription(name: "amount", type: .decimal),
                 ],
-                relationships: [RelationshipDescription(name: "order", destination: "Order", inverse: "lines")]),
+                relationships: [RelationshipDescription(name: "order", destination: "Order", inverse: "lines")],
+                uniquenessConstraints: [["sku"]]),
         ])
     }
 }

@@ -121,8 +121,12 @@ public enum SeedFile {
             counts[entityName, default: 0] += 1
             for (keyNode, valueNode) in fields {
                 let key = keyNode.scalar?.string ?? ""
-                if let attribute = entity.attribute(named: key) {
+                if let attribute = entity.attribute(named: key), let derivation = attribute.derivationExpression {
+                    fail(keyNode, "\(entityName).\(key) is derived (\(derivation)): the save computes it")
+                } else if let attribute = entity.attribute(named: key) {
                     set(attribute, of: object, to: valueNode, field: (entityName, key), fail: fail)
+                } else if let relationship = entity.relationship(named: key), relationship.isTransient {
+                    fail(keyNode, "\(entityName).\(key) is a transient relationship: a seed stores nothing in it")
                 } else if let relationship = entity.relationship(named: key) {
                     links.append((object, relationship, valueNode))
                 } else {

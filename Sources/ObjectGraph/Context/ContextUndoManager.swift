@@ -118,10 +118,14 @@ public final class ContextUndoManager {
     private func replay(_ group: [Action]) -> [Action] {
         isReplaying = true
         defer { isReplaying = false }
-        return group.reversed().map(apply)
+        return group.reversed().compactMap(apply)
     }
 
-    private func apply(_ action: Action) -> Action {
+    /// Applies one action; `nil` when its object left the context (a reset, a delete saved or made
+    /// elsewhere): there is nothing to revert any more. A refreshed object loads its values first.
+    private func apply(_ action: Action) -> Action? {
+        guard let context, action.object.context === context else { return nil }
+        action.object.willAccess()
         switch action {
         case .attribute(let object, let index, let value):
             let inverse = Action.attribute(object, index, object.attributeValues[index])
@@ -159,8 +163,19 @@ public final class ContextUndoManager {
             return inverse
         case .state(let object, let state, let original):
             let inverse = Action.state(object, object.changeState, object.original)
-            context?.restoreChangeState(of: object, to: state, original: original)
+            context.restoreChangeState(of: object, to: state, original: original)
             return inverse
+        }
+    }
+}
+
+extension ContextUndoManager.Action {
+    /// The object the action changes.
+    var object: ManagedObject {
+        switch self {
+        case .attribute(let object, _, _), .toOne(let object, _, _), .addMember(let object, _, _, _),
+            .removeMember(let object, _, _), .order(let object, _, _), .state(let object, _, _):
+            return object
         }
     }
 }

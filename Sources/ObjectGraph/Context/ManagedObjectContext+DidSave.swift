@@ -147,6 +147,9 @@ extension ManagedObjectContext {
 
     /// To-many relationships load again on next access; edits not yet saved are kept.
     private func reloadToManyRelationships(of object: ManagedObject) {
-        for case .many(let storage) in object.relationshipSlots { storage.members = nil }
+        for (index, slot) in object.relationshipSlots.enumerated() {
+            // A transient relationship has nothing in the store to reload.
+            if case .many(let storage) = slot, !object.entity.relationships[index].isTransient { storage.members = nil }
+        }
     }
 }

@@ -64,6 +64,7 @@ extension ManagedObjectContext {
     }
 
     func removeObjectsDidChangeObserver(_ id: UInt64) {
+        checkQueue()
         objectsDidChangeObservers.removeValue(forKey: id)
         updateChangeRecording()
     }
@@ -99,13 +100,22 @@ extension ManagedObjectContext {
 
     /// The end of a `perform` block: an event ends when somebody listens for events.
     func endOfBlock() {
-        if pendingObjectChanges != nil || undoManager != nil { processPendingChanges() }
+        if pendingObjectChanges != nil || recordsUndo { processPendingChanges() }
+    }
+
+    /// The per-key validators of a class (`ManagedObject.propertyValidators`), asked once per context.
+    func validators(for type: ManagedObject.Type) -> [String: PropertyValidator] {
+        if let known = validatorsByClass[ObjectIdentifier(type)] { return known }
+        let validators = type.propertyValidators
+        validatorsByClass[ObjectIdentifier(type)] = validators
+        return validators
     }
 
     // MARK: Undo
 
-    @inline(__always) func registerUndo(_ action: ContextUndoManager.Action) {
-        if let undoManager, !changeTrackingSuspended { undoManager.register(action) }
+    @inline(__always) func registerUndo(_ action: @autoclosure () -> ContextUndoManager.Action) {
+        guard recordsUndo, !changeTrackingSuspended, let undoManager else { return }
+        undoManager.register(action())
     }
 
     /// Undo and redo of an insert or a delete: the object's change state as it was.
@@ -143,6 +153,7 @@ extension ManagedObjectContext {
     }
 
     func removePropertyObserver(_ id: UInt64, of object: ManagedObject?) {
+        checkQueue()
         guard let object else { return }
         let key = ObjectIdentifier(object)
         propertyObservers[key]?.removeAll { $0.id == id }

@@ -99,7 +99,8 @@ extension ManagedObjectContext: RowSource {
                 {
                     object[attributeAt: attribute.index] = row.attributeValues[attribute.index]
                 }
-                for relationship in row.entity.relationships where !relationship.isToMany {
+                // A child's rows carry no transient relationships: the parent keeps its own.
+                for relationship in row.entity.relationships where !relationship.isToMany && !relationship.isTransient {
                     guard case .one(let current) = object.relationshipSlots[relationship.index],
                         current?.objectID != row.toOneDestinations[relationship.index]
                     else { continue }

@@ -34,7 +34,7 @@ extension ManagedObjectContext {
             ($0.key.entity.index, $0.key.store ?? "") < ($1.key.entity.index, $1.key.store ?? "")
         }) {
             let entity = key.entity
-            let keyed = persistentStoreCoordinator.referenceAttribute(for: entity) != nil
+            let keyed = persistentStoreCoordinator.referenceAttribute(for: entity, inStore: key.store) != nil
             if keyed && !includingKeyed { continue }
             let ids = try source.sourceNewObjectIDs(for: entity, in: key.store, count: group.count) {
                 index, attribute in

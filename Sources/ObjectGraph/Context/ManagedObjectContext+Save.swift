@@ -27,12 +27,17 @@ extension ManagedObjectContext {
         var request = SaveChangesRequest()
         var rewritten: [ManagedObject] = []
         var unchanged = Set<ObjectIdentifier>()
+        var alreadyDeleted: [ManagedObject] = []
         try source.sourceLocked {
             if parent == nil {
                 let constraints = try resolveConstraintConflicts(inserted: inserted, updated: updated)
-                if constraints.changed { (inserted, updated, deleted, insertedThenDeleted) = collectChanges() }
+                let derived = managedObjectModel.hasDerivedAttributes && computeDerivedValues()
+                if constraints.changed || derived {
+                    (inserted, updated, deleted, insertedThenDeleted) = collectChanges()
+                }
                 // Objects the store deleted that this save writes again are inserted anew.
-                inserted += try resolveConflicts(updated: &updated, deleted: &deleted, readNow: constraints.adopted)
+                inserted += try resolveConflicts(
+                    updated: &updated, deleted: &deleted, alreadyDeleted: &alreadyDeleted, readNow: constraints.adopted)
             }
             try assignKeyedIDs(to: inserted, absorbed: insertedThenDeleted)
             appendInsertedRows(of: inserted, to: &request)
@@ -44,10 +49,12 @@ extension ManagedObjectContext {
         if parent == nil { noteWrittenVersions(of: request, inserted: inserted, rewritten: rewritten) }
         for object in inserted { finishSave(of: object) }
         for object in updated { finishSave(of: object) }
+        for object in alreadyDeleted { forgetDeletedElsewhere(object) }
+        clearChangedObjects()
+        // After the list is cleared: what a `didSave` changes is a change for the next save.
         finishSaveHooks(inserted, updated, deleted)
         for object in deleted { forget(object) }
         for object in insertedThenDeleted { forget(object) }
-        clearChangedObjects()
         flushSnapshotReleases()
         postDidSave(
             inserted: inserted.map(\.objectID),

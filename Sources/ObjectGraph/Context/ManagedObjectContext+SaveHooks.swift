@@ -2,8 +2,8 @@ import Foundation
 
 /// What a save does around writing: the event's end, `willSave` hooks, derived values, `didSave`.
 extension ManagedObjectContext {
-    /// Before a save collects its changes: the event ends (observers hear of it), every changed
-    /// object's `willSave` runs (objects it changes get theirs too), and derived values are computed.
+    /// Before a save collects its changes: the event ends (observers hear of it) and every changed
+    /// object's `willSave` runs (objects it changes get theirs too).
     func prepareForSave() {
         processPendingChanges()
         var next = 0
@@ -12,41 +12,65 @@ extension ManagedObjectContext {
         while next < changedObjects.count, rounds < 100 {
             let end = changedObjects.count
             for object in changedObjects[next..<end]
-            where object.changeState != .none && type(of: object) != ManagedObject.self {
+            where object.changeState != .none && object.changeState != .insertedThenDeleted
+                && type(of: object) != ManagedObject.self
+            {
                 object.willSave()
             }
             next = end
             rounds += 1
         }
-        if managedObjectModel.hasDerivedAttributes { computeDerivedValues() }
     }
 
     /// Sets every derived attribute of the changed objects, and of the objects whose derivations
-    /// read a changed object (an order whose total sums its lines), when the value differs.
-    private func computeDerivedValues() {
+    /// read a changed object (an order whose total sums its lines), when the value differs. Runs in
+    /// a root context's save once uniqueness conflicts are settled (an inserted line that is a
+    /// stored line again is counted once). `now()` is taken only by objects with a change of their
+    /// own: an unchanged re-import writes nothing. Derivations that read derived values are computed
+    /// until nothing moves (the model refuses cycles).
+    /// - Returns: whether a value was set.
+    func computeDerivedValues() -> Bool {
         var owners: [ManagedObject] = []
         var seen = Set<ObjectIdentifier>()
         func add(_ object: ManagedObject) {
             guard !object.entity.derivedAttributeIndexes.isEmpty, seen.insert(ObjectIdentifier(object)).inserted,
-                object.changeState != .deleted, object.changeState != .insertedThenDeleted
+                object.context === self, !object.isDeleted
             else { return }
             owners.append(object)
         }
         for object in changedObjects where object.changeState != .none {
             add(object)
             // A deleted object still names its destinations (delete rules change the other side).
-            for relationship in object.entity.derivationDependents {
-                for destination in object.destinations(of: relationship) { add(destination) }
+            for path in object.entity.derivationDependents {
+                var reached = [object]
+                for relationship in path { reached = reached.flatMap { $0.destinations(of: relationship) } }
+                reached.forEach(add)
             }
         }
-        for object in owners {
-            for index in object.entity.derivedAttributeIndexes {
-                let attribute = object.entity.attributes[index]
-                guard let derivation = attribute.derivation else { continue }
-                let value = derivation.value(for: object, as: attribute.type)
-                if !value.isSame(as: object[attributeAt: index]) { object[attributeAt: index] = value }
+        guard !owners.isEmpty else { return false }
+        let stamped = Set(owners.filter(\.hasOwnChanges).map(ObjectIdentifier.init))
+        var changed = false
+        for _ in 0...managedObjectModel.derivedAttributeCount {
+            var moved = false
+            for object in owners {
+                for index in object.entity.derivedAttributeIndexes {
+                    let attribute = object.entity.attributes[index]
+                    guard let derivation = attribute.derivation else { continue }
+                    // `now()` of an object without a change of its own: the stored time stays.
+                    let value =
+                        derivation.isNow && !stamped.contains(ObjectIdentifier(object))
+                        ? object.original?.attributes[index] ?? object[attributeAt: index]
+                        : derivation.value(for: object, as: attribute.type)
+                    if !value.isSame(as: object[attributeAt: index]) {
+                        object[attributeAt: index] = value
+                        moved = true
+                    }
+                }
             }
+            if !moved { break }
+            changed = true
         }
+        return changed
     }
 
     /// After a save wrote its changes: each saved object's `didSave`, and no undo across the save.
@@ -55,5 +79,33 @@ extension ManagedObjectContext {
             for object in group where type(of: object) != ManagedObject.self { object.didSave() }
         }
         undoManager?.removeAllActions()
+    }
+}
+
+extension ManagedObject {
+    /// Whether the object has something to store besides derived values: it is inserted, or an
+    /// attribute that is not derived or transient, a stored to-one or a to-many's stored links
+    /// changed. (An upsert of an identical row has none.)
+    var hasOwnChanges: Bool {
+        switch changeState {
+        case .inserted: return true
+        case .updated:
+            guard let original else { return hasToManyEdits }
+            for index in attributeValues.indices
+            where !attributeValues[index].isSame(as: original.attributes[index])
+                && entity.attributes[index].derivation == nil && !entity.attributes[index].isTransient
+            {
+                return true
+            }
+            for (index, slot) in relationshipSlots.enumerated() where !entity.relationships[index].isTransient {
+                if case .one(let destination) = slot, destination !== original.toOne[index],
+                    destination?.objectID != original.toOne[index]?.objectID
+                {
+                    return true
+                }
+            }
+            return hasToManyEdits
+        case .none, .deleted, .insertedThenDeleted: return false
+        }
     }
 }

@@ -81,8 +81,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var automaticMerging: DidSaveObservation?
     /// Undo and redo of this context's changes (none by default: set one to opt in).
     public var undoManager: ContextUndoManager? {
-        didSet { undoManager?.context = self }
+        didSet {
+            undoManager?.context = self
+            recordsUndo = undoManager != nil
+        }
     }
+    /// `undoManager != nil`, as a plain flag every change reads.
+    @exclusivity(unchecked) private(set) var recordsUndo = false
+    /// `propertyValidators` of each subclass, read once.
+    var validatorsByClass: [ObjectIdentifier: [String: PropertyValidator]] = [:]
     /// Whether `processPendingChanges()` also posts `.managedObjectContextObjectsDidChange` to the
     /// default notification center (observers through `observeObjectsDidChange` need not).
     public var postsObjectsDidChangeNotifications = false {

@@ -120,7 +120,7 @@ extension PersistentStoreCoordinator {
                 StoreRow(
                     objectID: id, entity: row.entity, version: 1, attributeValues: row.attributeValues,
                     toOneDestinations: row.toOneDestinations.map { $0.flatMap { newIDs[$0] } }))
-            for relationship in row.entity.relationships where relationship.isToMany {
+            for relationship in row.entity.relationships where relationship.isToMany && !relationship.isTransient {
                 let members = try store.destinations(of: relationship, for: row.objectID).compactMap {
                     newIDs[$0]
                 }

@@ -274,7 +274,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     func destinations(
         of relationship: RelationshipDescription, for objectID: ManagedObjectID
     ) throws -> [ManagedObjectID] {
-        try lock.withLock { try store(for: objectID).destinations(of: relationship, for: objectID) }
+        guard !relationship.isTransient else { return [] }  // no store holds them
+        return try lock.withLock { try store(for: objectID).destinations(of: relationship, for: objectID) }
     }
 
     /// Permanent IDs for `count` new objects of `entity` from the store that will hold them: references
@@ -316,7 +317,16 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// Whether the store holding `entity` keeps its objects under one of their attributes (see
     /// `PersistentStore.referenceAttribute(for:)`).
     public func referenceAttribute(for entity: EntityDescription) -> AttributeDescription? {
-        lock.withLock { stores(for: entity).first?.referenceAttribute(for: entity) }
+        referenceAttribute(for: entity, inStore: nil)
+    }
+
+    /// The same for the store with identifier `store` (`nil`: the first that holds the entity).
+    func referenceAttribute(for entity: EntityDescription, inStore store: String?) -> AttributeDescription? {
+        lock.withLock {
+            let candidates = stores(for: entity)
+            let chosen = store.flatMap { id in candidates.first { $0.identifier == id } } ?? candidates.first
+            return chosen?.referenceAttribute(for: entity)
+        }
     }
 
     /// The versions of rows a save wrote (`previous`: the versions they were read at, `nil` for new

@@ -239,6 +239,7 @@ extension ManagedObjectContext {
         object.objectID = row.objectID
         registry[row.objectID] = object
         try keepStoredLinks(of: object)
+        if object.entity.hasDerivations { reloadStoredMembers(of: object) }
         object.version = row.version
         let toOne = row.toOneDestinations.map { $0.map { self.object(with: $0) } }
         var snapshot = row.attributeValues
@@ -247,7 +248,7 @@ extension ManagedObjectContext {
         object.changeState = .updated
         guard !objectWins else { return }
         object.attributeValues = snapshot
-        for relationship in object.entity.relationships where !relationship.isToMany {
+        for relationship in object.entity.relationships where !relationship.isToMany && !relationship.isTransient {
             guard case .one(let current) = object.relationshipSlots[relationship.index],
                 current !== toOne[relationship.index]
             else { continue }
@@ -255,6 +256,19 @@ extension ManagedObjectContext {
         }
         // The row's values as they are: nothing to rewrite (to-many edits are still saved).
         object.original = nil
+    }
+
+    /// An inserted object that became a stored row's, of an entity whose derived values read its
+    /// to-many relationships (or whose objects others' derivations read): relationships kept by the
+    /// destinations' foreign keys load the row's members on next access, with this save's edits —
+    /// an order that a re-import makes again sums its stored lines, not only this batch's.
+    private func reloadStoredMembers(of object: ManagedObject) {
+        for relationship in object.entity.relationships
+        where relationship.isToMany && !relationship.usesJoinTable && !relationship.isOrdered
+            && !relationship.isTransient
+        {
+            if case .many(let storage) = object.relationshipSlots[relationship.index] { storage.members = nil }
+        }
     }
 
     /// An inserted object that became a stored row's: the row's links in join tables stay (an upsert

@@ -8,7 +8,8 @@ extension ManagedObjectContext {
     /// - Returns: objects the store deleted that must be written again (object-trumps, overwrite).
     /// - Throws: `MergeError` under `.error`.
     func resolveConflicts(
-        updated: inout [ManagedObject], deleted: inout [ManagedObject], readNow: Set<ObjectIdentifier> = []
+        updated: inout [ManagedObject], deleted: inout [ManagedObject], alreadyDeleted: inout [ManagedObject],
+        readNow: Set<ObjectIdentifier> = []
     ) throws -> [ManagedObject] {
         let checked =
             updated.filter { $0.original != nil && (readNow.isEmpty || !readNow.contains(ObjectIdentifier($0))) }
@@ -18,10 +19,11 @@ extension ManagedObjectContext {
         for row in try source.sourceCurrentRows(for: checked.map(\.objectID)) { current[row.objectID] = row }
         var conflicts = checked.filter { current[$0.objectID]?.version != $0.version }
         // A delete of a row another save deleted already is no conflict under any policy (the
-        // guide's first strategy: the save goes on): the object just leaves the context.
+        // guide's first strategy: the save goes on): the object leaves the context once the save
+        // went through (a failing save keeps it as it was).
         let goneAlready = conflicts.filter { $0.changeState == .deleted && current[$0.objectID] == nil }
         if !goneAlready.isEmpty {
-            for object in goneAlready { forgetDeletedElsewhere(object) }
+            alreadyDeleted = goneAlready
             let gone = Set(goneAlready.map(ObjectIdentifier.init))
             conflicts.removeAll { gone.contains(ObjectIdentifier($0)) }
             deleted.removeAll { gone.contains(ObjectIdentifier($0)) }
@@ -90,7 +92,7 @@ extension ManagedObjectContext {
             let objectChanged = object.attributeValues[attribute.index] != read
             if theirs != read, storeWins || !objectChanged { object.attributeValues[attribute.index] = theirs }
         }
-        for relationship in object.entity.relationships where !relationship.isToMany {
+        for relationship in object.entity.relationships where !relationship.isToMany && !relationship.isTransient {
             let read = original.toOne[relationship.index]?.objectID, theirs = row.toOneDestinations[relationship.index]
             guard case .one(let destination) = object.relationshipSlots[relationship.index] else { continue }
             let objectChanged = destination?.objectID != read
@@ -98,7 +100,9 @@ extension ManagedObjectContext {
                 object.setRelatedObject(theirs.map { self.object(with: $0) }, at: relationship.index)
             }
         }
-        object.original = (row.attributeValues, row.toOneDestinations.map { $0.map { self.object(with: $0) } })
+        var toOne = row.toOneDestinations.map { $0.map { self.object(with: $0) } }
+        for index in object.entity.transientRelationshipIndexes { toOne[index] = original.toOne[index] }
+        object.original = (row.attributeValues, toOne)
         object.version = row.version
     }
 

@@ -57,6 +57,9 @@ public struct Derivation: Sendable, CustomStringConvertible {
         return parts
     }
 
+    /// Whether the expression is `now()`.
+    var isNow: Bool { if case .now = kind { return true } else { return false } }
+
     /// The key path the value comes from (`nil` for `now()`).
     var path: [String]? {
         switch kind {

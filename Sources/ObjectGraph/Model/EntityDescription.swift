@@ -50,9 +50,10 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     @exclusivity(unchecked) public internal(set) var fetchedProperties: [FetchedPropertyDescription] = []
     /// Indexes of derived attributes (computed at every save of an object).
     @exclusivity(unchecked) var derivedAttributeIndexes: [Int] = []
-    /// Relationships whose destinations' derived values read this entity's objects (the inverse is
-    /// the first step of a derivation): a change of an object recomputes those destinations at save.
-    @exclusivity(unchecked) var derivationDependents: [RelationshipDescription] = []
+    /// Paths of relationships from this entity's objects to objects whose derived values read them
+    /// (the inverses of a derivation's steps, last first): a change of an object recomputes the
+    /// objects at their ends at save.
+    @exclusivity(unchecked) var derivationDependents: [[RelationshipDescription]] = []
     /// Whether saving an object of this entity computes anything (its derived attributes, or those
     /// of objects that read it).
     var hasDerivations: Bool { !derivedAttributeIndexes.isEmpty || !derivationDependents.isEmpty }

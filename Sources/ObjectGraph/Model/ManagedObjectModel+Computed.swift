@@ -67,19 +67,7 @@ extension ManagedObjectModel {
         while index < path.count {
             let key = path[index]
             if key.hasPrefix("@") {
-                guard throughToMany, ["@count", "@sum", "@avg", "@min", "@max"].contains(key) else {
-                    return "\(key) in \(derivation.expression.debugDescription) needs a to-many relationship before it "
-                        + "(@count, @sum, @avg, @min or @max)"
-                }
-                if key == "@count" {
-                    guard index == path.count - 1 else { return "@count ends a derivation's key path" }
-                    return attribute.type.isInteger || attribute.type == .decimal || attribute.type == .double
-                        ? nil : "@count gives a number: the attribute is \(attribute.type)"
-                }
-                guard index == path.count - 2, let source = current.attribute(named: path[index + 1]) else {
-                    return "\(key) is followed by an attribute of \(current.name), and ends the key path"
-                }
-                return source.type.isOrdered ? nil : "\(key) needs a number or date attribute, not \(source.type)"
+                return checkAggregate(key, path: path, at: index, of: current, throughToMany, attribute, derivation)
             }
             if let relationship = current.relationship(named: key) {
                 if throughToMany && relationship.isToMany { return "a derivation goes through one to-many at most" }
@@ -97,7 +85,8 @@ extension ManagedObjectModel {
                     return "canonical:, lowercase: and uppercase: take and give strings"
                 }
                 if source === attribute { return "a derived attribute cannot derive from itself" }
-                return nil
+                return fits(source.type, into: attribute.type)
+                    ? nil : "\(current.name).\(source.name) is \(source.type): the attribute is \(attribute.type)"
             } else {
                 return "\(key.debugDescription) in \(derivation.expression.debugDescription) is not a property of "
                     + "\(current.name)"
@@ -105,6 +94,51 @@ extension ManagedObjectModel {
             index += 1
         }
         return "\(derivation.expression.debugDescription) ends at a relationship: name an attribute"
+    }
+
+    /// The part of a derivation from an aggregate (`@sum.amount`) on.
+    private static func checkAggregate(
+        _ key: String, path: [String], at index: Int, of current: EntityDescription, _ throughToMany: Bool,
+        _ attribute: AttributeDescription, _ derivation: Derivation
+    ) -> String? {
+        guard ["@count", "@sum", "@avg", "@min", "@max"].contains(key) else {
+            return "\(key) is not an aggregate: use @count, @sum, @avg, @min or @max"
+        }
+        guard throughToMany else {
+            return "\(key) in \(derivation.expression.debugDescription) needs a to-many relationship before it"
+        }
+        if key == "@count" {
+            guard index == path.count - 1 else { return "@count ends a derivation's key path" }
+            return fits(.integer64, into: attribute.type)
+                ? nil : "@count gives a number: the attribute is \(attribute.type)"
+        }
+        guard index + 1 < path.count else { return "\(key) needs an attribute of \(current.name) after it" }
+        guard let source = current.attribute(named: path[index + 1]) else {
+            return "\(path[index + 1].debugDescription) is not an attribute of \(current.name)"
+        }
+        guard index + 2 == path.count else { return "\(key).\(source.name) ends a derivation's key path" }
+        guard source.type.isOrdered else { return "\(key) needs a number or date attribute, not \(source.type)" }
+        let result: AttributeType
+        switch key {
+        case "@sum" where source.type.isDate, "@avg" where source.type.isDate:
+            return "\(key) adds numbers: \(current.name).\(source.name) is \(source.type)"
+        case "@avg": result = source.type == .decimal ? .decimal : .double
+        default: result = source.type
+        }
+        return fits(result, into: attribute.type)
+            ? nil : "\(key).\(source.name) gives a \(result): the attribute is \(attribute.type)"
+    }
+
+    /// Whether values of type `value` can be stored in an attribute of type `target` without loss
+    /// of kind: the same type, integers into any number, doubles and floats into each other.
+    private static func fits(_ value: AttributeType, into target: AttributeType) -> Bool {
+        if value == target { return true }
+        switch (value, target) {
+        case (.integer16, _), (.integer32, _), (.integer64, _):
+            return target.isInteger || target == .decimal || target == .double || target == .float
+        case (.double, .float), (.float, .double), (.decimal, .double), (.calendarDate, .date): return true
+        default: return false
+        }
     }
 
     private static func resolveFetched(
@@ -120,9 +154,24 @@ extension ManagedObjectModel {
         property.destinationEntity = destination
         do {
             let predicate = try FetchPredicate(format: property.predicateFormat)
-            for name in predicate.variableNames
-            where name.split(separator: ".").first.map(String.init) != FetchedPropertyDescription.sourceVariable {
-                issue("the predicate's $\(name) is not $FETCH_SOURCE (or a key path after it)")
+            // Key paths are checked against the destination, and after `$FETCH_SOURCE` against the entity.
+            var placeholders: [String: PredicateArgument] = [:]
+            for name in predicate.variableNames {
+                let path = name.split(separator: ".").map(String.init)
+                guard path.first == FetchedPropertyDescription.sourceVariable else {
+                    issue("the predicate's $\(name) is not $FETCH_SOURCE (or a key path after it)")
+                    continue
+                }
+                if path.count > 1 {
+                    do { _ = try entity.checkKeyPath(Array(path.dropFirst())) } catch { issue("$\(name): \(error)") }
+                }
+                placeholders[name] = .value(.null)
+            }
+            do { _ = try predicate.substituting(placeholders).compiled(for: destination) } catch {
+                issue("predicate: \(error)")
+            }
+            for sort in property.sortDescriptors {
+                do { _ = try destination.checkKeyPath(sort.path) } catch { issue("sort: \(error)") }
             }
             property.predicate = predicate
         } catch {
@@ -130,18 +179,69 @@ extension ManagedObjectModel {
         }
     }
 
-    /// Each entity learns which of its relationships lead to objects whose derivations read it.
-    static func resolveDerivationDependents(_ entities: [EntityDescription]) {
+    /// Each entity learns the paths (inverses of a derivation's relationship steps) from its objects
+    /// back to the objects whose derived values read them, so that a save recomputes those; every
+    /// step needs an inverse, and derived values may not read one another in a cycle.
+    static func resolveDerivationDependents(_ entities: [EntityDescription], _ issues: inout [ModelIssue]) {
+        var reads: [ObjectIdentifier: AttributeDescription] = [:]  // derived attribute → derived attribute it reads
         for entity in entities {
-            for attribute in entity.attributes where attribute.derivation != nil {
-                guard let first = attribute.derivation?.path?.first, let step = entity.relationship(named: first),
-                    let inverse = step.inverse
-                else { continue }
-                for kind in entities where kind.isKind(of: step.destinationEntity) {
-                    if !kind.derivationDependents.contains(where: { $0 === inverse }) {
-                        kind.derivationDependents.append(inverse)
+            for attribute in entity.declaredAttributes where attribute.index >= 0 {
+                guard let path = attribute.derivation?.path else { continue }
+                var steps: [RelationshipDescription] = []
+                var current = entity
+                for key in path {
+                    guard let relationship = current.relationship(named: key) else {
+                        if let read = current.attribute(named: key), read.isDerived {
+                            reads[ObjectIdentifier(attribute)] = read
+                        }
+                        break
+                    }
+                    steps.append(relationship)
+                    current = relationship.destinationEntity
+                }
+                if let missing = steps.first(where: { $0.inverse == nil }) {
+                    issues.append(
+                        ModelIssue(
+                            entity: entity.name, property: attribute.name,
+                            message: "its derivation goes through \(missing), which has no inverse: a change on the "
+                                + "other side could not recompute it; give the relationship an inverse"))
+                    continue
+                }
+                for last in steps.indices {
+                    let back = steps[...last].reversed().map { $0.inverse! }
+                    for kind in entities where kind.isKind(of: steps[last].destinationEntity) {
+                        let known = kind.derivationDependents.contains {
+                            $0.count == back.count && zip($0, back).allSatisfy { $0 === $1 }
+                        }
+                        if !known { kind.derivationDependents.append(back) }
                     }
                 }
+            }
+        }
+        checkDerivationCycles(reads, &issues)
+    }
+
+    /// Derived values that read one another in a loop have no value: each such loop is an issue.
+    private static func checkDerivationCycles(
+        _ reads: [ObjectIdentifier: AttributeDescription], _ issues: inout [ModelIssue]
+    ) {
+        var reported = Set<ObjectIdentifier>()
+        for start in reads.values {
+            var chain: [AttributeDescription] = [start]
+            var cursor = reads[ObjectIdentifier(start)]
+            while let next = cursor, chain.count <= reads.count {
+                if next === start {
+                    guard chain.allSatisfy({ !reported.contains(ObjectIdentifier($0)) }) else { break }
+                    for link in chain { reported.insert(ObjectIdentifier(link)) }
+                    issues.append(
+                        ModelIssue(
+                            entity: start.entity.name, property: start.name,
+                            message: "derived values read one another in a loop: "
+                                + (chain + [start]).map(\.description).joined(separator: " → ")))
+                    break
+                }
+                chain.append(next)
+                cursor = reads[ObjectIdentifier(next)]
             }
         }
     }

@@ -22,6 +22,9 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     public let entityVersionHashes: [String: String]
     /// Whether any entity has a derived attribute (saves compute them).
     let hasDerivedAttributes: Bool
+    /// How many derived attributes the model declares (the longest chain of derivations reading
+    /// derived values is shorter).
+    let derivedAttributeCount: Int
 
     /// - Throws: `ModelValidationError` listing every mistake.
     public init(entities: [EntityDescription], configurations: [String: [String]] = [:]) throws {
@@ -50,7 +53,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         for entity in entities { Self.resolveRelationships(of: entity, byName, &issues) }
         for entity in entities { Self.checkRules(of: entity, &issues) }
         for entity in entities { Self.resolveComputedProperties(of: entity, byName, &issues) }
-        Self.resolveDerivationDependents(entities)
+        Self.resolveDerivationDependents(entities, &issues)
         for (name, members) in configurations {
             for member in members where byName[member] == nil {
                 issues.append(
@@ -60,7 +63,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
             }
         }
         if !issues.isEmpty { throw ModelValidationError(issues: issues) }
-        hasDerivedAttributes = entities.contains { !$0.derivedAttributeIndexes.isEmpty }
+        derivedAttributeCount = entities.reduce(0) { $0 + $1.declaredAttributes.filter(\.isDerived).count }
+        hasDerivedAttributes = derivedAttributeCount > 0
 
         var hashes: [String: String] = [:]
         for entity in entities { hashes[entity.name] = SHA256.hex(of: Self.hashText(of: entity)) }
@@ -359,7 +363,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
             if let lo = relationship.minCount, let hi = relationship.maxCount, lo > hi {
                 issue("minimum count \(lo) is greater than maximum count \(hi)")
             }
-            if relationship.isToMany, !relationship.usesJoinTable {
+            if relationship.isToMany, !relationship.usesJoinTable, !relationship.isTransient {
                 if relationship.joinTable != nil || relationship.columnName != nil {
                     issue(
                         "a join table and its column apply to many-to-many relationships (this one is stored by "

@@ -29,7 +29,8 @@ extension ManagedObjectContext {
     func fetchedObjects(of property: FetchedPropertyDescription, for object: ManagedObject) throws -> [ManagedObject] {
         checkQueue()
         let key = ObjectIdentifier(object)
-        if let cached = fetchedResults[key]?[property.index] { return cached }
+        // Objects that left the context since (deleted and saved, deleted elsewhere) leave the result.
+        if let cached = fetchedResults[key]?[property.index] { return cached.filter { $0.context === self } }
         let objects = try fetch(try property.request(for: object))
         fetchedResults[key, default: [:]][property.index] = objects
         return objects

@@ -27,7 +27,8 @@ public final class PropertyObservation {
 extension ManagedObject {
     /// Calls `handler` after every change of the property `key` (every property when `nil`): values
     /// set, to-one destinations set (also as the inverse side of another object's change), to-many
-    /// members added or removed, and changes made by undo and redo. On the context's queue.
+    /// members added or removed — also when undo or redo changes them (a reorder of an ordered
+    /// to-many, or an insert or delete undone, is no property change). On the context's queue.
     /// Requires the object to be in a context; the observation ends with `cancel()`, when the
     /// context resets, or when the object leaves it.
     public func observe(_ key: String?, _ handler: @escaping (PropertyChange) -> Void) -> PropertyObservation {
@@ -106,7 +107,7 @@ extension ManagedObject {
     func changeMember(
         _ member: ManagedObject, of relationship: RelationshipDescription, in storage: ToManyStorage, adding: Bool
     ) {
-        guard isObserved || context?.undoManager != nil else {
+        guard isObserved || context?.recordsUndo == true else {
             if adding { storage.add(member) } else { storage.remove(member) }
             return
         }

@@ -121,7 +121,7 @@ extension ManagedObject {
 
     func primitiveSetToOne(_ relationship: RelationshipDescription, _ destination: ManagedObject?) {
         willChange()
-        if isObserved || context?.undoManager != nil { return setWatchedToOne(relationship, destination) }
+        if isObserved || context?.recordsUndo == true { return setWatchedToOne(relationship, destination) }
         relationshipSlots[relationship.index] = .one(destination)
     }
 

@@ -88,8 +88,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Runs when the object is deleted, before its delete rules change its destinations.
     open func prepareForDeletion() {}
     /// Runs in `save()` before validation, once for each inserted, updated and deleted object of
-    /// the save (objects it changes are saved too, and get their own call). Set values here with
-    /// care: every change makes the object updated (set a value only when it differs).
+    /// the save (objects it changes are saved too, and get their own call; objects only derived
+    /// values change get none). Set values here with care: every change makes the object updated
+    /// (set a value only when it differs).
     open func willSave() {}
     /// Runs after a save wrote the object (inserted, updated or deleted: `isDeleted` tells).
     open func didSave() {}
@@ -223,7 +224,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
         set {
             willChange()
-            if isObserved || context?.undoManager != nil { return setWatchedAttribute(index, newValue) }
+            if isObserved || context?.recordsUndo == true { return setWatchedAttribute(index, newValue) }
             attributeValues[index] = newValue
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import OrderedCollections
 
 extension ManagedObject {
     /// Fails for each Deny relationship that still has destinations that are not deleted too.
@@ -26,8 +27,9 @@ extension ManagedObject {
         let values = attributeValues
         // Plain `ManagedObject`s have no custom validation: `validateAttribute` accepts everything.
         let customValidation = type(of: self) != ManagedObject.self
-        let validators = customValidation ? type(of: self).propertyValidators : [:]
-        for attribute in entity.attributes {
+        let validators = customValidation ? context?.validators(for: type(of: self)) ?? [:] : [:]
+        // A derived value is computed by the save after validation: its rules are not checked here.
+        for attribute in entity.attributes where attribute.derivation == nil {
             let value = values[attribute.index]
             let before = failures.count
             checkAttribute(attribute, value, &failures)
@@ -97,6 +99,7 @@ extension ManagedObject {
         case let object as ManagedObject: objects = [object]
         case let array as [ManagedObject]: objects = array
         case let set as Set<ManagedObject>: objects = Array(set)
+        case let set as OrderedSet<ManagedObject>: objects = Array(set)
         default: return fail(.type, "\(relationship.name) takes managed objects, not \(type(of: value!))")
         }
         for object in objects where !object.entity.isKind(of: relationship.destinationEntity) {

@@ -118,7 +118,8 @@ struct ExportTable {
                 if !attribute.isOptional, kinds.count == 1 { column.constraint += " NOT NULL" }
                 attributes.append(column)
             }
-            for relationship in kind.relationships where !relationship.isToMany && !taken.contains(relationship.name) {
+            for relationship in kind.relationships
+            where !relationship.isToMany && !relationship.isTransient && !taken.contains(relationship.name) {
                 taken.insert(relationship.name)
                 // The plain layout's column: the model's `column`, else `<relationship>_id`.
                 let key = Key(of: relationship.destinationEntity)

@@ -131,6 +131,8 @@ extension ImportPlan {
         if case .reference = ExportTable.Key(of: entity) { reference = entity.storageKeyColumnName.lowercased() }
         for (column, inferred) in columns where column.lowercased() != reference {
             switch Self.property(forColumn: column, inferred: inferred, of: entity) {
+            case let attribute as AttributeDescription where attribute.isDerived:
+                continue  // computed by the save from the other values (an export writes it)
             case let attribute as AttributeDescription:
                 fields.append((attribute.name, column))
             case let relationship as RelationshipDescription where !relationship.isToMany:

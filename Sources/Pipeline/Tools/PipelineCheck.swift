@@ -62,7 +62,7 @@ public struct PipelineCheck: Sendable {
             guard let entity = config.model.entity(named: mapping.entity) else { continue }
             let fills = filled[mapping.entity] ?? []
             let attributes = entity.attributes.filter { !$0.isOptional && !$0.isTransient && $0.defaultValue.isNull }
-            let relationships = entity.relationships.filter { !$0.isOptional && !$0.isToMany }
+            let relationships = entity.relationships.filter { !$0.isOptional && !$0.isToMany && !$0.isTransient }
             for name in attributes.map(\.name) + relationships.map(\.name) where !fills.contains(name) {
                 guard said.insert("\(entity.name).\(name)").inserted else { continue }
                 let what = entity.attribute(named: name) != nil ? "attribute" : "relationship"

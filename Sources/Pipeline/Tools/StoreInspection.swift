@@ -178,7 +178,8 @@ public enum StoreInspection {
     /// and to-ones (their destination's key).
     private static func columns(of entity: EntityDescription) -> [StoreSummary.Column] {
         let properties: [PropertyDescription] =
-            entity.attributes.filter { !$0.isTransient } + entity.relationships.filter { !$0.isToMany }
+            entity.attributes.filter { !$0.isTransient }
+            + entity.relationships.filter { !$0.isToMany && !$0.isTransient }
         return entity.rootEntity.inColumnOrder(properties) { $0.name }.map { property in
             if let relationship = property as? RelationshipDescription {
                 return .init(

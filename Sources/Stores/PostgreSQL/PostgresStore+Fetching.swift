@@ -182,7 +182,8 @@ extension PostgresStore {
     public func destinations(
         of relationship: RelationshipDescription, for objectID: ManagedObjectID
     ) throws -> [ManagedObjectID] {
-        guard let key = primaryKey(of: objectID) else { return [] }
+        // A transient relationship is never stored.
+        guard !relationship.isTransient, let key = primaryKey(of: objectID) else { return [] }
         try buildPending()
         let sql: String
         let keyTable = schema.map(for: relationship.destinationEntity).table

@@ -13,7 +13,7 @@ extension PostgresStore {
             types[table.name, default: [:]][table.keyColumn] = keyType(table)
             if let column = table.entityColumn { types[table.name]![column] = "integer" }
         }
-        for entity in schema.model.entities {
+        for entity in schema.model.entities where schema.makesTable(of: entity) {
             let map = schema.map(for: entity)
             for attribute in entity.attributes {
                 guard let column = map.attributeColumns[attribute.index], column != map.table.keyColumn else {
@@ -82,10 +82,13 @@ extension PostgresStore {
             }
             statements.append("CREATE TABLE \(qualified(table.name)) (\(columns.joined(separator: ", ")))")
         }
-        for entity in model.entities {
+        for entity in model.entities where schema.makesTable(of: entity) {
             let map = schema.map(for: entity)
             for relationship in entity.relationships where relationship.entity === entity {
-                guard let key = map.foreignKeys[relationship.index] else { continue }
+                // A reference into another configuration's store has no table here to point at.
+                guard let key = map.foreignKeys[relationship.index],
+                    schema.makesTable(of: relationship.destinationEntity)
+                else { continue }
                 let target = schema.map(for: relationship.destinationEntity).table
                 foreignKeys.append(foreignKey(map.table.name, key.column, target))
             }

@@ -86,6 +86,12 @@ final class SQLiteSchema {
         }
     }
 
+    /// Whether the store makes the table of `entity` (every entity's, unless it holds a configuration).
+    func makesTable(of entity: EntityDescription) -> Bool {
+        let name = map(for: entity).table.name
+        return tables.contains { $0.name == name }
+    }
+
     /// Drops the tables of root entities outside a configuration (an entity named there brings
     /// its root's table), the join tables of relationships they take part in, and their indexes.
     private func keepOnly(_ members: Set<String>) {

@@ -309,7 +309,8 @@ extension SQLiteStore {
     public func destinations(
         of relationship: RelationshipDescription, for objectID: ManagedObjectID
     ) throws -> [ManagedObjectID] {
-        guard let key = primaryKey(of: objectID) else { return [] }
+        // A transient relationship is never stored.
+        guard !relationship.isTransient, let key = primaryKey(of: objectID) else { return [] }
         let sql: String
         let tableName: String
         switch schema.map(for: relationship.entity).toMany[relationship.index] {
