@@ -140,6 +140,9 @@ extension EntityDescription {
                 continue
             }
             if ["@sum", "@avg", "@min", "@max"].contains(key) {
+                guard index + 1 < path.count else {
+                    throw FetchRequestError("key path '\(text)' is not valid for entity \(name): \(key) needs an attribute after it")
+                }
                 guard let target = current, target.attribute(named: path[index + 1]) != nil else {
                     throw FetchRequestError(
                         "key path '\(text)' is not valid for entity \(name): \(path[index + 1]) is not an attribute "

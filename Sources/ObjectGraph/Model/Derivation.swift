@@ -1,12 +1,14 @@
 import Foundation
 
 /// How a derived attribute's value is computed (Core Data's `NSDerivedAttributeDescription`): from
-/// other values of its object, every time the object is saved. The expression is one of
+/// other values of its object, when a context of the stores saves it (after uniqueness conflicts
+/// are settled, before the write; its validation rules are not checked). The expression is one of
 ///
 /// - a key path through to-one relationships to an attribute: `name`, `department.name`;
 /// - an aggregate over a to-many relationship: `lines.@count`, `lines.@sum.amount` (`@avg`,
 ///   `@min`, `@max` too), also after to-one steps (`order.lines.@count`);
-/// - `now()`: the time of the save;
+/// - `now()`: the time of the save, to the millisecond (only for an object with a change of its
+///   own: an unchanged row keeps its time);
 /// - `canonical:(path)`, `lowercase:(path)`, `uppercase:(path)` of a string key path (canonical:
 ///   case and diacritics folded, as `[cd]` comparisons see the text).
 ///
