@@ -171,6 +171,18 @@ import Testing
                 ])
         ])
         #expect(loop.contains { $0.contains("derived values read one another in a loop: Tag.") }, "\(loop)")
+        let throughAggregate = Self.issues([
+            EntityDescription(
+                name: "Order",
+                attributes: [AttributeDescription(name: "total", type: .double, derivation: "lines.@sum.x")],
+                relationships: [
+                    RelationshipDescription(name: "lines", destination: "Line", inverse: "order", isToMany: true)
+                ]),
+            EntityDescription(
+                name: "Line", attributes: [AttributeDescription(name: "x", type: .double, derivation: "order.total")],
+                relationships: [RelationshipDescription(name: "order", destination: "Order", inverse: "lines")]),
+        ])
+        #expect(throughAggregate.contains { $0.contains("in a loop") }, "\(throughAggregate)")
     }
 
     @Test func aDerivedValueReadingAnotherIsComputedAfterIt() throws {
@@ -207,7 +219,11 @@ import Testing
                 FetchedPropertyDescription(
                     name: "c", destination: "Line", predicate: "order == $FETCH_SOURCE",
                     sortDescriptors: [FetchSortDescriptor("nosuch")]),
+                FetchedPropertyDescription(
+                    name: "d", destination: "Line", predicate: "TRUEPREDICATE",
+                    sortDescriptors: [FetchSortDescriptor("order")]),
             ]))
+        #expect(issues.contains { $0.hasPrefix("Order.d: sort: order is no single value") }, "\(issues)")
         #expect(
             issues.contains { $0.hasPrefix("Order.a: predicate: ") && $0.contains("Line has no property nosuch") },
             "\(issues)")

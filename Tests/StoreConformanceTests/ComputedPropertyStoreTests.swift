@@ -166,4 +166,33 @@ import Testing
         #expect(try reader.count(for: FetchRequest(entityName: "Line")) == 3)
         #expect(moved.identifier != file.graph.store.identifier)
     }
+
+    /// A line that moves to another order leaves the old order's total, whether it moves in memory
+    /// or a re-import makes it again under another order (the old order is not in memory then).
+    @Test(arguments: StoreKind.allCases)
+    func aMemberMovingToAnotherOwnerLeavesTheOldOwnersValues(_ kind: StoreKind) throws {
+        let file = try StoreFile(kind, model: try ComputedModel.make())
+        _ = try Self.shop(file)
+        let context = try file.reopen().context
+        let orders = try context.fetch(
+            FetchRequest(entityName: "Order", sortDescriptors: [FetchSortDescriptor("number")]))
+        let line = try #require(
+            try context.fetch(
+                FetchRequest(entityName: "Line", predicate: try FetchPredicate(format: "sku == 'sku-1-1'"))
+            ).first)
+        line.setRelatedObject(orders[1], forKey: "order")
+        try context.save()
+        #expect(try file.stored("Order", ["number", "total"]) == [["1", "70.5"], ["2", "52.25"]])
+        let again = try file.reopen().context
+        again.mergePolicy = .objectTrumps
+        let second = try #require(
+            try again.fetch(FetchRequest(entityName: "Order", predicate: try FetchPredicate(format: "number == 2")))
+                .first)
+        let moved = again.insertNewObject(forEntityName: "Line")  // sku-1-0 again, now under order 2
+        moved["sku"] = "sku-1-0"
+        moved["amount"] = .decimal(Decimal(string: "70.50")!)
+        moved.setRelatedObject(second, forKey: "order")
+        try again.save()
+        #expect(try file.stored("Order", ["number", "total"]) == [["1", "0"], ["2", "122.75"]])
+    }
 }

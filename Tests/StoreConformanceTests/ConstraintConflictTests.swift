@@ -151,4 +151,39 @@ import Testing
             try await group.waitForAll()
         }
     }
+
+    /// Two sub-entities share their parent's key: an object of one cannot become the stored row (or
+    /// the other new object) of the other, under any policy — the key is in conflict.
+    @Test(arguments: StoreKind.allCases, MergePolicy.allCases)
+    func aKeyHeldByASiblingEntityIsAConflictUnderEveryPolicy(_ kind: StoreKind, _ policy: MergePolicy) throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(
+                name: "Doc", isAbstract: true, attributes: [AttributeDescription(name: "number", type: .integer64)],
+                uniquenessConstraints: [["number"]]),
+            EntityDescription(
+                name: "Invoice", parent: "Doc", attributes: [AttributeDescription(name: "due", type: .string)]),
+            EntityDescription(
+                name: "CreditNote", parent: "Doc",
+                attributes: [
+                    AttributeDescription(name: "reason", type: .string),
+                    AttributeDescription(name: "extra", type: .string),
+                ]),
+        ])
+        let file = try StoreFile(kind, model: model)
+        file.graph.insert("Invoice", ["number": 2, "due": "a"])
+        try file.context.save()
+        let context = file.graph.makeContext()
+        context.mergePolicy = policy
+        let note = context.insertNewObject(forEntityName: "CreditNote")
+        note["number"] = 2
+        note["reason"] = "x"
+        #expect(throws: MergeError.self) { try context.save() }
+        context.rollback()
+        let first = context.insertNewObject(forEntityName: "Invoice"),
+            second = context.insertNewObject(forEntityName: "CreditNote")
+        first["number"] = 3
+        second["number"] = 3
+        #expect(throws: MergeError.self) { try context.save() }
+        #expect(try file.stored("Doc", ["number", "due"]) == [["2", "a"]])
+    }
 }

@@ -40,18 +40,13 @@ extension ManagedObjectContext {
         }
         for object in changedObjects where object.changeState != .none {
             add(object)
-            // A deleted object still names its destinations (delete rules change the other side).
-            for path in object.entity.derivationDependents {
-                var reached = [object]
-                for relationship in path { reached = reached.flatMap { $0.destinations(of: relationship) } }
-                reached.forEach(add)
-            }
+            reachOwners(from: object, add)
         }
         guard !owners.isEmpty else { return false }
         let stamped = Set(owners.filter(\.hasOwnChanges).map(ObjectIdentifier.init))
         var changed = false
         for _ in 0...managedObjectModel.derivedAttributeCount {
-            var moved = false
+            var moved: [ManagedObject] = []
             for object in owners {
                 for index in object.entity.derivedAttributeIndexes {
                     let attribute = object.entity.attributes[index]
@@ -63,14 +58,36 @@ extension ManagedObjectContext {
                         : derivation.value(for: object, as: attribute.type)
                     if !value.isSame(as: object[attributeAt: index]) {
                         object[attributeAt: index] = value
-                        moved = true
+                        moved.append(object)
                     }
                 }
             }
-            if !moved { break }
+            if moved.isEmpty { break }
             changed = true
+            // A derived value that moved may be read by others' derivations (a customer's sum of its
+            // orders' totals): they are computed in the next round.
+            for object in moved { reachOwners(from: object, add) }
         }
         return changed
+    }
+
+    /// Hands `add` the objects whose derived values read `object` and must be recomputed: when it
+    /// is inserted or deleted, when what they read of it changed, or when it moved to another owner
+    /// (its to-one back changed: the old owner too).
+    private func reachOwners(from object: ManagedObject, _ add: (ManagedObject) -> Void) {
+        for dependent in object.entity.derivationDependents where object.affects(dependent) {
+            let first = dependent.back[0]
+            var reached = object.destinations(of: first)
+            if !first.isToMany, let original = object.original, let old = original.toOne[first.index],
+                !reached.contains(where: { $0 === old })
+            {
+                reached.append(old)
+            }
+            for relationship in dependent.back.dropFirst() {
+                reached = reached.flatMap { $0.destinations(of: relationship) }
+            }
+            reached.forEach(add)
+        }
     }
 
     /// After a save wrote its changes: each saved object's `didSave`, and no undo across the save.
@@ -106,6 +123,34 @@ extension ManagedObject {
             }
             return hasToManyEdits
         case .none, .deleted, .insertedThenDeleted: return false
+        }
+    }
+
+    /// Whether a change of this object reaches the derivation of `dependent` (see `reachOwners`).
+    func affects(_ dependent: EntityDescription.DerivationDependent) -> Bool {
+        switch changeState {
+        case .inserted, .deleted: return true
+        case .none, .insertedThenDeleted: return false
+        case .updated:
+            if let read = dependent.read, changed(read) { return true }
+            let first = dependent.back[0]
+            return !first.isToMany && changed(first.name)
+        }
+    }
+
+    /// Whether the property `key` differs from its last saved state.
+    func changed(_ key: String) -> Bool {
+        if let index = entity.attributeIndexByName[key] {
+            guard let original, !faultState else { return false }
+            return !attributeValues[index].isSame(as: original.attributes[index])
+        }
+        guard let index = entity.relationshipIndexByName[key], index < relationshipSlots.count else { return false }
+        switch relationshipSlots[index] {
+        case .one(let destination):
+            guard let original else { return false }
+            return destination !== original.toOne[index] && destination?.objectID != original.toOne[index]?.objectID
+        case .many(let storage):
+            return !storage.added.isEmpty || !storage.removed.isEmpty
         }
     }
 }

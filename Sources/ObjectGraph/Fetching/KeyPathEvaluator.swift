@@ -48,7 +48,7 @@ enum KeyPathEvaluator {
         }
     }
 
-    private static func aggregate(_ op: String, _ values: [AttributeValue]) -> AttributeValue {
+    static func aggregate(_ op: String, _ values: [AttributeValue]) -> AttributeValue {
         switch op {
         case "@min": return values.min { ($0.compare(to: $1) ?? .orderedSame) == .orderedAscending } ?? .null
         case "@max": return values.max { ($0.compare(to: $1) ?? .orderedSame) == .orderedAscending } ?? .null
@@ -141,7 +141,8 @@ extension EntityDescription {
             }
             if ["@sum", "@avg", "@min", "@max"].contains(key) {
                 guard index + 1 < path.count else {
-                    throw FetchRequestError("key path '\(text)' is not valid for entity \(name): \(key) needs an attribute after it")
+                    throw FetchRequestError(
+                        "key path '\(text)' is not valid for entity \(name): \(key) needs an attribute after it")
                 }
                 guard let target = current, target.attribute(named: path[index + 1]) != nil else {
                     throw FetchRequestError(

@@ -103,7 +103,12 @@ extension ManagedObjectContext {
             let winner =
                 objects.first { $0.changeState == .updated } ?? (objectWins ? objects.last! : objects.first!)
             for loser in objects where loser !== winner {
-                if loser.changeState == .updated {
+                if loser.entity !== winner.entity {
+                    // Objects of two entities under one key (two sub-entities of the declaring one):
+                    // one cannot become the other, so the key is in conflict.
+                    resolution.conflicts.append(
+                        group.conflict(loser, key: group.key(of: loser), existing: winner.objectID, others: []))
+                } else if loser.changeState == .updated {
                     restoreKey(of: loser, group.properties)
                 } else {
                     absorb(loser, into: winner)
@@ -128,7 +133,8 @@ extension ManagedObjectContext {
             guard let holder = keys.holderOf[key] else { continue }
             let object = keys.holders[holder]
             guard object.objectID != row.objectID else { continue }
-            if !merges {
+            // A stored row of another entity (a sibling sub-entity) cannot become this object.
+            if !merges || row.entity !== object.entity {
                 resolution.conflicts.append(group.conflict(object, key: key, existing: row.objectID, others: []))
                 continue
             }

@@ -80,16 +80,45 @@ public struct Derivation: Sendable, CustomStringConvertible {
             return .date(
                 Date(timeIntervalSinceReferenceDate: (Date.timeIntervalSinceReferenceDate * 1000).rounded() / 1000))
         case .text(let function, let path):
-            guard case .value(.string(let text)) = KeyPathEvaluator.value(of: path, in: object) else { return .null }
+            guard case .string(let text) = Self.evaluate(path, from: object) else { return .null }
             switch function {
             case .canonical: return .string(PredicateStrings.fold(text, [.caseInsensitive, .diacriticInsensitive]))
             case .lowercase: return .string(text.lowercased())
             case .uppercase: return .string(text.uppercased())
             }
         case .keyPath(let path):
-            guard case .value(let value) = KeyPathEvaluator.value(of: path, in: object) else { return .null }
-            return Self.converted(value, to: type)
+            return Self.converted(Self.evaluate(path, from: object), to: type)
         }
+    }
+
+    /// Follows a checked key path from `object`. A to-many step takes the members that are not
+    /// deleted and whose to-one back still names their owner (a line a re-import moved to another
+    /// order leaves the old order's sum although the stored row still lists it there).
+    private static func evaluate(_ path: [String], from object: ManagedObject) -> AttributeValue {
+        var objects = [object]
+        var index = 0
+        while index < path.count {
+            let key = path[index]
+            if key == "@count" { return .integer(Int64(objects.count)) }
+            if key.hasPrefix("@") {
+                let values = objects.map { $0[path[index + 1]] }.filter { !$0.isNull }
+                return KeyPathEvaluator.aggregate(key, values)
+            }
+            guard let relationship = objects.first?.entity.relationship(named: key) else {
+                return objects.first.map { $0[key] } ?? .null
+            }
+            objects = objects.flatMap { owner -> [ManagedObject] in
+                guard relationship.isToMany else { return owner.relatedObject(forKey: key).map { [$0] } ?? [] }
+                return owner.relatedObjects(forKey: key).filter { member in
+                    guard !member.isDeleted else { return false }
+                    guard let inverse = relationship.inverse, !inverse.isToMany else { return true }
+                    let named = member.relatedObject(forKey: inverse.name)
+                    return named === owner || !owner.objectID.isTemporaryID && named?.objectID == owner.objectID
+                }
+            }
+            index += 1
+        }
+        return .null
     }
 
     /// Numbers as the attribute's numeric type; other values as they are.

@@ -50,10 +50,20 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     @exclusivity(unchecked) public internal(set) var fetchedProperties: [FetchedPropertyDescription] = []
     /// Indexes of derived attributes (computed at every save of an object).
     @exclusivity(unchecked) var derivedAttributeIndexes: [Int] = []
-    /// Paths of relationships from this entity's objects to objects whose derived values read them
-    /// (the inverses of a derivation's steps, last first): a change of an object recomputes the
-    /// objects at their ends at save.
-    @exclusivity(unchecked) var derivationDependents: [[RelationshipDescription]] = []
+    /// How objects of this entity reach objects whose derived values read them (see
+    /// `DerivationDependent`): a change of an object recomputes the objects at their ends at save.
+    @exclusivity(unchecked) var derivationDependents: [DerivationDependent] = []
+
+    /// A derivation reading objects of this entity: what it reads of them (a property; `nil` for
+    /// `@count`, which reads only who belongs) and the way back to its owners (the inverses of the
+    /// derivation's steps, last first).
+    struct DerivationDependent: Equatable {
+        let read: String?
+        let back: [RelationshipDescription]
+        static func == (a: Self, b: Self) -> Bool {
+            a.read == b.read && a.back.count == b.back.count && zip(a.back, b.back).allSatisfy { $0 === $1 }
+        }
+    }
     /// Whether saving an object of this entity computes anything (its derived attributes, or those
     /// of objects that read it).
     var hasDerivations: Bool { !derivedAttributeIndexes.isEmpty || !derivationDependents.isEmpty }

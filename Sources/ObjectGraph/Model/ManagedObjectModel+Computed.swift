@@ -171,7 +171,11 @@ extension ManagedObjectModel {
                 issue("predicate: \(error)")
             }
             for sort in property.sortDescriptors {
-                do { _ = try destination.checkKeyPath(sort.path) } catch { issue("sort: \(error)") }
+                do {
+                    if try destination.checkKeyPath(sort.path) || destination.endEntity(of: sort.path) != nil {
+                        issue("sort: \(sort.keyPath) is no single value (sort by an attribute, through to-ones)")
+                    }
+                } catch { issue("sort: \(error)") }
             }
             property.predicate = predicate
         } catch {
@@ -190,14 +194,15 @@ extension ManagedObjectModel {
                 var steps: [RelationshipDescription] = []
                 var current = entity
                 for key in path {
-                    guard let relationship = current.relationship(named: key) else {
-                        if let read = current.attribute(named: key), read.isDerived {
-                            reads[ObjectIdentifier(attribute)] = read
-                        }
-                        break
-                    }
+                    guard let relationship = current.relationship(named: key) else { break }
                     steps.append(relationship)
                     current = relationship.destinationEntity
+                }
+                // What the derivation reads of the objects at the end: an attribute, or (@count) none.
+                let tail = path[steps.count...]
+                let read = tail.first?.hasPrefix("@") == true ? tail.dropFirst().first : tail.first
+                if let read, let attribute2 = current.attribute(named: read), attribute2.isDerived {
+                    reads[ObjectIdentifier(attribute)] = attribute2
                 }
                 if let missing = steps.first(where: { $0.inverse == nil }) {
                     issues.append(
@@ -208,12 +213,13 @@ extension ManagedObjectModel {
                     continue
                 }
                 for last in steps.indices {
-                    let back = steps[...last].reversed().map { $0.inverse! }
+                    let dependent = EntityDescription.DerivationDependent(
+                        read: last + 1 < steps.count ? steps[last + 1].name : read,
+                        back: steps[...last].reversed().map { $0.inverse! })
                     for kind in entities where kind.isKind(of: steps[last].destinationEntity) {
-                        let known = kind.derivationDependents.contains {
-                            $0.count == back.count && zip($0, back).allSatisfy { $0 === $1 }
+                        if !kind.derivationDependents.contains(dependent) {
+                            kind.derivationDependents.append(dependent)
                         }
-                        if !known { kind.derivationDependents.append(back) }
                     }
                 }
             }
@@ -244,5 +250,14 @@ extension ManagedObjectModel {
                 cursor = reads[ObjectIdentifier(next)]
             }
         }
+    }
+}
+
+extension EntityDescription {
+    /// The entity a key path of relationships ends at (`nil` when it ends at an attribute).
+    fileprivate func endEntity(of path: [String]) -> EntityDescription? {
+        var current: EntityDescription? = self
+        for key in path { current = current?.relationship(named: key)?.destinationEntity }
+        return current
     }
 }
