@@ -209,8 +209,7 @@ extension ManagedObjectContext {
             changes.attributes |= 1 << UInt64(index)
         }
         for index in object.entity.transientAttributeIndexes { changes.attributes &= ~(1 << UInt64(index)) }
-        for (index, slot) in object.relationshipSlots.enumerated() where !object.entity.relationships[index].isTransient
-        {
+        for (index, slot) in object.relationshipSlots.enumerated() {
             // Another object for the same row is no change: an inserted object that a uniqueness
             // conflict merged into the stored one it stands for (a row linked within a re-import).
             if case .one(let destination) = slot, destination !== original.toOne[index],
@@ -219,6 +218,7 @@ extension ManagedObjectContext {
                 changes.toOneRelationships |= 1 << UInt64(index)
             }
         }
+        for index in object.entity.transientRelationshipIndexes { changes.toOneRelationships &= ~(1 << UInt64(index)) }
         return changes
     }
 

@@ -107,21 +107,10 @@ extension ManagedObject {
         switch changeState {
         case .inserted: return true
         case .updated:
-            guard let original else { return hasToManyEdits }
-            for index in attributeValues.indices
-            where !attributeValues[index].isSame(as: original.attributes[index])
-                && entity.attributes[index].derivation == nil && !entity.attributes[index].isTransient
-            {
-                return true
-            }
-            for (index, slot) in relationshipSlots.enumerated() where !entity.relationships[index].isTransient {
-                if case .one(let destination) = slot, destination !== original.toOne[index],
-                    destination?.objectID != original.toOne[index]?.objectID
-                {
-                    return true
-                }
-            }
-            return hasToManyEdits
+            let stored =
+                entity.attributes.filter { !$0.isDerived && !$0.isTransient }.map(\.name)
+                + entity.relationships.filter { !$0.isToMany && !$0.isTransient }.map(\.name)
+            return stored.contains(where: changed) || hasToManyEdits
         case .none, .deleted, .insertedThenDeleted: return false
         }
     }

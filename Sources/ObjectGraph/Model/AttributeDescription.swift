@@ -20,6 +20,8 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
     /// For derived attributes: the expression their value is computed from at every save (see
     /// `Derivation`); `nil` for attributes whose values are set.
     public let derivationExpression: String?
+    /// Whether the value is computed (`derivationExpression`) rather than set.
+    public let isDerived: Bool
     /// The parsed `derivationExpression`, checked against the entity when the model is built.
     @exclusivity(unchecked) public internal(set) var derivation: Derivation?
     let compiledRegex: NSRegularExpression?
@@ -35,6 +37,7 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         columnName: String? = nil, derivation: String? = nil
     ) {
         self.derivationExpression = derivation
+        self.isDerived = derivation != nil
         self.type = type
         self.isTransient = isTransient
         self.defaultValue = defaultValue
@@ -61,9 +64,6 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         }
         super.init(name: name, isOptional: isOptional, columnName: columnName)
     }
-
-    /// Whether the value is computed (`derivationExpression`) rather than set.
-    public var isDerived: Bool { derivationExpression != nil }
 
     /// Canonical text that feeds the model version hash: only what decides how values are stored.
     var hashText: String { "\(name):\(type.rawValue):\(isOptional ? "?" : "!")\(columnHashText)" }

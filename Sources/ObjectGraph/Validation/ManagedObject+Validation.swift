@@ -29,7 +29,7 @@ extension ManagedObject {
         let customValidation = type(of: self) != ManagedObject.self
         let validators = customValidation ? context?.validators(for: type(of: self)) ?? [:] : [:]
         // A derived value is computed by the save after validation: its rules are not checked here.
-        for attribute in entity.attributes where attribute.derivation == nil {
+        for attribute in entity.attributes where !attribute.isDerived {
             let value = values[attribute.index]
             let before = failures.count
             checkAttribute(attribute, value, &failures)
@@ -45,7 +45,7 @@ extension ManagedObject {
         for relationship in entity.relationships {
             let before = failures.count
             checkRelationship(relationship, &failures)
-            if let validator = validators[relationship.name], failures.count == before {
+            if !validators.isEmpty, let validator = validators[relationship.name], failures.count == before {
                 do { try validator.check(self, value(forKey: relationship.name)) } catch {
                     failures += try ValidationError.extract(error)
                 }
