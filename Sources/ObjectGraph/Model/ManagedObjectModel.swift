@@ -176,28 +176,22 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         var attributes = entity.superentity?.attributes ?? []
         var relationships = entity.superentity?.relationships ?? []
         var names = Set(attributes.map(\.name) + relationships.map(\.name))
-        for attribute in entity.declaredAttributes {
-            guard checkPropertyName(attribute.name, in: entity, &names, &issues) else { continue }
-            attribute.index = attributes.count
-            attribute.entity = entity
-            attributes.append(attribute)
+        /// Appends the declared properties whose names are free, numbering them after the inherited.
+        func number<P: PropertyDescription>(_ declared: [P], into list: inout [P]) {
+            for property in declared {
+                guard checkPropertyName(property.name, in: entity, &names, &issues) else { continue }
+                property.index = list.count
+                property.entity = entity
+                list.append(property)
+            }
         }
-        for relationship in entity.declaredRelationships {
-            guard checkPropertyName(relationship.name, in: entity, &names, &issues) else { continue }
-            relationship.index = relationships.count
-            relationship.entity = entity
-            relationships.append(relationship)
-        }
+        number(entity.declaredAttributes, into: &attributes)
+        number(entity.declaredRelationships, into: &relationships)
         entity.attributes = attributes
         entity.defaultAttributeValues = attributes.map(\.defaultValue)
         entity.transientAttributeIndexes = attributes.filter(\.isTransient).map(\.index)
         var fetched = entity.superentity?.fetchedProperties ?? []
-        for property in entity.declaredFetchedProperties {
-            guard checkPropertyName(property.name, in: entity, &names, &issues) else { continue }
-            property.index = fetched.count
-            property.entity = entity
-            fetched.append(property)
-        }
+        number(entity.declaredFetchedProperties, into: &fetched)
         entity.fetchedProperties = fetched
         entity.derivedAttributeIndexes = attributes.filter(\.isDerived).map(\.index)
         entity.relationships = relationships

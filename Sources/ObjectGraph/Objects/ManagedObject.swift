@@ -250,13 +250,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
         let relationship = entity.relationships[relationshipIndex(key)]
         if relationship.isToMany {
-            let objects: [ManagedObject]
-            switch value {
-            case nil: objects = []
-            case let array as [ManagedObject]: objects = array
-            case let set as Set<ManagedObject>: objects = Array(set)
-            case let set as OrderedSet<ManagedObject>: objects = Array(set)
-            default: preconditionFailure("to-many relationship \(entity.name).\(key) takes an array or set of objects")
+            guard let objects = Self.members(of: value) else {
+                preconditionFailure("to-many relationship \(entity.name).\(key) takes an array or set of objects")
             }
             setRelatedObjects(objects, forKey: key)
         } else {
@@ -264,6 +259,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
                 preconditionFailure("to-one relationship \(entity.name).\(key) takes a ManagedObject or nil")
             }
             setRelatedObject(value as? ManagedObject, forKey: key)
+        }
+    }
+
+    /// The objects of a to-many value as key-value writes take it (nil, an array, a set or an ordered
+    /// set of objects); `nil` for anything else.
+    static func members(of value: Any?) -> [ManagedObject]? {
+        switch value {
+        case nil: return []
+        case let array as [ManagedObject]: return array
+        case let set as Set<ManagedObject>: return Array(set)
+        case let set as OrderedSet<ManagedObject>: return Array(set)
+        default: return nil
         }
     }
 

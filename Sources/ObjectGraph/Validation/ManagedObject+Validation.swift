@@ -1,5 +1,4 @@
 import Foundation
-import OrderedCollections
 
 extension ManagedObject {
     /// Fails for each Deny relationship that still has destinations that are not deleted too.
@@ -93,14 +92,8 @@ extension ManagedObject {
         func fail(_ rule: ValidationRule, _ message: String) {
             failures.append(validationFailure(key: relationship.name, rule: rule, message: message))
         }
-        let objects: [ManagedObject]
-        switch value {
-        case nil: objects = []
-        case let object as ManagedObject: objects = [object]
-        case let array as [ManagedObject]: objects = array
-        case let set as Set<ManagedObject>: objects = Array(set)
-        case let set as OrderedSet<ManagedObject>: objects = Array(set)
-        default: return fail(.type, "\(relationship.name) takes managed objects, not \(type(of: value!))")
+        guard let objects = (value as? ManagedObject).map({ [$0] }) ?? Self.members(of: value) else {
+            return fail(.type, "\(relationship.name) takes managed objects, not \(type(of: value!))")
         }
         for object in objects where !object.entity.isKind(of: relationship.destinationEntity) {
             fail(
