@@ -47,24 +47,16 @@ func gzipped(into handle: FileHandle, _ write: (FileHandle) throws -> Void) thro
 
 func write(_ text: String, to handle: FileHandle) throws { try handle.write(contentsOf: Data(text.utf8)) }
 
+/// The built `sluice`, next to this executable.
+func sluiceBinary() -> String {
+    URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.deletingLastPathComponent()
+        .appendingPathComponent("sluice").path
+}
+
 /// Runs `sluice` with `arguments`; returns its exit status, seconds and peak RSS (MB).
 func runSluice(_ arguments: [String]) throws -> (status: Int32, seconds: Double, peakMB: Double) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-        .deletingLastPathComponent().appendingPathComponent("sluice")
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    let errors = Pipe()
-    process.standardError = errors
-    var seconds = 0.0
-    seconds = try time {
-        try process.run()
-        _ = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-    }
-    var usage = rusage()
-    getrusage(RUSAGE_CHILDREN.rawValue, &usage)  // this process runs one sluice per case
-    return (process.terminationStatus, seconds, Double(usage.ru_maxrss) / 1024)
+    let run = try runProgram(sluiceBinary(), arguments)
+    return (run.status, run.seconds, run.peakMB)
 }
 
 func reportChild(

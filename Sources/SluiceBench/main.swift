@@ -38,6 +38,8 @@ import Synchronization
 //                      the C floor (a newline-splitting pass over the same files)
 //   rerun_*            the built `sluice` loading 1,000,000 keyed rows, then again: unchanged, or
 //                      10% updated (RerunCases.swift)
+//   c_parse_csv, c_load_csv, sqlite3_import_csv, import_csv_oneoff: the references each case's
+//                      `ratio=` is to, and the one-off import beside `sqlite3 .import` (References.swift)
 
 func peakRSSMegabytes() -> Double {
     var usage = rusage()
@@ -358,32 +360,49 @@ let arguments = CommandLine.arguments
 if arguments.count == 3, let count = Int(arguments[2]) {
     try runCase(arguments[1], count)
 } else if arguments.count == 2 {
-    if try !runHostileCase(arguments[1]), try !runMemoryCase(arguments[1]), try !runRerunCase(arguments[1]) {
+    if try !runHostileCase(arguments[1]), try !runMemoryCase(arguments[1]), try !runRerunCase(arguments[1]),
+        try !runReferenceCase(arguments[1])
+    {
         try runReaderCase(arguments[1])
     }
 } else {
-    // Each case in a fresh process: its peak RSS is its own.
+    // Each case in a fresh process: its peak RSS is its own. The references come first, so that each
+    // case's line carries its ratio to one measured minutes before (References.swift).
     let plan: [(String, Int)] = [
-        ("insert_inmemory", 200_000), ("filter_inmemory", 200_000),
+        ("c_parse_csv", 0), ("c_load_csv", 0), ("sqlite3_import_csv", 0), ("zcat_csv_gz", 0), ("zcat_xml_gz", 0),
+        ("parse_xml_only", 0), ("zcat_sqldump_gz", 0), ("split_jsonl_c", 0),
+        ("import_csv_oneoff", 0), ("insert_inmemory", 200_000), ("filter_inmemory", 200_000),
         ("insert_sqlite", 100_000), ("insert_sqlite", 1_000_000), ("fetch_sqlite", 1_000_000),
         ("insert_sqlite_2ctx", 1_000_000), ("insert_sqlite_keyed", 1_000_000), ("upsert_sqlite", 1_000_000),
         ("upsert_sqlite_moved", 1_000_000),
         ("save_sqlite_once", 100_000), ("load_sqlite", 100_000), ("save_xml", 100_000), ("load_xml", 100_000),
         ("save_binary", 100_000), ("load_binary", 100_000), ("batches_xml", 50_000), ("batches_xml", 200_000),
-        ("read_csv", 0), ("read_csv_gz", 0), ("zcat_csv_gz", 0), ("read_xml", 0), ("read_xml_gz", 0),
-        ("zcat_xml_gz", 0), ("parse_xml_only", 0),
-        ("read_sqldump", 0), ("read_sqldump_gz", 0), ("zcat_sqldump_gz", 0), ("read_jsonl", 0), ("split_jsonl_c", 0),
+        ("read_csv", 0), ("read_csv_gz", 0), ("read_xml", 0), ("read_xml_gz", 0),
+        ("read_sqldump", 0), ("read_sqldump_gz", 0), ("read_jsonl", 0),
         ("hostile_text_100mb", 0), ("hostile_gzip_bomb", 0), ("hostile_gzip_bomb_infer", 0),
         ("waiting_children_1m", 0), ("xml_depth_1m_infer", 0), ("contexts_max", 0), ("contexts_100000", 0),
         ("xml_target_200k", 0), ("memory_huge_records_gz", 0), ("memory_batch_size_1m", 0),
         ("memory_resume_waiting", 0), ("rerun_unchanged", 0), ("rerun_10pct_updated", 0),
     ]
+    var measured: [String: BenchFigures] = [:]
     for (name, count) in plan {
         let process = Process()
+        let output = Pipe()
         process.executableURL = URL(fileURLWithPath: arguments[0]).standardizedFileURL
         process.arguments = count > 0 ? [name, String(count)] : [name]
+        process.standardOutput = output
         try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
+            guard let figures = BenchFigures(line: String(line)) else {
+                print(line)
+                continue
+            }
+            print(line + figures.ratio(among: measured))
+            measured[figures.name] = figures
+        }
+        fflush(nil)  // every stream: each line out as its case ends
         if process.terminationStatus != 0 { exit(process.terminationStatus) }
     }
 }

@@ -180,11 +180,27 @@ struct Import: LoggingCommand {
         options.table = table
         options.layout = layout.layout?.rawValue
         options.dates = layout.dates?.rawValue
-        try execute(command: "import", pipeline: savePipeline, output, resume: false) {
-            let plan = try ImportPlan.prepare(options, savingPipelineTo: savePipeline)
-            for name in plan.notImported { warn("not imported: \(name)") }
-            for guess in plan.guesses { warn(guess) }
+        // One pass over the inputs where they allow it (SampledImport): a pipeline to save needs the
+        // whole inputs' plan first, standard input is read once.
+        let onePass = savePipeline == nil && !options.inputs.contains("-")
+        var check: SampledImport?
+        try execute(command: "import", pipeline: savePipeline, output, resume: false, sampled: { check }) {
+            guard onePass else {
+                let plan = try ImportPlan.prepare(options, savingPipelineTo: savePipeline)
+                warnAbout(plan)
+                return plan.config
+            }
+            let (plan, sampled) = try SampledImport.start(options)
+            check = sampled
+            if sampled == nil { warnAbout(plan) }
             return plan.config
         }
     }
+}
+
+/// What an import's plan says the user should know: what the inputs hold that is not imported, and
+/// what was guessed.
+func warnAbout(_ plan: ImportPlan.Prepared) {
+    for name in plan.notImported { warn("not imported: \(name)") }
+    for guess in plan.guesses { warn(guess) }
 }

@@ -117,10 +117,13 @@ private final class RunRecord: @unchecked Sendable {
 /// Runs a pipeline (`prepare` reads it) and writes its report however it ends; prints the
 /// summary (unless quiet), a warning naming the rejects file when records were rejected, and on
 /// failure the error — which becomes the exit status (`sluice run` and `sluice import`).
-/// - Parameter pipeline: the pipeline file, for the report.
+/// - Parameters:
+///   - pipeline: the pipeline file, for the report.
+///   - sampled: after `prepare`, the check of an import planned from a sample (`SampledImport`): the
+///     run stands only when the whole inputs plan the same, else runs again with their plan.
 func execute(
     command: String, pipeline: String?, _ output: RunOutput, resume: Bool, discardCheckpoint: Bool = false,
-    prepare: () throws -> PipelineConfig
+    sampled: () -> SampledImport? = { nil }, prepare: () throws -> PipelineConfig
 ) throws {
     if let path = output.report {
         try exitingOnFailure {
@@ -138,14 +141,21 @@ func execute(
     }
     do {
         var config = try prepare()
-        if let rejects = output.rejects { config.rejectsPath = rejects }
-        if let path = output.report {
-            do { try OutputFile.check(path, .report, config: config) } catch {
-                record.refusePath()
-                throw error
+        let check = sampled()
+        /// The command line's rejects file over the pipeline's; the report path checked against it.
+        func finished(_ config: PipelineConfig) throws -> PipelineConfig {
+            var config = config
+            if let rejects = output.rejects { config.rejectsPath = rejects }
+            if let path = output.report {
+                do { try OutputFile.check(path, .report, config: config) } catch {
+                    record.refusePath()
+                    throw error
+                }
             }
+            return config
         }
-        let runner = PipelineRunner(config: config)
+        config = try finished(config)
+        var runner = PipelineRunner(config: config)
         record.set(config, runner)
         var options = PipelineRunner.Options()
         options.dryRun = output.dryRun
@@ -153,13 +163,28 @@ func execute(
         options.resume = resume
         options.discardCheckpoint = discardCheckpoint
         options.waitLock = output.waitLock
+        if let check { options.stands = { @Sendable in check.stands() } }
         log.info(
             "\(command) started",
             metadata: [
                 "pipeline": "\(pipeline ?? "-")", "target": "\(config.targetName)",
                 "dryRun": .stringConvertible(output.dryRun),
             ])
-        let report = try runner.run(options)
+        var report: RunReport
+        do {
+            report = try runner.run(options)
+            if let check { warnAbout(check.sample) }
+        } catch is RunSuperseded {
+            // The whole inputs plan otherwise than their sample: the import again, with their plan.
+            let whole = try check!.wholePlan()
+            warnAbout(whole)
+            config = try finished(whole.config)
+            runner = PipelineRunner(config: config)
+            record.set(config, runner)
+            options.stands = nil
+            log.info("\(command) runs again with the model of every record (the first records' differed)")
+            report = try runner.run(options)
+        }
         record.write(nil)
         for note in runner.notes { warn(note) }
         if let (source, batches) = runner.discardedCheckpoint {

@@ -9,7 +9,6 @@ extension ModelInference {
         package var values = 0
         package var nulls = 0
         package var integer = true, decimal = true, double = true, boolean = true, date = true, uuid = true
-        package var maxLength = 0
         /// Whether every date seen was a day alone (`2024-01-31`): a calendar date, not a timestamp.
         package var dateOnly = true
         /// The spellings of the dates seen (`iso8601`, `dd.MM.yyyy`, … and `slashed`), and whether
@@ -116,40 +115,46 @@ extension ModelInference {
                 return
             }
             values += 1
-            maxLength = max(maxLength, text.count)
             referenceHashes?.insert(text.hashValue)
             if isString {
                 (integer, decimal, double, boolean) = (false, false, false, false)
             } else if isTyped {
                 (date, uuid) = (false, false)
             }
-            // Numbers only when the text is the number's own spelling: `007`, `+5` or `0123.5` stay
-            // text (an identifier, a phone number), so storing the value loses nothing.
-            let leadingZero = Self.hasLeadingZero(text)
-            if integer, leadingZero || Int64(text).map({ String($0) != text }) ?? true { integer = false }
-            if decimal, leadingZero || !Self.isPlainDecimal(text) || text == "-0" { decimal = false }
-            if decimal {
-                let digits =
-                    text.utf8.firstIndex(of: UInt8(ascii: ".")).map {
-                        text.utf8.distance(from: $0, to: text.utf8.endIndex) - 1
-                    } ?? 0
-                if digits > 0 { hasFraction = true }
-                maxFractionDigits = max(maxFractionDigits, digits)
-                fractionDigits = fractionDigits.map { $0 == digits ? $0 : -1 } ?? digits
-            }
-            if double,
-                leadingZero || !text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || "+-.eE".utf8.contains($0) })
-                    || !(Double(text)?.isFinite ?? false) || Self.losesDigits(asDouble: text)
-            {
-                double = false
-            }
-            if boolean, !["true", "false", "TRUE", "FALSE", "True", "False"].contains(text) { boolean = false }
+            if integer || decimal || double { observeNumber(text) }
+            if boolean, !(4...5).contains(text.utf8.count) || !Self.booleans.contains(text) { boolean = false }
             if date { observeDate(text) }
             // A UUID is 36 characters: a long text is not copied to be tried as one.
             if uuid, text.utf8.count != 36 || UUID(uuidString: text) == nil { uuid = false }
             if distinct != nil, let first = distinct!.updateValue(line, forKey: text.hashValue) {
                 distinct = nil
                 flaws.append(.repeats(first: first, line: line))
+            }
+        }
+
+        /// Takes the value as a number, in one pass over its bytes. Numbers only when the text is the
+        /// number's own spelling: `007`, `+5` or `0123.5` stay text (an identifier, a phone number), so
+        /// storing the value loses nothing.
+        private mutating func observeNumber(_ text: String) {
+            var text = text
+            let shape = text.withUTF8 { NumberShape($0) }
+            if integer, shape.leadingZero || !shape.isCanonicalInteger || shape.digits > 18 && Int64(text) == nil {
+                integer = false
+            }
+            if decimal, shape.leadingZero || !shape.isPlainDecimal || text == "-0" { decimal = false }
+            if decimal {
+                let digits = shape.fractionDigits
+                if digits > 0 { hasFraction = true }
+                maxFractionDigits = max(maxFractionDigits, digits)
+                fractionDigits = fractionDigits.map { $0 == digits ? $0 : -1 } ?? digits
+            }
+            guard double else { return }
+            if shape.leadingZero || !shape.hasNumberCharactersOnly {
+                double = false
+            } else if shape.isPlainDecimal, shape.digits <= 15, shape.hasDigitsAroundPoint {
+                // Fifteen digits or fewer, a point between digits if any: a finite double, every digit kept.
+            } else if !(Double(text)?.isFinite ?? false) || Self.losesDigits(asDouble: text) {
+                double = false
             }
         }
 
@@ -163,12 +168,7 @@ extension ModelInference {
             return exact != kept
         }
 
-        /// `007`, `-01.5`: a zero before other digits of the whole part.
-        static func hasLeadingZero(_ text: String) -> Bool {
-            let digits = text.utf8.drop { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "+") }
-            guard digits.first == UInt8(ascii: "0"), let next = digits.dropFirst().first else { return false }
-            return next >= 48 && next <= 57
-        }
+        static let booleans: Set<String> = ["true", "false", "TRUE", "FALSE", "True", "False"]
 
         static func isPlainDecimal(_ text: String) -> Bool {
             var digits = 0, dots = 0
@@ -272,5 +272,53 @@ extension ModelInference {
         /// Whether some decimal value seen has a point (`decimal` then holds fractions, not only
         /// integers too long for 64 bits).
         package var hasFraction = false
+    }
+}
+
+/// What one pass over a value's bytes tells of it as a number (`ModelInference.Column.observe`).
+struct NumberShape {
+    /// Digits, and points, anywhere in the value.
+    var digits = 0, dots = 0
+    /// Bytes after the first point.
+    var fractionDigits = 0
+    /// `007`, `-01.5`: a zero before other digits of the whole part (after any signs).
+    var leadingZero = false
+    /// Digits with at most one point and a minus only in front, up to 38 digits (`-12.50`).
+    var isPlainDecimal = false
+    /// An integer as `String(Int64)` writes one: `0`, `-12`, never `+12`, `012` or `-0`.
+    var isCanonicalInteger = false
+    /// Only digits, points, signs and exponent letters.
+    var hasNumberCharactersOnly = true
+    /// Whether a point, if any, has a digit on both sides (`1.5`, not `.5` or `5.`).
+    var hasDigitsAroundPoint = true
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        func isDigit(_ byte: UInt8) -> Bool { byte >= 48 && byte <= 57 }
+        let count = bytes.count
+        var signs = 0
+        while signs < count, bytes[signs] == UInt8(ascii: "-") || bytes[signs] == UInt8(ascii: "+") { signs += 1 }
+        leadingZero = signs + 1 < count && bytes[signs] == UInt8(ascii: "0") && isDigit(bytes[signs + 1])
+        var plain = true, firstDot = -1
+        for index in 0..<count {
+            let byte = bytes[index]
+            if isDigit(byte) {
+                digits += 1
+            } else if byte == UInt8(ascii: ".") {
+                dots += 1
+                if firstDot < 0 { firstDot = index }
+            } else {
+                if index != 0 || byte != UInt8(ascii: "-") { plain = false }
+                if !"+-eE".utf8.contains(byte) { hasNumberCharactersOnly = false }
+            }
+        }
+        isPlainDecimal = plain && digits > 0 && dots <= 1 && digits <= 38
+        fractionDigits = firstDot >= 0 ? count - firstDot - 1 : 0
+        hasDigitsAroundPoint =
+            firstDot < 0 || firstDot > 0 && isDigit(bytes[firstDot - 1]) && firstDot + 1 < count
+            && isDigit(bytes[firstDot + 1])
+        let start = count > 0 && bytes[0] == UInt8(ascii: "-") ? 1 : 0
+        isCanonicalInteger =
+            plain && dots == 0 && digits > 0 && digits == count - start
+            && (bytes[start] != UInt8(ascii: "0") || digits == 1) && !(start == 1 && bytes[1] == UInt8(ascii: "0"))
     }
 }

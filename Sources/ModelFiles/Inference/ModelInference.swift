@@ -47,6 +47,11 @@ public struct ModelInference {
     /// Records a reader could not read as records (a short row, a misplaced quote, invalid text):
     /// left out of the proposal — the first few errors, and how many there were in all.
     public private(set) var unreadable: (first: [ReaderError], count: Int) = ([], 0)
+    /// Read at most this many records of each input added next (`nil`: every record): a sample,
+    /// for an import that checks it against the whole input while it runs.
+    public var sampleLimit: Int?
+    /// Whether an input had more records than `sampleLimit` (the proposal is of a sample).
+    public private(set) var isSample = false
 
     public init() {}
 
@@ -98,7 +103,13 @@ public struct ModelInference {
         var entityOfRecord: [Int: Int] = [:]
         var ownTables: [String] = []
         defer { ownSkipped += ownTables.map { "table \($0.debugDescription) (Sluice's own metadata: never imported)" } }
+        var taken = 0
         while let record = try readableRecord(from: &reader) {
+            if let sampleLimit, taken == sampleLimit {
+                isSample = true
+                break
+            }
+            taken += 1
             let kind = record.kind ?? ""
             // A Sluice store's own tables (another store, or the target itself, as an input) never
             // become entities: their rows would be written into the target's own metadata.

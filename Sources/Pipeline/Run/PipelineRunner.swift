@@ -52,6 +52,11 @@ public final class PipelineRunner {
         public var discardCheckpoint = false
         /// Seconds to wait for a run holding the target's lock (0: fail at once, `RunError.locked`).
         public var waitLock = 0.0
+        /// Asked once the records are imported (before the final stage), and when the run fails:
+        /// whether this attempt stands. When it
+        /// does not, the run is thrown away (target and rejects file as before) and `run` throws
+        /// `RunSuperseded` (`SampledImport`). Never asked for a run that commits batches.
+        public var stands: (@Sendable () -> Bool)?
         public init() {}
     }
 
@@ -96,6 +101,8 @@ public final class PipelineRunner {
             }
             try importSources(into: target, rejects: rejects, showsProgress: options.showsProgress, clock: &clock)
             try RunStop.check()
+            // Before the final stage publishes the rejects file.
+            if !target.commitsBatches, let stands = options.stands, !stands() { throw RunSuperseded() }
             let counts = try FinalStage(config: config, transaction: target, rejects: rejects).run(clock: &clock)
             try RunStop.check()
             try target.commit()
@@ -110,6 +117,12 @@ public final class PipelineRunner {
         } catch {
             let committed = transaction?.commitsBatches ?? false
             transaction?.abandon()
+            let stopped: Bool
+            if case RunError.stopped = error { stopped = true } else { stopped = false }
+            if !committed, !stopped, let stands = options.stands, error is RunSuperseded || !stands() {
+                rejects.discard()
+                throw RunSuperseded()
+            }
             try? rejects.close()
             finish(rejects.currentReport)
             if case RunError.stopped(let signal, _) = error {

@@ -52,4 +52,6 @@ final class RejectsCollector: @unchecked Sendable {
 
     /// Closes the rejects file (every line written is on disk once it returns).
     func close() throws { try lock.withLock { try file.close() } }
+    /// Throws the lines away: the run is to be run again (`RunSuperseded`).
+    func discard() { lock.withLock { file.discard() } }
 }

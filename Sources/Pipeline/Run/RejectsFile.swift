@@ -154,6 +154,15 @@ struct RejectsFile {
         return a.column < b.column
     }
 
+    /// Closes and removes the file beside the rejects file's name: nothing is published.
+    mutating func discard() {
+        guard descriptor >= 0 else { return }
+        Glibc.close(descriptor)
+        descriptor = -1
+        if let temporary { unlink(temporary) }
+        temporary = nil
+    }
+
     /// Puts the lines in input order, syncs the file and moves it into place.
     /// - Throws: `RunError.file` naming the rejects file; when it cannot be moved into place, the
     ///   file beside it is kept and named instead.

@@ -3,12 +3,22 @@ import Stores
 
 extension ImportPlan {
     /// An import's pipeline, loaded: run `config`.
-    public struct Prepared {
+    public struct Prepared: Sendable {
         public let config: PipelineConfig
         /// What the inputs define but hold no rows of (views, triggers, virtual tables).
         public let notImported: [String]
         /// What was guessed about the inputs (`ImportPlan.guesses`).
         public let guesses: [String]
+        /// The texts the pipeline was loaded from, to compare plans by (`SampledImport`).
+        let pipelineText: String, modelText: String?
+        /// Whether the model was inferred from a sample (`ImportPlan.isSample`).
+        public let isSample: Bool
+
+        /// Whether `other` would run the same import, with the same warnings.
+        func isSame(as other: Prepared) -> Bool {
+            (pipelineText, modelText, notImported, guesses)
+                == (other.pipelineText, other.modelText, other.notImported, other.guesses)
+        }
     }
 
     /// Plans the import and loads its pipeline: kept in memory, or written to `savePipeline` (with
@@ -31,7 +41,7 @@ extension ImportPlan {
                 text: plan.pipelineText, file: base + " (import pipeline)",
                 models: plan.modelText.map { [modelFile: $0] } ?? [:])
             config.takeDatabaseURL(options.target)
-            return Prepared(config: config, notImported: plan.notImported, guesses: plan.guesses)
+            return Prepared(plan, config)
         }
         let saved = URL(fileURLWithPath: savePipeline).standardizedFileURL
         try OutputFile.check(saved.path, .pipeline, config: nil, reads: options.inputs, target: options.target)
@@ -43,7 +53,15 @@ extension ImportPlan {
         try ReportFile.write(Data(plan.pipelineText.utf8), to: saved.path, role: "the pipeline file")
         var config = try PipelineFile.load(contentsOf: saved)
         config.takeDatabaseURL(options.target)
-        return Prepared(config: config, notImported: plan.notImported, guesses: plan.guesses)
+        return Prepared(plan, config)
+    }
+}
+
+extension ImportPlan.Prepared {
+    init(_ plan: ImportPlan, _ config: PipelineConfig) {
+        self.init(
+            config: config, notImported: plan.notImported, guesses: plan.guesses, pipelineText: plan.pipelineText,
+            modelText: plan.modelText, isSample: plan.isSample)
     }
 }
 

@@ -79,6 +79,7 @@ extension ImportPlan {
                     }
                 }
                 let first = inference.entities.count
+                inference.sampleLimit = format == .csv ? options.sampleRecords : nil
                 try inference.add(
                     inputAt: path, format: format, recordPath: spec?.path ?? options.record, entity: options.entity,
                     table: options.table, dialect: options.csv, spec: spec, namespaces: options.namespaces)

@@ -49,6 +49,9 @@ public struct ImportPlan {
         public var storeType: String?
         public var layout: String?
         public var dates: String?
+        /// Infer from at most this many records of each CSV input (`nil`: every record); the plan
+        /// then says `isSample` when an input held more (`SampledImport`).
+        public var sampleRecords: Int?
 
         public init(inputs: [String], target: String) {
             self.inputs = inputs
@@ -64,6 +67,8 @@ public struct ImportPlan {
     public let notImported: [String]
     /// What the plan guessed that the user should know (an encoding taken for invalid UTF-8).
     public let guesses: [String]
+    /// Whether the model was inferred from a sample of an input (`Options.sampleRecords`).
+    public let isSample: Bool
 
     /// Infers what is needed and writes the pipeline.
     /// - Parameters:
@@ -78,6 +83,7 @@ public struct ImportPlan {
         let model = try ModelChoice(for: options, inputs: inputs, modelFile: modelFile)
         modelText = model.text
         notImported = inputs.inference.notImported
+        isSample = inputs.inference.isSample
         var writer = PipelineWriter(options: options, folder: folder)
         pipelineText = try writer.pipeline(inputs: inputs, model: model)
         // Why an input has no key, when none was given and the model gives none.

@@ -1,0 +1,84 @@
+import Drivers
+import Foundation
+import TestSupport
+import Testing
+
+/// `sluice import` plans from the first 50,000 records of each CSV input and imports in the same
+/// pass, while the whole input is inferred beside it: the store must come out as the two-pass
+/// import makes it (`--save-pipeline` plans from every record first), whatever a later record says.
+@Suite struct SampledImportTests {
+    static let sample = ["SLUICE_IMPORT_SAMPLE": "50000"]
+
+    /// 60,000 rows; `late` changes row `n` (1-based) of the generated columns.
+    static func rows(_ late: [Int: String] = [:]) -> String {
+        var text = "id,code,amount,note,sku\n"
+        for n in 1...60_000 {
+            text += late[n] ?? "\(n),\(n % 977),\(n % 500).\(n % 90 + 10),note \(n % 13),SKU-\(n)"
+            text += "\n"
+        }
+        return text
+    }
+
+    /// The table's schema and every row of it, and the model the store records, of the store at `path`.
+    static func contents(_ path: String, table: String) throws -> [[SQLiteValue]] {
+        try sqliteRows(path, "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE '%sluice%' ORDER BY name")
+            + sqliteRows(path, "SELECT * FROM \(table) ORDER BY 1")
+    }
+
+    /// Imports `csv` in one pass (sample of 50,000) and in two (`--save-pipeline`) into new stores.
+    static func importBothWays(_ csv: String, in folder: TemporaryDirectory) throws -> (
+        onePass: CommandResult, twoPass: CommandResult, onePassStore: String, twoPassStore: String
+    ) {
+        let one = folder.url.appendingPathComponent("one.sqlite").path
+        let two = folder.url.appendingPathComponent("two.sqlite").path
+        let onePass = try runSluice(["import", csv, "--to", one], environment: sample)
+        let twoPass = try runSluice(
+            ["import", csv, "--to", two, "--save-pipeline", folder.url.appendingPathComponent("p.yaml").path],
+            environment: sample)
+        return (onePass, twoPass, one, two)
+    }
+
+    @Test func laterRecordsThatContradictTheSampleGiveTheTwoPassStore() throws {
+        let folder = try TemporaryDirectory()
+        // Past the sample: a code that is no number, an amount of one decimal, a note missing, a repeated sku.
+        let csv = try folder.file(
+            "items.csv",
+            contents: Self.rows([
+                55_000: "55000,A-17,3.10,n,SKU-55000", 57_000: "57000,5,3.5,n,SKU-57000",
+                58_000: "58000,5,1.25,,SKU-58000", 59_000: "59000,5,1.25,n,SKU-12",
+            ])
+        ).path
+        let (onePass, twoPass, one, two) = try Self.importBothWays(csv, in: folder)
+        #expect(onePass.status == 0 && twoPass.status == 0, "\(onePass.stderr)\(twoPass.stderr)")
+        #expect(OneOffImportTests.counts(onePass.stdout, "Item") == [60_000, 60_000, 0, 0, 0], "\(onePass.stdout)")
+        #expect(try Self.contents(one, table: "items") == Self.contents(two, table: "items"))
+        // The code column is text, the amounts decimals of no fixed scale, the note optional.
+        #expect(try sqliteRows(one, "SELECT code FROM items WHERE id = 55000") == [[.text("A-17")]])
+        #expect(try sqliteRows(one, "SELECT count(*) FROM items WHERE note IS NULL") == [[.integer(1)]])
+        // Nothing of the first attempt is left: no rejects file, no work copy.
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted()
+        #expect(left == ["items.csv", "one.sqlite", "p.model.yaml", "p.yaml", "two.sqlite"], "\(left)")
+    }
+
+    @Test func aSampleThatStandsGivesTheTwoPassStore() throws {
+        let folder = try TemporaryDirectory()
+        let csv = try folder.file("items.csv", contents: Self.rows()).path
+        let (onePass, twoPass, one, two) = try Self.importBothWays(csv, in: folder)
+        #expect(onePass.status == 0 && twoPass.status == 0, "\(onePass.stderr)\(twoPass.stderr)")
+        #expect(try Self.contents(one, table: "items") == Self.contents(two, table: "items"))
+        #expect(onePass.stderr == twoPass.stderr, "the same warnings")
+    }
+
+    /// A record no plan can store fails the run as it fails the two-pass one: its reject is published.
+    @Test func aFailureBothPlansShareIsReportedWithItsRejects() throws {
+        let folder = try TemporaryDirectory()
+        let csv = try folder.file("items.csv", contents: Self.rows([59_999: "59999,1,2.50"])).path
+        let rejects = folder.url.appendingPathComponent("rejects.jsonl").path
+        let one = folder.url.appendingPathComponent("one.sqlite").path
+        let onePass = try runSluice(["import", csv, "--to", one, "--rejects", rejects], environment: Self.sample)
+        #expect(onePass.status == 1, "\(onePass.stdout)\(onePass.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: one))
+        let text = try String(contentsOfFile: rejects, encoding: .utf8)
+        #expect(text.contains("the record has 3 fields, the header has 5") && text.contains("\"line\":60000"))
+    }
+}
