@@ -2,10 +2,10 @@
 SWIFT ?= swift
 SLUICE := .build/debug/sluice
 
-.PHONY: help build test lint format run install uninstall bench tsan fuzz clean
+.PHONY: help build test lint format run install uninstall bench bench-instructions tsan fuzz clean
 
 help: ## Show this help
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-19s %s\n", $$1, $$2}'
 
 build: ## Build everything (debug)
 	$(SWIFT) build
@@ -51,14 +51,20 @@ uninstall: ## Remove what `make install` put under PREFIX (/usr/local)
 	@echo "removed sluice from $(DESTDIR)$(PREFIX)"
 
 BENCH ?= ../shared/bench
-bench: ## Run the benchmarks (release build; the kit's data generator at $(BENCH)); one BENCH line per case
+bench: ## Run the benchmarks beside the kit's C parser, C floor and sqlite3 (release build; kit at $(BENCH)); one BENCH line per case, with ratio= to its reference
 	@echo "building sluice and sluice-bench (release); a first release build takes 3 to 4 minutes on 2 cores..."
 	$(SWIFT) build -c release --product sluice-bench
 	$(SWIFT) build -c release --product sluice
 	python3 $(BENCH)/gen.py medium > /dev/null
 	python3 Pipelines/bench/gen-jsonl.py "$${SLUICE_BENCH_DATA:-$$(python3 -c 'import tempfile; print(tempfile.gettempdir())')/sluice-bench/data/medium}"
 	$(CC) -O2 -o .build/release/newline-split Pipelines/bench/newline-split.c
-	.build/release/sluice-bench
+	$(CC) -O2 -o .build/release/csvload $(BENCH)/c/csvload.c -lsqlite3
+	SLUICE_BENCH_KIT=$(BENCH) .build/release/sluice-bench
+
+bench-instructions: ## Count the instructions of the hot cases with valgrind (repeatable on a busy machine); one INSTRUCTIONS line per case
+	$(SWIFT) build -c release --product sluice-bench
+	$(SWIFT) build -c release --product sluice
+	bash scripts/bench-instructions.sh .build/release $(BENCH)
 
 tsan: ## Run the tests under the thread sanitizer (the CLI tests run a thread-sanitized sluice, built first)
 	$(SWIFT) build --product sluice --sanitize=thread --scratch-path .build-tsan

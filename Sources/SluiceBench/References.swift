@@ -69,7 +69,9 @@ func csvload() -> String {
 
 /// Runs `executable` with `arguments`, its standard error read; exit status, seconds, peak RSS (MB)
 /// and standard error.
-func runProgram(_ executable: String, _ arguments: [String]) throws -> (
+func runProgram(
+    _ executable: String, _ arguments: [String]
+) throws -> (
     status: Int32, seconds: Double, peakMB: Double, errors: String
 ) {
     let process = Process()
@@ -130,7 +132,8 @@ func runReferenceCase(_ name: String) throws -> Bool {
         // csvload ends with `BENCH total rows=N seconds=S checksum=C` on standard error.
         let total = run.errors.split(separator: "\n").last { $0.hasPrefix("BENCH total") }
         let rows = total.flatMap { $0.split(separator: " ").first { $0.hasPrefix("rows=") } }.map { $0.dropFirst(5) }
-        reportChild(name, records: rows.flatMap { Int($0) } ?? 0, bytes: csvBytes, (run.status, run.seconds, run.peakMB))
+        reportChild(
+            name, records: rows.flatMap { Int($0) } ?? 0, bytes: csvBytes, (run.status, run.seconds, run.peakMB))
     case "sqlite3_import_csv", "import_csv_oneoff":
         let folder = try scratchFolder(name)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -141,7 +144,8 @@ func runReferenceCase(_ name: String) throws -> Bool {
             ? try runProgram("/usr/bin/env", ["sqlite3", target, ".import --csv \(orders) orders"])
             : try runProgram(sluiceBinary(), ["import", orders, "--to", target, "--quiet"])
         precondition(run.status == 0, "\(name) failed: \(run.errors)")
-        reportChild(name, records: try rowCount("orders", in: target), bytes: try uncompressedBytes(["orders.csv"]),
+        reportChild(
+            name, records: try rowCount("orders", in: target), bytes: try uncompressedBytes(["orders.csv"]),
             (run.status, run.seconds, run.peakMB))
     default:
         return false

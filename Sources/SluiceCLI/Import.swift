@@ -15,6 +15,13 @@ struct Import: LoggingCommand {
             whose row comes later waits for it, keys make re-imports update instead of
             duplicate, the target is replaced only when the import succeeds.
 
+            CSV inputs are read once: the model is inferred from the first 50,000
+            records and the import starts at once, while every record is inferred
+            beside it; should the whole file say otherwise (a later value that is no
+            number, a missing value, a repeated key), that attempt is thrown away and
+            the import runs again with the model of every record. The store is always
+            the one a model of every record makes.
+
             Into an existing store: a store written by Sluice is imported into with its
             own model (or --model); a SQLite database of another program gets Sluice's
             tables next to its own, which are never touched (a name clash is refused).
@@ -184,17 +191,19 @@ struct Import: LoggingCommand {
         // whole inputs' plan first, standard input is read once.
         let onePass = savePipeline == nil && !options.inputs.contains("-")
         var check: SampledImport?
-        try execute(command: "import", pipeline: savePipeline, output, resume: false, sampled: { check }) {
-            guard onePass else {
-                let plan = try ImportPlan.prepare(options, savingPipelineTo: savePipeline)
-                warnAbout(plan)
+        try execute(
+            command: "import", pipeline: savePipeline, output, resume: false, sampled: { check },
+            prepare: {
+                guard onePass else {
+                    let plan = try ImportPlan.prepare(options, savingPipelineTo: savePipeline)
+                    warnAbout(plan)
+                    return plan.config
+                }
+                let (plan, sampled) = try SampledImport.start(options)
+                check = sampled
+                if sampled == nil { warnAbout(plan) }
                 return plan.config
-            }
-            let (plan, sampled) = try SampledImport.start(options)
-            check = sampled
-            if sampled == nil { warnAbout(plan) }
-            return plan.config
-        }
+            })
     }
 }
 

@@ -103,6 +103,20 @@ private final class RunRecord: @unchecked Sendable {
     /// The report's path was refused (it is a file the run reads or writes): nothing is written there.
     func refusePath() { lock.withLock { path = nil } }
 
+    /// `config` with the command line's rejects file over the pipeline's, once the report's path is
+    /// checked against it.
+    func finished(_ config: PipelineConfig, _ output: RunOutput) throws -> PipelineConfig {
+        var config = config
+        if let rejects = output.rejects { config.rejectsPath = rejects }
+        if let path = output.report {
+            do { try OutputFile.check(path, .report, config: config) } catch {
+                refusePath()
+                throw error
+            }
+        }
+        return config
+    }
+
     /// Writes the report (when `--report` asked for one) of the run ended by `error`, or done.
     func write(_ error: (any Error)?) {
         let state: (PipelineConfig?, PipelineRunner?, String?) = lock.withLock { (config, runner, path) }
@@ -140,29 +154,11 @@ func execute(
         Foundation.exit(failure(error).rawValue)
     }
     do {
-        var config = try prepare()
+        var config = try record.finished(prepare(), output)
         let check = sampled()
-        /// The command line's rejects file over the pipeline's; the report path checked against it.
-        func finished(_ config: PipelineConfig) throws -> PipelineConfig {
-            var config = config
-            if let rejects = output.rejects { config.rejectsPath = rejects }
-            if let path = output.report {
-                do { try OutputFile.check(path, .report, config: config) } catch {
-                    record.refusePath()
-                    throw error
-                }
-            }
-            return config
-        }
-        config = try finished(config)
         var runner = PipelineRunner(config: config)
         record.set(config, runner)
-        var options = PipelineRunner.Options()
-        options.dryRun = output.dryRun
-        options.showsProgress = !output.quiet && isatty(STDERR_FILENO) != 0
-        options.resume = resume
-        options.discardCheckpoint = discardCheckpoint
-        options.waitLock = output.waitLock
+        var options = output.runnerOptions(resume: resume, discardCheckpoint: discardCheckpoint)
         if let check { options.stands = { @Sendable in check.stands() } }
         log.info(
             "\(command) started",
@@ -178,7 +174,7 @@ func execute(
             // The whole inputs plan otherwise than their sample: the import again, with their plan.
             let whole = try check!.wholePlan()
             warnAbout(whole)
-            config = try finished(whole.config)
+            config = try record.finished(whole.config, output)
             runner = PipelineRunner(config: config)
             record.set(config, runner)
             options.stands = nil
@@ -217,5 +213,18 @@ func execute(
     } catch {
         record.write(error)
         throw failure(error)
+    }
+}
+
+extension RunOutput {
+    /// The runner's options for what the command line asks.
+    func runnerOptions(resume: Bool, discardCheckpoint: Bool) -> PipelineRunner.Options {
+        var options = PipelineRunner.Options()
+        options.dryRun = dryRun
+        options.showsProgress = !quiet && isatty(STDERR_FILENO) != 0
+        options.resume = resume
+        options.discardCheckpoint = discardCheckpoint
+        options.waitLock = waitLock
+        return options
     }
 }

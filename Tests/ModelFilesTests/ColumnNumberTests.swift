@@ -23,7 +23,9 @@ import Testing
                 && Double(text)?.isFinite == true && !ModelInference.Column.losesDigits(asDouble: text)
             if decimal {
                 fraction =
-                    text.utf8.firstIndex(of: UInt8(ascii: ".")).map { text.utf8.distance(from: $0, to: text.utf8.endIndex) - 1 }
+                    text.utf8.firstIndex(of: UInt8(ascii: ".")).map {
+                        text.utf8.distance(from: $0, to: text.utf8.endIndex) - 1
+                    }
                     ?? 0
             }
         }

@@ -26,7 +26,9 @@ import Testing
     }
 
     /// Imports `csv` in one pass (sample of 50,000) and in two (`--save-pipeline`) into new stores.
-    static func importBothWays(_ csv: String, in folder: TemporaryDirectory) throws -> (
+    static func importBothWays(
+        _ csv: String, in folder: TemporaryDirectory
+    ) throws -> (
         onePass: CommandResult, twoPass: CommandResult, onePassStore: String, twoPassStore: String
     ) {
         let one = folder.url.appendingPathComponent("one.sqlite").path

@@ -314,8 +314,9 @@ struct NumberShape {
         isPlainDecimal = plain && digits > 0 && dots <= 1 && digits <= 38
         fractionDigits = firstDot >= 0 ? count - firstDot - 1 : 0
         hasDigitsAroundPoint =
-            firstDot < 0 || firstDot > 0 && isDigit(bytes[firstDot - 1]) && firstDot + 1 < count
-            && isDigit(bytes[firstDot + 1])
+            firstDot < 0
+            || firstDot > 0 && isDigit(bytes[firstDot - 1]) && firstDot + 1 < count
+                && isDigit(bytes[firstDot + 1])
         let start = count > 0 && bytes[0] == UInt8(ascii: "-") ? 1 : 0
         isCanonicalInteger =
             plain && dots == 0 && digits > 0 && digits == count - start

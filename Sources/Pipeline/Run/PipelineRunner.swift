@@ -119,7 +119,10 @@ public final class PipelineRunner {
             transaction?.abandon()
             let stopped: Bool
             if case RunError.stopped = error { stopped = true } else { stopped = false }
-            if !committed, !stopped, let stands = options.stands, error is RunSuperseded || !stands() {
+            // A run that failed before it had a target (locked, unreachable) fails as it is, at once.
+            if !committed, !stopped, transaction != nil, let stands = options.stands,
+                error is RunSuperseded || !stands()
+            {
                 rejects.discard()
                 throw RunSuperseded()
             }
