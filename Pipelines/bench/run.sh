@@ -31,7 +31,7 @@ rm -rf "$SLUICE_BENCH_KEEP"
 # The kit's data, and its JSON Lines form (gen-jsonl.py: the kit's own generator writes no JSON).
 python3 "$BENCH/gen.py" "$scale" >/dev/null
 python3 "$PROJECT/Pipelines/bench/gen-jsonl.py" "$root/data/$scale"
-only=(--only 'sluice|a_sqlite3_import$|b_sqlite3_read_dump|g_py_lxml_to_sqlite|p_psql_copy|j_py_jsonl')
+only=(--only 'sluice|a_sqlite3_import$|b_sqlite3_read_dump|g_py_lxml_to_sqlite|p_psql_copy|j_py_jsonl|q_sqlite3_import_oneoff')
 for arg in "$@"; do [ "$arg" = --only ] && only=(); done
 python3 "$BENCH/baselines.py" "$scale" --contenders "$BENCH/contenders.conf" --contenders "$PROJECT/Pipelines/bench/contenders.conf" \
   "${only[@]}" "$@"
