@@ -384,6 +384,7 @@ if arguments.count == 3, let count = Int(arguments[2]) {
         ("xml_target_200k", 0), ("memory_huge_records_gz", 0), ("memory_batch_size_1m", 0),
         ("memory_resume_waiting", 0), ("rerun_unchanged", 0), ("rerun_10pct_updated", 0),
     ]
+    warmPageCache()
     var measured: [String: BenchFigures] = [:]
     for (name, count) in plan {
         let process = Process()

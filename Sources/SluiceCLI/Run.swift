@@ -100,6 +100,10 @@ private final class RunRecord: @unchecked Sendable {
         lock.withLock { (self.config, self.runner) = (config, runner) }
     }
 
+    /// The run's plan is no more (`SampledImport`'s whole inputs failed to plan): the report tells
+    /// of no pipeline, as for a plan that failed before any run.
+    func forget() { lock.withLock { (config, runner) = (nil, nil) } }
+
     /// The report's path was refused (it is a file the run reads or writes): nothing is written there.
     func refusePath() { lock.withLock { path = nil } }
 
@@ -159,7 +163,7 @@ func execute(
         var runner = PipelineRunner(config: config)
         record.set(config, runner)
         var options = output.runnerOptions(resume: resume, discardCheckpoint: discardCheckpoint)
-        if let check { options.stands = { @Sendable in check.stands() } }
+        options.check = check
         log.info(
             "\(command) started",
             metadata: [
@@ -172,14 +176,22 @@ func execute(
             if let check { warnAbout(check.sample) }
         } catch is RunSuperseded {
             // The whole inputs plan otherwise than their sample: the import again, with their plan.
-            let whole = try check!.wholePlan()
+            let whole: ImportPlan.Prepared
+            do { whole = try check!.wholePlan() } catch {
+                record.forget()  // as when planning fails before a run
+                throw error
+            }
             warnAbout(whole)
             config = try record.finished(whole.config, output)
             runner = PipelineRunner(config: config)
             record.set(config, runner)
-            options.stands = nil
+            options.check = nil
             log.info("\(command) runs again with the model of every record (the first records' differed)")
             report = try runner.run(options)
+        } catch {
+            // The attempt stood (or a signal stopped it): its plan's warnings, as a run tells them.
+            if let check { warnAbout(check.sample) }
+            throw error
         }
         record.write(nil)
         for note in runner.notes { warn(note) }

@@ -84,3 +84,48 @@ import Testing
         #expect(text.contains("the record has 3 fields, the header has 5") && text.contains("\"line\":60000"))
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SampledImportTests {
+    /// A warning of the plan (an encoding guessed) is told when the run fails too.
+    @Test func aFailedRunStillTellsThePlansWarnings() throws {
+        let folder = try TemporaryDirectory()
+        var text = Data("id,name\n".utf8)
+        for n in 1...60_000 { text += Data("\(n),Caf".utf8) + Data([0xE9]) + Data("\n".utf8) }
+        text += Data("60001\n".utf8)  // one field short: rejected under either plan
+        let csv = folder.url.appendingPathComponent("cafes.csv")
+        try text.write(to: csv)
+        let result = try runSluice(
+            ["import", csv.path, "--to", folder.url.appendingPathComponent("c.sqlite").path], environment: Self.sample)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stderr.contains("is not valid UTF-8") && result.stderr.contains("read as windows-1252"))
+    }
+
+    /// A signal while the first attempt runs, or while it waits for the plan of every record, stops
+    /// the import at once and leaves nothing behind: no target, no work copy, no rejects file.
+    @Test func aSignalStopsTheImportAndLeavesNothing() throws {
+        let folder = try TemporaryDirectory()
+        var rows = "id,code\n"
+        for n in 1...400_000 { rows += n == 50_001 ? "\(n),x-\(n)\n" : "\(n),\(n % 977)\n" }
+        let csv = try folder.file("codes.csv", contents: rows)
+        let target = folder.url.appendingPathComponent("codes.sqlite").path
+        let process = try startSluice(["import", csv.path, "--to", target])
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, process.isRunning,
+            !FileManager.default.fileExists(atPath: target + ".sluice-tmp-\(process.processIdentifier)")
+        {
+            usleep(20_000)
+        }
+        usleep(300_000)
+        let signalled = Date()
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 143)
+        #expect(Date().timeIntervalSince(signalled) < 5, "stopped at once, not after the grace period")
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+        #expect(left == ["codes.csv"], "\(left)")
+    }
+}

@@ -25,9 +25,10 @@ public enum PipelineFile {
     /// - Parameter models: model files held in memory, by absolute path (read instead of the disk).
     public static func load(
         text: String, file: String, environment: [String: String] = ProcessInfo.processInfo.environment,
-        models: [String: String] = [:]
+        models: [String: String] = [:], quietModel: Bool = false
     ) throws -> PipelineConfig {
         var reader = PipelineReader(file: file, environment: environment, models: models)
+        reader.quietModel = quietModel
         let root: Node?
         do { root = try Yams.compose(yaml: text) } catch { throw PipelineFileError(issues: [reader.issue(for: error)]) }
         guard let root else {

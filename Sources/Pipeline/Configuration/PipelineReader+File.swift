@@ -51,7 +51,12 @@ extension PipelineReader {
     /// The model the pipeline names, and the text it was read from (read once: the store records
     /// what the run used, even if the file changes meanwhile); an Xcode model has no text.
     private func loadModel(at path: String) throws -> (ManagedObjectModel, (text: String, isJSON: Bool)?) {
-        if XcodeModel.isXcodeModel(path) { return (try ModelFile.load(contentsOf: URL(fileURLWithPath: path)), nil) }
+        if XcodeModel.isXcodeModel(path) {
+            let url = URL(fileURLWithPath: path)
+            return (
+                try quietModel ? ModelFile.load(contentsOf: url, warn: { _ in }) : ModelFile.load(contentsOf: url), nil
+            )
+        }
         let text: String
         if let held = models[path] {
             text = held

@@ -11,6 +11,8 @@ struct PipelineReader: YAMLFileReader {
     let folder: URL
     /// Model files held in memory (an import's inferred model), by path: read instead of the disk.
     let models: [String: String]
+    /// Whether a given Xcode model's warnings are kept quiet (they were told once already).
+    var quietModel = false
 
     init(file: String, environment: [String: String], models: [String: String] = [:]) {
         self.file = file

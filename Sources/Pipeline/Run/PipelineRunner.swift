@@ -52,11 +52,11 @@ public final class PipelineRunner {
         public var discardCheckpoint = false
         /// Seconds to wait for a run holding the target's lock (0: fail at once, `RunError.locked`).
         public var waitLock = 0.0
-        /// Asked once the records are imported (before the final stage), and when the run fails:
-        /// whether this attempt stands. When it
-        /// does not, the run is thrown away (target and rejects file as before) and `run` throws
-        /// `RunSuperseded` (`SampledImport`). Never asked for a run that commits batches.
-        public var stands: (@Sendable () -> Bool)?
+        /// Asked once the records are imported (before the final stage publishes anything), and when
+        /// the run fails: whether this attempt stands. When it does not, the run is thrown away (the
+        /// target and the rejects file as before) and `run` throws `RunSuperseded` (`SampledImport`).
+        /// Never asked for a run that commits batches.
+        public var check: (any RunAttemptCheck)?
         public init() {}
     }
 
@@ -101,8 +101,7 @@ public final class PipelineRunner {
             }
             try importSources(into: target, rejects: rejects, showsProgress: options.showsProgress, clock: &clock)
             try RunStop.check()
-            // Before the final stage publishes the rejects file.
-            if !target.commitsBatches, let stands = options.stands, !stands() { throw RunSuperseded() }
+            if !target.commitsBatches, let check = options.check, try !check.stands() { throw RunSuperseded() }
             let counts = try FinalStage(config: config, transaction: target, rejects: rejects).run(clock: &clock)
             try RunStop.check()
             try target.commit()
@@ -117,13 +116,10 @@ public final class PipelineRunner {
         } catch {
             let committed = transaction?.commitsBatches ?? false
             transaction?.abandon()
-            let stopped: Bool
-            if case RunError.stopped = error { stopped = true } else { stopped = false }
-            // A run that failed before it had a target (locked, unreachable) fails as it is, at once.
-            if !committed, !stopped, transaction != nil, let stands = options.stands,
-                error is RunSuperseded || !stands()
-            {
+            if !committed, let check = options.check, !Self.stands(check, after: error) {
                 rejects.discard()
+                // A signal (before or while waiting for the check) stops the run; else it runs again.
+                if let signal = RunStop.requested { throw RunError.stopped(signal: signal, committed: false) }
                 throw RunSuperseded()
             }
             try? rejects.close()
@@ -141,6 +137,14 @@ public final class PipelineRunner {
             }
             throw failure
         }
+    }
+
+    /// Whether a failed attempt stands: never once superseded; after a signal, only when that is
+    /// known without waiting; else when the check says so (waiting for it).
+    private static func stands(_ check: any RunAttemptCheck, after error: any Error) -> Bool {
+        if error is RunSuperseded { return false }
+        if case RunError.stopped = error { return check.standsSoFar == true }
+        return (try? check.stands()) ?? false
     }
 
     /// Where a run's rejected records go: `errors.rejects` (`--rejects`) when it names a file; else a
@@ -295,3 +299,16 @@ public final class PipelineRunner {
         return Double(usage.ru_maxrss) / 1024
     }
 }
+
+/// Whether a run's attempt stands, asked before it publishes anything (`Options.check`).
+public protocol RunAttemptCheck: Sendable {
+    /// Waits until it is known.
+    /// - Throws: `RunError.stopped` when a signal asks the run to stop meanwhile.
+    func stands() throws -> Bool
+    /// What is known now, without waiting (`nil`: not yet).
+    var standsSoFar: Bool? { get }
+}
+
+/// Thrown by `PipelineRunner.run` when its attempt does not stand (`Options.check`): nothing was
+/// committed or published.
+public struct RunSuperseded: Error {}

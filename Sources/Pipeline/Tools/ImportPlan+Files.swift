@@ -13,6 +13,8 @@ extension ImportPlan {
         let pipelineText: String, modelText: String?
         /// Whether the model was inferred from a sample (`ImportPlan.isSample`).
         public let isSample: Bool
+        /// What the plan read of the target (`ImportPlan.targetReading`).
+        public let targetReading: ImportPlan.TargetReading
 
         /// Whether `other` would run the same import, with the same warnings.
         func isSame(as other: Prepared) -> Bool {
@@ -39,7 +41,7 @@ extension ImportPlan {
             let plan = try ImportPlan(options, modelFile: modelFile)
             var config = try PipelineFile.load(
                 text: plan.pipelineText, file: base + " (import pipeline)",
-                models: plan.modelText.map { [modelFile: $0] } ?? [:])
+                models: plan.modelText.map { [modelFile: $0] } ?? [:], quietModel: options.quiet)
             config.takeDatabaseURL(options.target)
             return Prepared(plan, config)
         }
@@ -61,7 +63,7 @@ extension ImportPlan.Prepared {
     init(_ plan: ImportPlan, _ config: PipelineConfig) {
         self.init(
             config: config, notImported: plan.notImported, guesses: plan.guesses, pipelineText: plan.pipelineText,
-            modelText: plan.modelText, isSample: plan.isSample)
+            modelText: plan.modelText, isSample: plan.isSample, targetReading: plan.targetReading)
     }
 }
 

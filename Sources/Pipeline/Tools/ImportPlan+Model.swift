@@ -18,9 +18,13 @@ extension ImportPlan {
         var migrates = false
         /// Whether the target is another program's SQLite database (the store's tables go beside its own).
         var sharesFile = false
+        /// What was read of the target.
+        let reading: TargetReading
 
         /// - Throws: `ModelFileError` for a given model that does not load; `StoreError`.
         init(for options: Options, inputs: Inputs, modelFile: String) throws {
+            let reading = options.targetReading ?? TargetReading(options.target)
+            self.reading = reading
             path = modelFile
             text = inputs.inference.modelFile()
             if let given = options.modelPath {
@@ -29,8 +33,7 @@ extension ImportPlan {
                 // Its warnings (what of an Xcode model Sluice does not use) come once, when the
                 // pipeline is loaded.
                 model = try ModelFile.load(contentsOf: URL(fileURLWithPath: path), warn: { _ in })
-            } else if TargetStore.exists(options.target),
-                let metadata = try? TargetStore.metadata(ofStoreAt: TargetStore.url(options.target)),
+            } else if let metadata = reading.metadata,
                 let stored = try StoredModel.model(in: metadata, store: options.target),
                 let recorded = StoredModel.text(in: metadata), !recorded.isJSON
             {
@@ -40,16 +43,7 @@ extension ImportPlan {
                 text = recorded.text
                 grow(stored, recorded: recorded.text, by: inputs, target: options.target)
             }
-            let target = URL(fileURLWithPath: options.target)
-            if FileManager.default.fileExists(atPath: options.target),
-                TargetStore.type(ofStoreAt: target) == SQLiteStore.storeType
-            {
-                do { _ = try SQLiteStore.metadata(at: target) } catch let error
-                    as StoreError where error.code == .incompatibleModel
-                {
-                    sharesFile = true
-                }
-            }
+            sharesFile = try reading.sharesFile.get()
         }
 
         /// `--mode sync` and `replace` act on the stored objects of an input's entity: an input whose
@@ -113,6 +107,37 @@ extension ImportPlan {
             model = grownModel
             text = grown
             migrates = true
+        }
+    }
+}
+
+extension ImportPlan {
+    /// What planning an import reads of its target: read once, before the run — a plan made while
+    /// the run holds the target (`SampledImport`) takes this reading instead of opening it again.
+    public struct TargetReading: Sendable {
+        /// The store's metadata (`nil`: no store there, or none readable).
+        let metadata: StoreMetadata?
+        /// Whether the target is another program's SQLite database (Sluice's tables go beside its own).
+        let sharesFile: Result<Bool, any Error>
+
+        init(_ target: String) {
+            metadata =
+                TargetStore.exists(target) ? try? TargetStore.metadata(ofStoreAt: TargetStore.url(target)) : nil
+            let url = URL(fileURLWithPath: target)
+            guard FileManager.default.fileExists(atPath: target),
+                TargetStore.type(ofStoreAt: url) == SQLiteStore.storeType
+            else {
+                sharesFile = .success(false)
+                return
+            }
+            do {
+                _ = try SQLiteStore.metadata(at: url)
+                sharesFile = .success(false)
+            } catch let error as StoreError where error.code == .incompatibleModel {
+                sharesFile = .success(true)
+            } catch {
+                sharesFile = .failure(error)
+            }
         }
     }
 }

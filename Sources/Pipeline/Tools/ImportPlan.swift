@@ -52,6 +52,11 @@ public struct ImportPlan {
         /// Infer from at most this many records of each CSV input (`nil`: every record); the plan
         /// then says `isSample` when an input held more (`SampledImport`).
         public var sampleRecords: Int?
+        /// What an earlier plan read of the target, to take instead of reading it again.
+        public var targetReading: TargetReading?
+        /// Whether loading the pipeline keeps a given Xcode model's warnings to itself (a second plan
+        /// of the same import).
+        public var quiet = false
 
         public init(inputs: [String], target: String) {
             self.inputs = inputs
@@ -69,6 +74,8 @@ public struct ImportPlan {
     public let guesses: [String]
     /// Whether the model was inferred from a sample of an input (`Options.sampleRecords`).
     public let isSample: Bool
+    /// What was read of the target.
+    public let targetReading: TargetReading
 
     /// Infers what is needed and writes the pipeline.
     /// - Parameters:
@@ -81,6 +88,7 @@ public struct ImportPlan {
         var options = options
         let inputs = try Inputs(reading: &options)
         let model = try ModelChoice(for: options, inputs: inputs, modelFile: modelFile)
+        targetReading = model.reading
         modelText = model.text
         notImported = inputs.inference.notImported
         isSample = inputs.inference.isSample
