@@ -129,13 +129,17 @@ extension ManagedObjectContext {
         of request: SaveChangesRequest, inserted: [ManagedObject], rewritten: [ManagedObject]
     ) {
         let coordinator = persistentStoreCoordinator
-        for (object, version) in zip(inserted, coordinator.writtenVersions(of: request.insertedRows) { _ in nil }) {
-            object.version = version
+        // A content version is computed when the object's version is first asked for (a later save or
+        // merge of it), not here: an import that resets its context after each save never asks.
+        let insertedVersions = coordinator.countedVersions(of: request.insertedRows) { _ in nil }
+        for (index, object) in zip(insertedVersions.indices, inserted) {
+            object.noteWritten(request.insertedRows[index], version: insertedVersions[index])
         }
-        for (object, version) in zip(
-            rewritten, coordinator.writtenVersions(of: request.updatedRows) { request.updatedRows[$0].version })
-        {
-            object.version = version
+        let rewrittenVersions = coordinator.countedVersions(of: request.updatedRows) {
+            request.updatedRows[$0].version
+        }
+        for (index, object) in zip(rewrittenVersions.indices, rewritten) {
+            object.noteWritten(request.updatedRows[index], version: rewrittenVersions[index])
         }
     }
 

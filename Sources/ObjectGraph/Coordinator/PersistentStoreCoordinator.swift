@@ -332,11 +332,20 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// The versions of rows a save wrote (`previous`: the versions they were read at, `nil` for new
     /// rows), as their stores count them.
     func writtenVersions(of rows: [StoreRow], previous: (Int) -> Int64?) -> [Int64] {
+        zip(rows, countedVersions(of: rows, previous: previous)).map { $1 ?? $0.contentVersion }
+    }
+
+    /// The versions of rows a save wrote where their stores count versions; `nil` where a store
+    /// versions rows by content (the row's `contentVersion`, left for the caller to compute when it
+    /// needs it, outside the lock).
+    func countedVersions(of rows: [StoreRow], previous: (Int) -> Int64?) -> [Int64?] {
         lock.withLock {
             guard versionsByContent else { return rows.indices.map { (previous($0) ?? 0) + 1 } }
             return rows.indices.map { index in
-                let versioning = (try? store(for: rows[index].objectID))?.rowVersioning ?? .counter
-                return versioning.version(ofWritten: rows[index], previous: previous(index))
+                switch (try? store(for: rows[index].objectID))?.rowVersioning ?? .counter {
+                case .counter: return (previous(index) ?? 0) + 1
+                case .contentHash: return nil
+                }
             }
         }
     }

@@ -38,7 +38,33 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var changeState: ChangeState = .none
     @exclusivity(unchecked) var isInChangedList = false
     /// The row version this object was read with (0 for never-saved objects).
-    @exclusivity(unchecked) var version: Int64 = 0
+    var version: Int64 {
+        get {
+            if let row = writtenRow {
+                knownVersion = row.contentVersion
+                writtenRow = nil
+            }
+            return knownVersion
+        }
+        set {
+            knownVersion = newValue
+            writtenRow = nil
+        }
+    }
+    @exclusivity(unchecked) private var knownVersion: Int64 = 0
+    /// The row a save wrote of this object into a store that versions rows by content: the version
+    /// is its hash, computed when first asked for (`noteWritten(_:version:)`).
+    @exclusivity(unchecked) private var writtenRow: StoreRow?
+
+    /// A save wrote `row` of this object: its version is `version` (a store that counts them), or
+    /// the row's content hash (`nil`: a store that versions by content), computed when asked.
+    func noteWritten(_ row: StoreRow, version: Int64?) {
+        if let version {
+            self.version = version
+        } else {
+            writtenRow = row
+        }
+    }
     /// Whether the object counts as a user of its row's snapshot at the coordinator: objects of root
     /// contexts filled from a stored row (fetch, fault, a key conflict), until they turn into a fault
     /// or leave the context. Objects this context inserted and saved hold none: their values are the
