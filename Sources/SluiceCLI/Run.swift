@@ -100,6 +100,38 @@ private final class RunRecord: @unchecked Sendable {
         lock.withLock { (self.config, self.runner) = (config, runner) }
     }
 
+    /// Runs `runner`; when a sampled import's attempt does not stand, the whole inputs' plan instead.
+    /// - Returns: the configuration and runner that ran, and the report.
+    func run(
+        _ runner: PipelineRunner, _ options: PipelineRunner.Options, check: SampledImport?, output: RunOutput,
+        command: String
+    ) throws -> (PipelineConfig, PipelineRunner, RunReport) {
+        do {
+            let report = try runner.run(options)
+            if let check { warnAbout(check.sample) }
+            return (runner.config, runner, report)
+        } catch is RunSuperseded {
+            // The whole inputs plan otherwise than their sample: the import again, with their plan.
+            let whole: ImportPlan.Prepared
+            do { whole = try check!.wholePlan() } catch {
+                forget()  // as when planning fails before a run
+                throw error
+            }
+            warnAbout(whole)
+            let config = try finished(whole.config, output)
+            let again = PipelineRunner(config: config)
+            set(config, again)
+            var options = options
+            options.check = nil
+            log.info("\(command) runs again with the model of every record (the first records' differed)")
+            return (config, again, try again.run(options))
+        } catch {
+            // The attempt stood (or a signal stopped it): its plan's warnings, as a run tells them.
+            if let check { warnAbout(check.sample) }
+            throw error
+        }
+    }
+
     /// The run's plan is no more (`SampledImport`'s whole inputs failed to plan): the report tells
     /// of no pipeline, as for a plan that failed before any run.
     func forget() { lock.withLock { (config, runner) = (nil, nil) } }
@@ -170,29 +202,8 @@ func execute(
                 "pipeline": "\(pipeline ?? "-")", "target": "\(config.targetName)",
                 "dryRun": .stringConvertible(output.dryRun),
             ])
-        var report: RunReport
-        do {
-            report = try runner.run(options)
-            if let check { warnAbout(check.sample) }
-        } catch is RunSuperseded {
-            // The whole inputs plan otherwise than their sample: the import again, with their plan.
-            let whole: ImportPlan.Prepared
-            do { whole = try check!.wholePlan() } catch {
-                record.forget()  // as when planning fails before a run
-                throw error
-            }
-            warnAbout(whole)
-            config = try record.finished(whole.config, output)
-            runner = PipelineRunner(config: config)
-            record.set(config, runner)
-            options.check = nil
-            log.info("\(command) runs again with the model of every record (the first records' differed)")
-            report = try runner.run(options)
-        } catch {
-            // The attempt stood (or a signal stopped it): its plan's warnings, as a run tells them.
-            if let check { warnAbout(check.sample) }
-            throw error
-        }
+        let report: RunReport
+        (config, runner, report) = try record.run(runner, options, check: check, output: output, command: command)
         record.write(nil)
         for note in runner.notes { warn(note) }
         if let (source, batches) = runner.discardedCheckpoint {
