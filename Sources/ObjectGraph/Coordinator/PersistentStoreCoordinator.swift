@@ -17,6 +17,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// Whether some store versions rows by content (`RowVersioning.contentHash`): saves then ask each
     /// row's store for its new version instead of counting.
     private(set) var versionsByContent = false
+    /// Whether every store versions rows by content (no per-row store lookup to tell).
+    private var allVersionByContent = false
     /// The snapshot of every stored row some object of some root context was filled from (a fetch, a
     /// fault, a key conflict), with the number of such objects. Saves through this coordinator keep the rows current (a
     /// deleted row's entry stays, row-less, while objects still refer to it); an entry goes when its count reaches 0.
@@ -69,9 +71,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             if store.metadata.storeType != type { store.metadata.storeType = type }
             stores.append(store)
             storesByIdentifier[store.identifier] = store
-            versionsByContent = stores.contains { $0.rowVersioning == .contentHash }
+            noteVersioning()
             return store
         }
+    }
+
+    /// How the stores version rows (call with the lock held, after the stores changed).
+    private func noteVersioning() {
+        versionsByContent = stores.contains { $0.rowVersioning == .contentHash }
+        allVersionByContent = !stores.isEmpty && stores.allSatisfy { $0.rowVersioning == .contentHash }
     }
 
     /// Removes a store; it is told first so it can clean up.
@@ -80,7 +88,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             store.willRemove(from: self)
             stores.removeAll { $0 === store }
             storesByIdentifier.removeValue(forKey: store.identifier)
-            versionsByContent = stores.contains { $0.rowVersioning == .contentHash }
+            noteVersioning()
         }
     }
 
@@ -341,6 +349,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     func countedVersions(of rows: [StoreRow], previous: (Int) -> Int64?) -> [Int64?] {
         lock.withLock {
             guard versionsByContent else { return rows.indices.map { (previous($0) ?? 0) + 1 } }
+            if allVersionByContent { return Array(repeating: nil, count: rows.count) }
             return rows.indices.map { index in
                 switch (try? store(for: rows[index].objectID))?.rowVersioning ?? .counter {
                 case .counter: return (previous(index) ?? 0) + 1

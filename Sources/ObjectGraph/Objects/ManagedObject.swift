@@ -41,7 +41,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var version: Int64 {
         get {
             if let row = writtenRow {
-                knownVersion = row.contentVersion
+                knownVersion = StoreRow.contentVersion(of: row.values, toOnes: row.toOnes)
                 writtenRow = nil
             }
             return knownVersion
@@ -54,7 +54,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) private var knownVersion: Int64 = 0
     /// The row a save wrote of this object into a store that versions rows by content: the version
     /// is its hash, computed when first asked for (`noteWritten(_:version:)`).
-    @exclusivity(unchecked) private var writtenRow: StoreRow?
+    @exclusivity(unchecked) private var writtenRow: (values: [AttributeValue], toOnes: [ManagedObjectID?])?
 
     /// A save wrote `row` of this object: its version is `version` (a store that counts them), or
     /// the row's content hash (`nil`: a store that versions by content), computed when asked.
@@ -62,7 +62,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if let version {
             self.version = version
         } else {
-            writtenRow = row
+            writtenRow = (row.attributeValues, row.toOneDestinations)
         }
     }
     /// Whether the object counts as a user of its row's snapshot at the coordinator: objects of root

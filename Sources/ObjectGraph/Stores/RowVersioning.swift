@@ -28,7 +28,14 @@ extension StoreRow {
     /// A hash of the row's stored state — every attribute value and to-one destination — that is
     /// equal for equal values (`1.5` and `1.50`, `0.0` and `-0.0` alike) in every process: the row
     /// version of stores that version by content (`RowVersioning.contentHash`).
-    public var contentVersion: Int64 {
+    public var contentVersion: Int64 { Self.contentVersion(of: attributeValues, toOnes: toOneDestinations) }
+
+    /// The `contentVersion` of a row of these attribute values and to-one destinations.
+    static func contentVersion(
+        of attributeValues: [AttributeValue], toOnes toOneDestinations: [ManagedObjectID?]
+    )
+        -> Int64
+    {
         var hash = ContentHash()
         for value in attributeValues { hash.add(value) }
         for destination in toOneDestinations {
