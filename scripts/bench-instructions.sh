@@ -11,7 +11,7 @@
 # Usage: scripts/bench-instructions.sh BUILD_FOLDER KIT_FOLDER   (make passes .build/release and ../shared/bench)
 set -euo pipefail
 build="$(cd "${1:?the release build folder}" && pwd)"
-kit="$(cd "${2:?the benchmark kit's folder}" && pwd)"
+kit="$(cd "${2:?the benchmark kit folder}" && pwd)"
 project="$(cd "$(dirname "$0")/.." && pwd)"
 root="${BENCH_ROOT:-$(python3 -c 'import tempfile; print(tempfile.gettempdir())')/sluice-bench}"
 data="$root/data/small"
