@@ -129,3 +129,27 @@ extension SampledImportTests {
         #expect(left == ["codes.csv"], "\(left)")
     }
 }
+
+extension SampledImportTests {
+    /// The rejects of an attempt still to be checked are written as `….provisional`: when its process
+    /// is killed, the next run removes them (they were never the run's), and keeps a run's own.
+    @Test func aKilledAttemptsProvisionalRejectsAreRemovedByTheNextRun() throws {
+        let folder = try TemporaryDirectory()
+        let gone = Process()
+        gone.executableURL = URL(fileURLWithPath: "/bin/true")
+        try gone.run()
+        gone.waitUntilExit()
+        let pid = gone.processIdentifier
+        let line = "{\"errors\":[],\"position\":{\"line\":2}}\n"
+        _ = try folder.file("r.jsonl.sluice-tmp-\(pid).provisional", contents: line)
+        _ = try folder.file("r.jsonl.sluice-tmp-\(pid)", contents: line)
+        let csv = try folder.file("items.csv", contents: "id,name\n1,bolt\n")
+        let result = try runSluice([
+            "import", csv.path, "--to", folder.url.appendingPathComponent("i.sqlite").path, "--rejects",
+            folder.url.appendingPathComponent("r.jsonl").path,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted()
+        #expect(left == ["i.sqlite", "items.csv", "r.interrupted-\(pid).jsonl"], "\(left)")
+    }
+}

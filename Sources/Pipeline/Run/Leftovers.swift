@@ -29,6 +29,9 @@ enum Leftovers {
     /// `<path>.sluice-tmp-<pid>`.
     static func name(beside path: String) -> String { "\(path).sluice-tmp-\(getpid())" }
 
+    /// After `name(beside:)`: the rejects of an attempt that may be thrown away (`RejectsFile`).
+    static let provisionalSuffix = ".provisional"
+
     /// Removes the work copies of `target` (`<target>.sluice-tmp-<pid>`, with its `-wal`, `-shm`,
     /// `-journal`) whose process is gone, and the one an earlier version named `<target>.sluice-tmp`
     /// (the caller holds the target's lock: no run of that version is writing it).
@@ -49,7 +52,8 @@ enum Leftovers {
     /// Keeps what killed runs wrote of their rejects in `folder` (`<name>.sluice-tmp-<pid>`, and
     /// `….sorted` when the kill came while they were put in order): once that process is gone, the
     /// lines — whole ones only — are moved to `<name without .jsonl>.interrupted-<pid>.jsonl`, so the
-    /// rejects of batches a killed `commit: batches` run committed are not lost.
+    /// rejects of batches a killed `commit: batches` run committed are not lost. What an attempt
+    /// killed before it was known to stand wrote (`….provisional`, `SampledImport`) is removed.
     static func keepStaleRejects(in folder: URL) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
         for name in names {
@@ -57,6 +61,11 @@ enum Leftovers {
             let rest = name[range.upperBound...]
             guard let pid = Int32(rest.prefix { $0.isNumber }), pid > 0, pid != getpid(), isGone(pid) else { continue }
             let url = folder.appendingPathComponent(name)
+            // An attempt that was to be checked, killed before it stood: its lines were never the run's.
+            if rest.hasSuffix(provisionalSuffix), rest.dropLast(provisionalSuffix.count).allSatisfy(\.isNumber) {
+                if isRejects(url) { try? FileManager.default.removeItem(at: url) }
+                continue
+            }
             // Rejects are JSON lines: a store's work copy (or its WAL) is another run's to remove.
             guard rest.allSatisfy({ $0.isNumber }) || rest.hasSuffix(".sorted"), isRejects(url) else { continue }
             if rest.hasSuffix(".sorted"), names.contains(String(name.dropLast(7))) {

@@ -73,7 +73,8 @@ public final class PipelineRunner {
             Leftovers.keepStaleRejects(in: URL(fileURLWithPath: rejectsPath).deletingLastPathComponent())
         }
         let rejects = RejectsCollector(
-            rejectsPath: rejectsPath, fresh: fresh, entities: config.sources.flatMap(\.mapping.reportNames))
+            rejectsPath: rejectsPath, fresh: fresh, entities: config.sources.flatMap(\.mapping.reportNames),
+            provisional: options.check != nil)
         var transaction: TargetTransaction?
         /// The counts (all, or those so far), the stages, the time and memory, the rejects made.
         func finish(_ counts: RunReport) {
@@ -101,7 +102,7 @@ public final class PipelineRunner {
             }
             try importSources(into: target, rejects: rejects, showsProgress: options.showsProgress, clock: &clock)
             try RunStop.check()
-            if !target.commitsBatches, let check = options.check, try !check.stands() { throw RunSuperseded() }
+            try Self.checkAttempt(options.check, target, rejects)
             let counts = try FinalStage(config: config, transaction: target, rejects: rejects).run(clock: &clock)
             try RunStop.check()
             try target.commit()
@@ -122,6 +123,7 @@ public final class PipelineRunner {
                 if let signal = RunStop.requested { throw RunError.stopped(signal: signal, committed: false) }
                 throw RunSuperseded()
             }
+            rejects.confirm()
             try? rejects.close()
             finish(rejects.currentReport)
             if case RunError.stopped(let signal, _) = error {
@@ -137,6 +139,16 @@ public final class PipelineRunner {
             }
             throw failure
         }
+    }
+
+    /// Once the records are in, before the final stage publishes anything: an attempt to be checked
+    /// goes on only when it stands (its rejects then the run's), else it is thrown away.
+    private static func checkAttempt(
+        _ check: (any RunAttemptCheck)?, _ target: TargetTransaction, _ rejects: RejectsCollector
+    ) throws {
+        guard !target.commitsBatches, let check else { return }
+        guard try check.stands() else { throw RunSuperseded() }
+        rejects.confirm()
     }
 
     /// Whether a failed attempt stands: never once superseded; after a signal, only when that is

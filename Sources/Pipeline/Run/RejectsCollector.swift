@@ -15,8 +15,9 @@ final class RejectsCollector: @unchecked Sendable {
     ///   - fresh: the path is the run's own time-stamped name (`RejectsFile`).
     ///   - entities: the names counts are kept under, each listed even when nothing is read for it
     ///     (an empty table says `0 read`).
-    init(rejectsPath: String?, fresh: Bool = false, entities: [String] = []) {
-        file = RejectsFile(path: rejectsPath, fresh: fresh)
+    ///   - provisional: the attempt may be thrown away (`RejectsFile`, `confirm()`).
+    init(rejectsPath: String?, fresh: Bool = false, entities: [String] = [], provisional: Bool = false) {
+        file = RejectsFile(path: rejectsPath, fresh: fresh, provisional: provisional)
         for entity in entities { report.entities[entity] = RunReport.Counts() }
     }
 
@@ -52,6 +53,8 @@ final class RejectsCollector: @unchecked Sendable {
 
     /// Closes the rejects file (every line written is on disk once it returns).
     func close() throws { try lock.withLock { try file.close() } }
+    /// The attempt stands: its rejects are the run's.
+    func confirm() { lock.withLock { file.confirm() } }
     /// Throws the lines away: the run is to be run again (`RunSuperseded`).
     func discard() { lock.withLock { file.discard() } }
 }

@@ -44,9 +44,24 @@ struct RejectsFile {
         return encoder
     }()
 
-    init(path: String?, fresh: Bool = false) {
+    /// Whether the lines are an attempt's that may be thrown away (`PipelineRunner.Options.check`):
+    /// written beside the name with `.provisional` after it, which a later run removes rather than
+    /// keeps (`Leftovers.keepStaleRejects`), until `confirm()`.
+    private var provisional: Bool
+
+    init(path: String?, fresh: Bool = false, provisional: Bool = false) {
         self.path = path
         self.fresh = fresh
+        self.provisional = provisional
+    }
+
+    /// The attempt stands: its lines are the run's rejects from now on (kept if the process is killed).
+    mutating func confirm() {
+        guard provisional else { return }
+        provisional = false
+        guard descriptor >= 0, let temporary, let path else { return }
+        let kept = Leftovers.name(beside: path)
+        if rename(temporary, kept) == 0 { self.temporary = kept }
     }
 
     struct Line: Encodable {
@@ -135,7 +150,7 @@ struct RejectsFile {
             }
             self.path = path
         }
-        let temporary = Leftovers.name(beside: path)
+        let temporary = Leftovers.name(beside: path) + (provisional ? Leftovers.provisionalSuffix : "")
         descriptor = ReportFile.createOwn(temporary, access: O_RDWR)
         guard descriptor >= 0 else { throw RunError.file(.posix(.open, "the rejects file", path: path)) }
         self.temporary = temporary
