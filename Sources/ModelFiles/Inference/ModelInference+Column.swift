@@ -277,8 +277,8 @@ extension ModelInference {
 
 /// What one pass over a value's bytes tells of it as a number (`ModelInference.Column.observe`).
 struct NumberShape {
-    /// Digits, and points, anywhere in the value.
-    var digits = 0, dots = 0
+    /// Digits anywhere in the value.
+    var digits = 0
     /// Bytes after the first point.
     var fractionDigits = 0
     /// `007`, `-01.5`: a zero before other digits of the whole part (after any signs).
@@ -298,7 +298,7 @@ struct NumberShape {
         var signs = 0
         while signs < count, bytes[signs] == UInt8(ascii: "-") || bytes[signs] == UInt8(ascii: "+") { signs += 1 }
         leadingZero = signs + 1 < count && bytes[signs] == UInt8(ascii: "0") && isDigit(bytes[signs + 1])
-        var plain = true, firstDot = -1
+        var plain = true, firstDot = -1, dots = 0
         for index in 0..<count {
             let byte = bytes[index]
             if isDigit(byte) {

@@ -128,19 +128,16 @@ extension ManagedObjectContext {
     private func noteWrittenVersions(
         of request: SaveChangesRequest, inserted: [ManagedObject], rewritten: [ManagedObject]
     ) {
-        let coordinator = persistentStoreCoordinator
         // A content version is computed when the object's version is first asked for (a later save or
         // merge of it), not here: an import that resets its context after each save never asks.
-        let insertedVersions = coordinator.countedVersions(of: request.insertedRows) { _ in nil }
-        for (index, object) in zip(insertedVersions.indices, inserted) {
-            object.noteWritten(request.insertedRows[index], version: insertedVersions[index])
+        func note(_ rows: [StoreRow], of objects: [ManagedObject], previous: (Int) -> Int64?) {
+            let versions = persistentStoreCoordinator.countedVersions(of: rows, previous: previous)
+            for (index, object) in zip(versions.indices, objects) {
+                object.noteWritten(rows[index], version: versions[index])
+            }
         }
-        let rewrittenVersions = coordinator.countedVersions(of: request.updatedRows) {
-            request.updatedRows[$0].version
-        }
-        for (index, object) in zip(rewrittenVersions.indices, rewritten) {
-            object.noteWritten(request.updatedRows[index], version: rewrittenVersions[index])
-        }
+        note(request.insertedRows, of: inserted) { _ in nil }
+        note(request.updatedRows, of: rewritten) { request.updatedRows[$0].version }
     }
 
     /// Empties the list of changed objects (after a save, or a save with nothing to write).
