@@ -153,3 +153,22 @@ extension SampledImportTests {
         #expect(left == ["i.sqlite", "items.csv", "r.interrupted-\(pid).jsonl"], "\(left)")
     }
 }
+
+extension SampledImportTests {
+    /// The second night through the one-pass import: the same file again is all unchanged, a file
+    /// with one row changed updates that row, and the store holds the rows as before every time.
+    @Test func aSecondImportOfTheSameAndAChangedFileCountsAsTheFirst() throws {
+        let folder = try TemporaryDirectory()
+        let csv = try folder.file("items.csv", contents: Self.rows()).path
+        let store = folder.url.appendingPathComponent("items.sqlite").path
+        let first = try runSluice(["import", csv, "--to", store], environment: Self.sample)
+        #expect(OneOffImportTests.counts(first.stdout, "Item") == [60_000, 60_000, 0, 0, 0], "\(first.stderr)")
+        let again = try runSluice(["import", csv, "--to", store], environment: Self.sample)
+        #expect(OneOffImportTests.counts(again.stdout, "Item") == [60_000, 0, 0, 60_000, 0], "\(again.stderr)")
+        let changed = try folder.file("items.csv", contents: Self.rows([59_000: "59000,5,1.25,changed,SKU-59000"]))
+        let third = try runSluice(["import", changed.path, "--to", store], environment: Self.sample)
+        #expect(OneOffImportTests.counts(third.stdout, "Item") == [60_000, 0, 1, 59_999, 0], "\(third.stderr)")
+        #expect(try sqliteRows(store, "SELECT count(*) FROM items") == [[.integer(60_000)]])
+        #expect(try sqliteRows(store, "SELECT note FROM items WHERE id = 59000") == [[.text("changed")]])
+    }
+}
