@@ -21,16 +21,16 @@ extension ModelInference {
         package var declaredScale: Int?
         /// The widest fraction seen.
         package var maxFractionDigits = 0
-        /// Hashes of the values seen and the line each came at, while they are all different (for
-        /// key detection); `nil` once a value repeats or the column is not a key candidate.
-        package var distinct: [Int: Int]?
+        /// The values seen and the line each came at, while they are all different (for key
+        /// detection); `nil` once a value repeats or the column is not a key candidate.
+        package var distinct: DistinctValues?
         /// Why a key candidate is not a key: the first value it repeats, the first it lacks, or both.
         package var flaws: [KeyFlaw] = []
         /// Whether the column was a key candidate from its first value on (its name, its values).
         private let isKeyCandidate: Bool
-        /// For a `<name>_id` column of a SQL table: the hashes of its different values, so that a
-        /// reference guessed from the name is made only when every value is a key of its destination.
-        package var referenceHashes: Set<Int>?
+        /// For a `<name>_id` column of a SQL table: its different values, so that a reference guessed
+        /// from the name is made only when every value is a key of its destination.
+        package var references: Set<DistinctValues.Key>?
 
         package enum KeyFlaw: Equatable {
             /// A value at `line` repeats the one at `first`.
@@ -59,13 +59,13 @@ extension ModelInference {
 
         init(source: String, keyCandidate: Bool, declaredType: String? = nil) {
             self.source = source
-            distinct = keyCandidate ? [:] : nil
+            distinct = keyCandidate ? DistinctValues() : nil
             isKeyCandidate = keyCandidate
             affinity = declaredType.map(TableSchema.affinity(of:))
             declaredTypeName = declaredType ?? ""
             declaresBlob = declaredType?.uppercased().contains("BLOB") == true
             declaredScale = declaredType.flatMap(Self.declaredScale)
-            if declaredType != nil, source.lowercased().hasSuffix("_id") { referenceHashes = [] }
+            if declaredType != nil, source.lowercased().hasSuffix("_id") { references = [] }
         }
 
         /// The scale of `NUMERIC(10,2)`, `DECIMAL(12, 4)`: the number after the comma.
@@ -115,7 +115,7 @@ extension ModelInference {
                 return
             }
             values += 1
-            referenceHashes?.insert(text.hashValue)
+            references?.insert(DistinctValues.Key(text))
             if isString {
                 (integer, decimal, double, boolean) = (false, false, false, false)
             } else if isTyped {
@@ -126,7 +126,7 @@ extension ModelInference {
             if date { observeDate(text) }
             // A UUID is 36 characters: a long text is not copied to be tried as one.
             if uuid, text.utf8.count != 36 || UUID(uuidString: text) == nil { uuid = false }
-            if distinct != nil, let first = distinct!.updateValue(line, forKey: text.hashValue) {
+            if distinct != nil, let first = distinct!.insert(text, line: line) {
                 distinct = nil
                 flaws.append(.repeats(first: first, line: line))
             }

@@ -113,8 +113,8 @@ extension ModelInference {
                 // A database that declares no reference is consistent as it is: a column naming one
                 // only by its name is one when every value is a key of the destination (else it stays
                 // a plain column, and no row is rejected for a value the destination lacks).
-                if let values = column.referenceHashes, let keys = keyColumn.distinct,
-                    !values.isSubset(of: keys.keys)
+                if let values = column.references, let keys = keyColumn.distinct,
+                    !values.allSatisfy(keys.contains)
                 {
                     continue
                 }

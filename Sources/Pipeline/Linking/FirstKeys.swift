@@ -16,16 +16,11 @@ final class FirstKeys {
         var record: Int32
     }
 
-    /// Keys that are one small non-negative integer (ids, the usual case): the first line by value,
-    /// in pages of 65,536 allocated as values arrive (4 bytes a value: 1,000,000 dense ids take 4 MB).
-    /// A page is allocated only while the pages hold at least one key per 16 slots (past the first
-    /// four): sparse ids go to the arena instead, and a page that went there stays there.
-    private var pages: [[Int32]?] = []
-    private var hashedPages = Set<Int>()
-    private var allocatedPages = 0, pagedKeys = 0
+    /// Keys that are one small non-negative integer (ids, the usual case), by value; sparse ids go
+    /// to the arena instead.
+    private var integers = IntegerFirstLines()
     /// Pages allocated (256 KiB each).
-    var pageCount: Int { allocatedPages }
-    static let integerLimit = 1 << 26
+    var pageCount: Int { integers.pageCount }
     private var arena: [UInt8] = []
     private var entries: [Entry] = []
     private var firstByHash: [Int: Int32] = [:]
@@ -34,30 +29,15 @@ final class FirstKeys {
     /// Whether a part of the key being built is null: such keys are not compared.
     private var hasNull = false
 
-    /// Registers a one-integer key (`0..<integerLimit`, written as its digits) first seen at `line`
-    /// (`record` its number); returns where it appeared first when it did before. With `insert`
-    /// false a new key is only looked for, not registered.
+    /// Registers a one-integer key (`0..<IntegerFirstLines.limit`, written as its digits) first seen
+    /// at `line` (`record` its number); returns where it appeared first when it did before. With
+    /// `insert` false a new key is only looked for, not registered.
     func register(integer value: Int, line: Int, record: Int?, insert: Bool = true) -> (line: Int, record: Int?)? {
-        let page = value >> 16, slot = value & 0xFFFF
-        if page >= pages.count { pages += repeatElement(nil, count: page + 1 - pages.count) }
-        if pages[page] == nil {
-            if hashedPages.contains(page) {
-                return registerDigits(of: value, line: line, record: record, insert: insert)
-            }
-            guard insert else { return nil }  // a page never made holds no key
-            guard allocatedPages < 4 || pagedKeys >= allocatedPages << 12 else {
-                hashedPages.insert(page)
-                return registerDigits(of: value, line: line, record: record, insert: true)
-            }
-            pages[page] = [Int32](repeating: 0, count: 1 << 16)
-            allocatedPages += 1
+        switch integers.register(value, line: line, insert: insert) {
+        case .new: return nil
+        case .first(let line): return (line, nil)
+        case .elsewhere: return registerDigits(of: value, line: line, record: record, insert: insert)
         }
-        let first = pages[page]![slot]
-        if first != 0 { return (Int(first), nil) }
-        guard insert else { return nil }
-        pages[page]![slot] = Int32(clamping: max(line, 1))
-        pagedKeys += 1
-        return nil
     }
 
     /// A one-integer key of a page kept in the arena: its digits, as the general path keys them.
@@ -212,7 +192,7 @@ final class KeyRepeats {
         guard let fields = check.fields else { return nil }
         let keys = check.keys
         if fields.count == 1, fields[0] < record.count, !record.isNull(fields[0]),
-            let value = record.withBytes(fields[0], Self.smallInteger)
+            let value = record.withBytes(fields[0], IntegerFirstLines.smallInteger)
         {
             return keys.register(integer: value, line: record.line, record: record.number, insert: insert).map {
                 first in SourcePosition(file: record.context.file, line: first.line, column: 1, record: first.record)
@@ -231,19 +211,5 @@ final class KeyRepeats {
         return keys.register(line: record.line, record: record.number, insert: insert).map { first in
             SourcePosition(file: record.context.file, line: first.line, column: 1, record: first.record)
         }
-    }
-
-    /// Digits of a non-negative integer below `FirstKeys.integerLimit`, written as a number writes
-    /// itself (no sign, no leading zero): only such text is the same key exactly when it is the same value.
-    static func smallInteger(_ bytes: UnsafeRawBufferPointer) -> Int? {
-        guard let first = bytes.first, first &- 48 < 10, first != 48 || bytes.count == 1, bytes.count <= 8 else {
-            return nil
-        }
-        var value = 0
-        for byte in bytes {
-            guard byte &- 48 < 10 else { return nil }
-            value = value * 10 + Int(byte &- 48)
-        }
-        return value < FirstKeys.integerLimit ? value : nil
     }
 }
