@@ -37,8 +37,9 @@ final class BatchImporter: @unchecked Sendable {
     }
 
     /// Imports a batch the read stage handed over: maps it, then links and writes it in its `turn`
-    /// (after every batch handed over before it), with the rows the reader could not read.
-    func importBatch(_ read: ReadStage.Batch, turn: BoundedQueue<ReadStage.Batch>.Turn) throws {
+    /// (after every batch handed over before it), with the rows the reader could not read. Returns
+    /// the batch written, for the caller to free once the turn has ended (freeing needs no turn).
+    func importBatch(_ read: ReadStage.Batch, turn: BoundedQueue<ReadStage.Batch>.Turn) throws -> ImportBatch {
         try importBatch(
             read.records, number: read.number, repeats: read.repeats, unreadable: read.unreadable, turn: turn)
     }
@@ -67,11 +68,12 @@ final class BatchImporter: @unchecked Sendable {
     /// follows the mapping waits for the batch's `turn`, when it has one.
     /// - Throws: `RunError`; `PipelineFileError` (a mapping that names a field the input lacks);
     ///   `StoreError`; `CancellationError` (another batch failed while this one waited).
+    @discardableResult
     func importBatch(
         _ records: [Record], number: Int?, origins: [PendingRecords.Origin]? = nil, final: Bool = false,
         repeats: [Int: KeyRepeats.Repeat] = [:], unreadable: [RecordReject] = [],
         turn: BoundedQueue<ReadStage.Batch>.Turn? = nil, readAgain: [Bool]? = nil
-    ) throws {
+    ) throws -> ImportBatch {
         // `mode: append`: a record meeting a stored key is rejected, whatever the merge policy.
         scope.context.mergePolicy = scope.source.mode == .append ? .error : scope.config.merge
         var batch = try map.map(records, number: number, origins: origins, repeats: repeats, readAgain: readAgain)
@@ -94,7 +96,10 @@ final class BatchImporter: @unchecked Sendable {
             }
             try rejects.add(counts, rejected: outcome.rejected + unreadable)
         }
-        guard !batch.items.isEmpty else { return try account(write.outcome(of: batch)) }
+        guard !batch.items.isEmpty else {
+            try account(write.outcome(of: batch))
+            return batch
+        }
         if let plan { try write.insert(plan, into: &batch) }
         let waiting = try link.linkInContext(&batch, final: final)
         let vanished = try children.pair(&batch)
@@ -114,6 +119,7 @@ final class BatchImporter: @unchecked Sendable {
         scope.context.reset()
         link.reset()
         try account(outcome)
+        return batch
     }
 
     /// The last try of the run for the records that still wait when trying again links no more of
