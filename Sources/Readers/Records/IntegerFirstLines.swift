@@ -26,7 +26,7 @@ package struct IntegerFirstLines: Sendable {
     package init() {}
 
     /// Looks `value` (`0..<limit`) up; registers it as first seen at `line` when it is new and
-    /// `insert` is true. Lines are kept as 32-bit numbers (clamped), line 0 as 1.
+    /// `insert` is true. Lines are kept in 32 bits: one beyond 2,147,483,646 is told as that one.
     package mutating func register(_ value: Int, line: Int, insert: Bool = true) -> Lookup {
         let page = value >> 16, slot = value & 0xFFFF
         if page >= pages.count { pages += repeatElement(nil, count: page + 1 - pages.count) }
@@ -41,9 +41,9 @@ package struct IntegerFirstLines: Sendable {
             pageCount += 1
         }
         let first = pages[page]![slot]
-        if first != 0 { return .first(line: Int(first)) }
+        if first != 0 { return .first(line: Int(first) - 1) }
         guard insert else { return .new }
-        pages[page]![slot] = Int32(clamping: max(line, 1))
+        pages[page]![slot] = Int32(min(max(line, 0), Int(Int32.max) - 1) + 1)
         keys += 1
         return .new
     }
@@ -53,14 +53,6 @@ package struct IntegerFirstLines: Sendable {
         let page = value >> 16
         guard page < pages.count, let values = pages[page] else { return sparsePages.contains(page) ? nil : false }
         return values[value & 0xFFFF] != 0
-    }
-
-    /// The values registered, in increasing order.
-    package func forEach(_ body: (Int) -> Void) {
-        for (page, values) in pages.enumerated() {
-            guard let values else { continue }
-            for slot in values.indices where values[slot] != 0 { body(page << 16 | slot) }
-        }
     }
 
     /// The value of digits written as a number writes itself (no sign, no leading zero) below

@@ -111,14 +111,17 @@ struct SourcePass {
             while let (batch, turn) = queue.pop() {
                 do {
                     let written = try context.performAndWait {
-                        let written = try importers[index][batch.part].importBatch(batch, turn: turn)
+                        var written: ImportBatch? = try importers[index][batch.part].importBatch(batch, turn: turn)
                         // Enough records wait for parents: try them again, parents may have come since.
-                        if var due = pending.takeIfDue() { try retry(&due, in: context, final: false) }
+                        if var due = pending.takeIfDue() {
+                            written = nil
+                            try retry(&due, in: context, final: false)
+                        }
                         return written
                     }
                     try turn.end()
-                    // Freed once the turn has ended: freeing the batch's records and objects (the
-                    // context let go of them) need not hold up the next batch's writes.
+                    // Freed once the turn has ended: freeing the batch's mapped values and objects
+                    // (the context let go of them) need not hold up the next batch's writes.
                     withExtendedLifetime(written) {}
                     progress.add(records: batch.records.count)
                     // A signal stops the run between batches.
