@@ -63,4 +63,28 @@ import Testing
         }
         #expect(fast > literals.count / 2)
     }
+
+    /// The interval test of the 16–20 digit path answers as the exact division does: for random
+    /// literals of 16 to 20 digits, rounded to 15, and for numbers one unit beside each rounding.
+    @Test func theNearestDoubleTestAgreesWithExactDivision() {
+        var generator = SystemRandomNumberGenerator()
+        var decided = 0
+        for _ in 0..<50_000 {
+            let digits = Int.random(in: 16...20, using: &generator)
+            var w = UInt128(Int.random(in: 1...9, using: &generator))
+            for _ in 1..<digits { w = w * 10 + UInt128(Int.random(in: 0...9, using: &generator)) }
+            let fraction = Int.random(in: (digits - 14)...21, using: &generator)
+            var scale: UInt128 = 1
+            for _ in 0..<(digits - 15) { scale *= 10 }
+            let w15 = UInt64((w + scale / 2) / scale), exponent = digits - 15 - fraction
+            let rounded = Double(w15) / pow(10, Double(-exponent))
+            for near in [w, w - 1, w + 1] {
+                guard let answer = RealLiteral.isNearest(rounded, to: near, fraction: fraction) else { continue }
+                decided += 1
+                let exact = RealLiteral.nearestDouble(near, fraction: fraction)
+                #expect(answer == (exact == rounded), "\(near) / 10^\(fraction) against \(rounded)")
+            }
+        }
+        #expect(decided > 100_000)
+    }
 }

@@ -92,17 +92,47 @@ enum RealLiteral {
         if digits == 0 { return .spelled(0, 0, false) }
         if digits <= 15 { return .spelled(high, -fraction, isNegative) }
         let w = digits == 20 ? UInt128(high) * 10 + UInt128(last) : UInt128(high)
-        // Round to 15 digits; that is the shortest spelling when it names the same double.
-        var scale: UInt64 = 1
-        for _ in 0..<(digits - 15) { scale *= 10 }
-        let w15 = UInt64((w + UInt128(scale / 2)) / UInt128(scale))
-        let exponent15 = digits - 15 - fraction
-        guard exponent15 < 0, -exponent15 <= 22, let exact = nearestDouble(w, fraction: fraction) else {
-            return .general
+        // Round to 15 digits (half up); that is the shortest spelling when it names the same double.
+        // In 64 bits (a 128-bit division costs hundreds of instructions): with 20 digits, `high`
+        // holds the first 19, so w / 10^5 = high / 10^4 + (high % 10^4 × 10 + last) / 10^5.
+        let w15: UInt64
+        if digits == 20 {
+            let (quotient, remainder) = high.quotientAndRemainder(dividingBy: 10_000)
+            w15 = quotient + (remainder * 10 + last + 50_000) / 100_000
+        } else {
+            var scale: UInt64 = 1
+            for _ in 0..<(digits - 15) { scale *= 10 }
+            w15 = (high + scale / 2) / scale
         }
+        let exponent15 = digits - 15 - fraction
+        guard exponent15 < 0, -exponent15 <= 22 else { return .general }
         // w15 < 2^53 and 10^k exact: one division rounds correctly (Clinger's fast path).
-        guard Double(w15) / powersOfTen[-exponent15] == exact else { return .general }
+        let rounded = Double(w15) / powersOfTen[-exponent15]
+        if let isNearest = isNearest(rounded, to: w, fraction: fraction) {
+            return isNearest ? .spelled(w15, exponent15, isNegative) : .general
+        }
+        guard let exact = nearestDouble(w, fraction: fraction), rounded == exact else { return .general }
         return .spelled(w15, exponent15, isNegative)
+    }
+
+    private static let powersOfTen128: [UInt128] = (0...21).map { power in
+        (0..<power).reduce(UInt128(1)) { value, _ in value * 10 }
+    }
+
+    /// Whether w / 10^fraction (fraction ≤ 21) rounds, half to even, to `double`: whether it lies in
+    /// the interval of the numbers nearer `double` than its neighbours, compared exactly with 128-bit
+    /// products (no division). `nil` when that does not fit: `double` a power of two (its interval
+    /// is lopsided), not normal, 2 or more times its last unit, or products beyond 127 bits.
+    static func isNearest(_ double: Double, to w: UInt128, fraction: Int) -> Bool? {
+        guard double.isNormal, double > 0, double.significandBitPattern != 0 else { return nil }
+        // double = m × 2^e; the interval is (2m − 1) × 2^(e−1) … (2m + 1) × 2^(e−1).
+        let m = UInt128(double.significandBitPattern | 1 << 52)
+        let shift = 53 - Int(double.exponent)  // 1 − e
+        guard shift >= 0, shift + (128 - w.leadingZeroBitCount) <= 127 else { return nil }
+        let scaled = w << shift, ten = powersOfTen128[fraction]
+        let low = (2 * m - 1) * ten, high = (2 * m + 1) * ten
+        let even = m & 1 == 0
+        return (scaled > low || (scaled == low && even)) && (scaled < high || (scaled == high && even))
     }
 
     /// The double nearest w / 10^fraction (w < 10^20, fraction ≤ 21), rounded half to even, from
