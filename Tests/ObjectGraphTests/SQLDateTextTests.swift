@@ -37,6 +37,28 @@ import Testing
         }
     }
 
+    /// What is written, digit for digit: fractions of 3, 6 and 9 digits, years beyond four
+    /// digits and before year 1, the long way for a fraction no nine digits name, and the number.
+    @Test func theSpellings() {
+        func text(_ since1970: Double, iso: Bool = false) -> String {
+            SQLDateText.format(Date(timeIntervalSince1970: since1970), iso8601: iso)
+        }
+        #expect(text(0) == "1970-01-01 00:00:00")
+        #expect(text(1_700_000_000.25) == "2023-11-14 22:13:20.250")
+        #expect(text(1_700_000_000.25, iso: true) == "2023-11-14T22:13:20.250Z")
+        #expect(text(1_700_000_000.000_001) == "2023-11-14 22:13:20.000001")
+        let nanoseconds = Date(timeIntervalSinceReferenceDate: 86_399.123_456_789)
+        #expect(SQLDateText.format(nanoseconds) == "2001-01-01 23:59:59.123456789")
+        #expect(text(-1) == "1969-12-31 23:59:59")
+        #expect(text(253_402_300_800) == "+10000-01-01 00:00:00")
+        #expect(text(-62_198_755_200, iso: true) == "-0001-01-01T00:00:00Z")
+        #expect(text(-62_167_219_200) == "0000-01-01 00:00:00")
+        let long = Date(timeIntervalSinceReferenceDate: 0.5 + 1.0 / Double(1 << 40))
+        #expect(SQLDateText.format(long) == "2001-01-01 00:00:00.5000000000009095")
+        #expect(SQLDateText.format(long, iso8601: true) == "2001-01-01T00:00:00.5000000000009095Z")
+        #expect(SQLDateText.format(Date(timeIntervalSinceReferenceDate: 1e16)) == "1e+16")
+    }
+
     @Test func theShapesAndTheirValues() {
         func seconds(_ text: String) -> Double? { SQLDateText.parse(text)?.timeIntervalSince1970 }
         #expect(seconds("1970-01-01") == 0)

@@ -25,21 +25,34 @@ public enum SQLDateText {
     public static func withUTF8<R>(
         _ date: Date, iso8601: Bool = false, _ body: (UnsafeBufferPointer<UInt8>) throws -> R
     ) rethrows -> R {
-        let interval = date.timeIntervalSinceReferenceDate
-        guard interval.isFinite, abs(interval) < 1e15 else {
-            // Out of any calendar's reach; exact as a number (parse reads it back).
-            var text = "\(interval)"
+        // 48 bytes on the stack; not `withUnsafeTemporaryAllocation`, whose unspecialized form
+        // costs more than the formatting.
+        var storage: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+        let count = withUnsafeMutableBytes(of: &storage) { write(date, iso8601: iso8601, into: $0) }
+        guard let count else {
+            var text = slowFormat(date, iso8601: iso8601)
             return try text.withUTF8(body)
         }
+        return try withUnsafeBytes(of: &storage) { raw in
+            try body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
+        }
+    }
+
+    /// Writes the text of the usual dates — a year of at most 18 digits, whole seconds or a fraction
+    /// of 3, 6 or 9 digits — into `buffer` (48 bytes); the length, or `nil` for `slowFormat`.
+    private static func write(_ date: Date, iso8601: Bool, into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        let interval = date.timeIntervalSinceReferenceDate
+        guard interval.isFinite, abs(interval) < 1e15 else { return nil }
         let whole = interval.rounded(.down)
         let unix = Int64(whole) + referenceOffset
         let days = unix >= 0 ? unix / 86_400 : (unix - 86_399) / 86_400
-        let secondOfDay = Int(unix - days * 86_400)
+        let secondOfDay = Int64(unix - days * 86_400)
         let (year, month, day) = civil(fromDays: days)
         let fraction = interval - whole
         var places = 0, digits: Int64 = 0
         if fraction > 0 {
-            for (count, scale) in [(3, 1e3), (6, 1e6), (9, 1e9)] {
+            for count in stride(from: 3, through: 9, by: 3) {
+                let scale = count == 3 ? 1e3 : count == 6 ? 1e6 : 1e9
                 let candidate = Int64((fraction * scale).rounded())
                 // `Double(candidate) / scale` is the double nearest the decimal, as parsing reads it.
                 if candidate > 0, Double(candidate) < scale, whole + Double(candidate) / scale == interval {
@@ -47,53 +60,67 @@ public enum SQLDateText {
                     break
                 }
             }
-            if places == 0 {
-                var text = format(whole: whole, year: year, month: month, day: day, secondOfDay: secondOfDay)
-                text += "." + plainFractionDigits(fraction) + (iso8601 ? "Z" : "")
-                if iso8601 { text = text.replacingOccurrences(of: " ", with: "T") }
-                return try text.withUTF8(body)
+            if places == 0 { return nil }
+        }
+        var count = 0
+        func put(_ byte: UInt8) {
+            buffer[count] = byte
+            count += 1
+        }
+        func put(_ value: Int64, width: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                put(UInt8(48 + rest / divisor))
+                rest %= divisor
+                divisor /= 10
             }
         }
-        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48) { buffer in
-            var count = 0
-            func put(_ byte: UInt8) {
-                buffer[count] = byte
-                count += 1
-            }
-            func put(_ value: Int64, width: Int) {
-                var divisor: Int64 = 1
-                for _ in 1..<width { divisor *= 10 }
-                var rest = value
-                while divisor > 0 {
-                    put(UInt8(48 + rest / divisor))
-                    rest %= divisor
-                    divisor /= 10
-                }
-            }
-            if year < 0 || year > 9999 {
-                put(year < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-                let magnitude = abs(year)
-                put(magnitude, width: max(4, String(magnitude).count))
-            } else {
-                put(year, width: 4)
-            }
-            put(UInt8(ascii: "-"))
-            put(Int64(month), width: 2)
-            put(UInt8(ascii: "-"))
-            put(Int64(day), width: 2)
-            put(iso8601 ? UInt8(ascii: "T") : UInt8(ascii: " "))
-            put(Int64(secondOfDay / 3_600), width: 2)
-            put(UInt8(ascii: ":"))
-            put(Int64(secondOfDay / 60 % 60), width: 2)
-            put(UInt8(ascii: ":"))
-            put(Int64(secondOfDay % 60), width: 2)
-            if places > 0 {
-                put(UInt8(ascii: "."))
-                put(digits, width: places)
-            }
-            if iso8601 { put(UInt8(ascii: "Z")) }
-            return try body(UnsafeBufferPointer(rebasing: buffer[..<count]))
+        if year < 0 || year > 9999 {
+            put(year < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+            let magnitude = abs(year)
+            var width = 4
+            while width < 18, magnitude >= Self.powerOfTen(width) { width += 1 }
+            put(magnitude, width: width)
+        } else {
+            put(year, width: 4)
         }
+        put(UInt8(ascii: "-"))
+        put(Int64(month), width: 2)
+        put(UInt8(ascii: "-"))
+        put(Int64(day), width: 2)
+        put(iso8601 ? UInt8(ascii: "T") : UInt8(ascii: " "))
+        put(secondOfDay / 3_600, width: 2)
+        put(UInt8(ascii: ":"))
+        put(secondOfDay / 60 % 60, width: 2)
+        put(UInt8(ascii: ":"))
+        put(secondOfDay % 60, width: 2)
+        if places > 0 {
+            put(UInt8(ascii: "."))
+            put(digits, width: places)
+        }
+        if iso8601 { put(UInt8(ascii: "Z")) }
+        return count
+    }
+
+    private static func powerOfTen(_ exponent: Int) -> Int64 {
+        (0..<exponent).reduce(1) { value, _ in value * 10 }
+    }
+
+    /// The dates `write` leaves: out of any calendar's reach (exact as a number, which `parse` reads
+    /// back), or a fraction of a second that needs more than nine digits.
+    private static func slowFormat(_ date: Date, iso8601: Bool) -> String {
+        let interval = date.timeIntervalSinceReferenceDate
+        guard interval.isFinite, abs(interval) < 1e15 else { return "\(interval)" }
+        let whole = interval.rounded(.down)
+        let unix = Int64(whole) + referenceOffset
+        let days = unix >= 0 ? unix / 86_400 : (unix - 86_399) / 86_400
+        let (year, month, day) = civil(fromDays: days)
+        var text = format(whole: whole, year: year, month: month, day: day, secondOfDay: Int(unix - days * 86_400))
+        text += "." + plainFractionDigits(interval - whole) + (iso8601 ? "Z" : "")
+        if iso8601 { text = text.replacingOccurrences(of: " ", with: "T") }
+        return text
     }
 
     /// The whole-second part `format` writes, as a string (the slow path of long fractions).
