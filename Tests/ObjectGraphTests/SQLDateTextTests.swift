@@ -57,6 +57,17 @@ import Testing
         #expect(SQLDateText.format(long) == "2001-01-01 00:00:00.5000000000009095")
         #expect(SQLDateText.format(long, iso8601: true) == "2001-01-01T00:00:00.5000000000009095Z")
         #expect(SQLDateText.format(Date(timeIntervalSinceReferenceDate: 1e16)) == "1e+16")
+        #expect(text(-0.25) == "1969-12-31 23:59:59.750")
+        #expect(text(3_093_496_444_800) == "+99999-01-01 00:00:00")
+        #expect(text(3_093_527_980_800) == "+100000-01-01 00:00:00")
+        #expect(text(389_529_800_928_000) == "+12345678-01-01 00:00:00")
+        #expect(text(-377_736_739_200) == "-10000-01-01 00:00:00")
+        #expect(SQLDateText.format(Date(timeIntervalSinceReferenceDate: .nan)) == "nan")
+        #expect(SQLDateText.format(Date(timeIntervalSinceReferenceDate: -.infinity)) == "-inf")
+        // Less than 2^-53 s before a whole second: no fraction holds it, so the number, read back.
+        let hair = Date(timeIntervalSinceReferenceDate: -1e-17)
+        #expect(SQLDateText.format(hair) == "-1e-17")
+        #expect(SQLDateText.parse(SQLDateText.format(hair)) == hair)
     }
 
     @Test func theShapesAndTheirValues() {

@@ -64,20 +64,28 @@ import Testing
         #expect(fast > literals.count / 2)
     }
 
+    /// A random literal of 16 to 20 digits (`digits` of them in `w`, `fraction` after the point)
+    /// rounded to 15 digits half up in 128 bits: the digits, their exponent and the double they name.
+    static func randomLong(
+        using generator: inout SystemRandomNumberGenerator
+    ) -> (w: UInt128, digits: Int, fraction: Int, w15: UInt64, exponent: Int, rounded: Double) {
+        let digits = Int.random(in: 16...20, using: &generator)
+        var w = UInt128(Int.random(in: 1...9, using: &generator))
+        for _ in 1..<digits { w = w * 10 + UInt128(Int.random(in: 0...9, using: &generator)) }
+        let fraction = Int.random(in: (digits - 14)...21, using: &generator)
+        var scale: UInt128 = 1
+        for _ in 0..<(digits - 15) { scale *= 10 }
+        let w15 = UInt64((w + scale / 2) / scale), exponent = digits - 15 - fraction
+        return (w, digits, fraction, w15, exponent, Double(w15) / pow(10, Double(-exponent)))
+    }
+
     /// The interval test of the 16–20 digit path answers as the exact division does: for random
-    /// literals of 16 to 20 digits, rounded to 15, and for numbers one unit beside each rounding.
+    /// literals of 16 to 20 digits, rounded to 15, and for the literals one unit beside them.
     @Test func theNearestDoubleTestAgreesWithExactDivision() {
         var generator = SystemRandomNumberGenerator()
         var decided = 0
         for _ in 0..<50_000 {
-            let digits = Int.random(in: 16...20, using: &generator)
-            var w = UInt128(Int.random(in: 1...9, using: &generator))
-            for _ in 1..<digits { w = w * 10 + UInt128(Int.random(in: 0...9, using: &generator)) }
-            let fraction = Int.random(in: (digits - 14)...21, using: &generator)
-            var scale: UInt128 = 1
-            for _ in 0..<(digits - 15) { scale *= 10 }
-            let w15 = UInt64((w + scale / 2) / scale), exponent = digits - 15 - fraction
-            let rounded = Double(w15) / pow(10, Double(-exponent))
+            let (w, _, fraction, _, _, rounded) = Self.randomLong(using: &generator)
             for near in [w, w - 1, w + 1] {
                 guard let answer = RealLiteral.isNearest(rounded, to: near, fraction: fraction) else { continue }
                 decided += 1
@@ -86,5 +94,29 @@ import Testing
             }
         }
         #expect(decided > 100_000)
+    }
+
+    /// `plain` of 16–20 digit literals decides as the exact rule: round to 15 digits (half up, in
+    /// 128 bits), and spell that when it names the double nearest the literal (exact division).
+    @Test func longLiteralsAreSpelledExactlyWhenTheRuleSaysSo() {
+        var generator = SystemRandomNumberGenerator()
+        var spelled = 0
+        for _ in 0..<30_000 {
+            let (w, digits, fraction, w15, exponent, rounded) = Self.randomLong(using: &generator)
+            // Zeros after the point when the fraction is longer than the digits (`0.00123…`).
+            let text = String(repeating: "0", count: max(0, fraction - digits)) + String(w)
+            let literal = text.prefix(text.count - fraction) + "." + text.suffix(fraction)
+            let expected = RealLiteral.nearestDouble(w, fraction: fraction) == rounded
+            var bytes = Array(literal.utf8)
+            let form = bytes.withUnsafeMutableBufferPointer { RealLiteral.plain(UnsafeBufferPointer($0)) }
+            switch form {
+            case .spelled(let digits, let exponent15, let isNegative):
+                #expect(expected && digits == w15 && exponent15 == exponent && !isNegative, "\(literal)")
+                spelled += 1
+            case .general: #expect(!expected, "\(literal)")
+            case .integer: Issue.record("\(literal) read as an integer")
+            }
+        }
+        #expect(spelled > 1_000)
     }
 }

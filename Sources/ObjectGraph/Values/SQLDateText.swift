@@ -34,7 +34,7 @@ public enum SQLDateText {
             return try text.withUTF8(body)
         }
         return try withUnsafeBytes(of: &storage) { raw in
-            try body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
+            try raw.withMemoryRebound(to: UInt8.self) { try body(UnsafeBufferPointer(rebasing: $0.prefix(count))) }
         }
     }
 
@@ -109,11 +109,12 @@ public enum SQLDateText {
     }
 
     /// The dates `write` leaves: out of any calendar's reach (exact as a number, which `parse` reads
-    /// back), or a fraction of a second that needs more than nine digits.
+    /// back), or a fraction of a second that needs more than nine digits. A moment less than 2^-53
+    /// seconds before a whole second has no fraction a double holds (1 − 2^-54 is 1): a number too.
     private static func slowFormat(_ date: Date, iso8601: Bool) -> String {
         let interval = date.timeIntervalSinceReferenceDate
-        guard interval.isFinite, abs(interval) < 1e15 else { return "\(interval)" }
         let whole = interval.rounded(.down)
+        guard interval.isFinite, abs(interval) < 1e15, interval - whole < 1 else { return "\(interval)" }
         let unix = Int64(whole) + referenceOffset
         let days = unix >= 0 ? unix / 86_400 : (unix - 86_399) / 86_400
         let (year, month, day) = civil(fromDays: days)
@@ -174,8 +175,8 @@ public enum SQLDateText {
     public static func parse(_ text: String) -> Date? {
         var usual = text
         if let date = usual.withUTF8(parseUsual) { return date }
-        // What `format` writes for a date out of any calendar's reach: seconds since 2001 as a number
-        // (`9000000000000000.0`, `1e+16`, `inf`, `nan`).
+        // What `format` writes for a date out of any calendar's reach, or a hair before a whole
+        // second: seconds since 2001 as a number (`9000000000000000.0`, `1e+16`, `inf`, `nan`, `-1e-17`).
         if let seconds = Double(text), !(abs(seconds) < 1e15) || text.contains(where: { $0 == "e" || $0 == "n" }) {
             return Date(timeIntervalSinceReferenceDate: seconds)
         }

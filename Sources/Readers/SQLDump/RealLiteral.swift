@@ -8,7 +8,8 @@ import Foundation
 /// Dumps hold millions of them, so the common forms skip `strtod` and Swift's shortest printing: a
 /// literal of at most 15 significant digits is its own shortest spelling (trailing zeros dropped);
 /// one of 16–20 digits is rounded to 15, which is the answer exactly when it gives the same double
-/// (both doubles found with exact integer arithmetic); anything else goes the slow, general way.
+/// (the literal held against that double's interval with exact integer products); anything else
+/// goes the slow, general way.
 enum RealLiteral {
     /// The stored value's text, or `nil` for an integer literal (which stays as written).
     static func text(_ literal: UnsafeBufferPointer<UInt8>) -> String? {
