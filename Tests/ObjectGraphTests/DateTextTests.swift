@@ -72,6 +72,59 @@ import Testing
         #expect(DateText.parseISO8601("2024-01-31T07:00:00-05:00") == base)
     }
 
+    /// A time with 1 to 6 digits after the point is the date nearest that moment (seconds since
+    /// 2001 rounded once), so a store writes back the digits it was given: `.1` as `.100`, in any
+    /// year. Nine digits too where a double holds nanoseconds (within days of 2001; decades away a
+    /// double's last unit is ~100 ns, and the nearest double is written).
+    @Test func fractionsWriteBackAsTheyWereGiven() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ bound: UInt64) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % bound)
+        }
+        for _ in 0..<20_000 {
+            let places = [1, 2, 3, 6, 9][next(5)]
+            let year = places == 9 ? 2001 : 1900 + next(200), month = places == 9 ? 1 : 1 + next(12)
+            let day = 1 + next(28)
+            var digits = String(next(1_000_000_000)).leftPadded(to: 9)
+            digits = String(digits.prefix(places))
+            let time = String(format: "%02d:%02d:%02d", next(24), next(60), next(60))
+            let text = String(format: "%04d-%02d-%02d", year, month, day) + "T" + time + "." + digits + "Z"
+            guard let date = DateText.parseISO8601(text) else {
+                Issue.record("\(text) not read")
+                continue
+            }
+            let width = places <= 3 ? 3 : places <= 6 ? 6 : 9
+            let written = SQLDateText.format(date, iso8601: true)
+            // What is written is the same time with the digits padded to 3, 6 or 9 (trailing zeros
+            // dropped by the writer only to that width).
+            let expected = String(text.dropLast(1)) + String(repeating: "0", count: width - places) + "Z"
+            let trimmed = Self.trimmingZeroGroups(expected)
+            #expect(written == expected || written == trimmed, "\(text) written as \(written)")
+        }
+        // Seconds since 1970, as a decimal: rounded once too.
+        let unix = DateText.parseUnixSeconds("1717300804.1")!
+        #expect(SQLDateText.format(unix, iso8601: true) == "2024-06-02T04:00:04.100Z")
+        #expect(DateText.parseUnixSeconds("-0.25")! == DateText.parseISO8601("1969-12-31T23:59:59.750Z")!)
+        #expect(DateText.parseUnixSeconds("-.5")! == DateText.parseISO8601("1969-12-31T23:59:59.500Z")!)
+        #expect(DateText.parseUnixSeconds("+86400") == DateText.parseISO8601("1970-01-02"))
+        #expect(DateText.parseUnixSeconds("1.7e9") == Date(timeIntervalSince1970: 1.7e9))
+        #expect(DateText.parseUnixSeconds("1.0000000001") == Date(timeIntervalSince1970: 1.0000000001))
+        for refused in ["", ".", "-", "abc", "nan", "inf", " 5", "5 ", "1_0"] {
+            #expect(DateText.parseUnixSeconds(refused) == nil, "\(refused.debugDescription)")
+        }
+    }
+
+    /// `…:04.120000000Z` → `…:04.120Z`: a fraction written by groups of three digits, the trailing
+    /// all-zero groups dropped (none when every digit is zero).
+    static func trimmingZeroGroups(_ text: String) -> String {
+        guard let point = text.lastIndex(of: ".") else { return text }
+        var digits = String(text[text.index(after: point)...].dropLast())
+        while digits.count > 3, digits.hasSuffix("000") { digits.removeLast(3) }
+        if digits.allSatisfy({ $0 == "0" }) { return String(text[..<point]) + "Z" }
+        return String(text[...point]) + digits + "Z"
+    }
+
     @Test(arguments: [
         "yyyy-MM-dd", "dd/MM/yyyy", "dd.MM.yyyy HH:mm", "yyyyMMddHHmmss", "yyyy-MM-dd'T'HH:mm:ss",
         "MM/dd/yyyy HH:mm:ss.SSS",
@@ -108,5 +161,11 @@ import Testing
         #expect(DatePattern("d/M/yyyy") == nil)
         #expect(DatePattern("HH:mm") == nil)  // no date in it
         #expect(DatePattern("yyyy-MM-dd 'at' HH:mm") != nil)
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

@@ -54,7 +54,34 @@ package enum DateText {
         else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset
-        return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
+        return since1970(seconds: Int64(seconds), nanoseconds: Int64(nanoseconds))
+    }
+
+    /// Seconds since 2001 — what a `Date` holds — taken in integers before the fraction is added:
+    /// one rounding, so `2024-06-02T04:00:04.1Z` is the date nearest .1 past that second and is
+    /// written back as `.100` (going through seconds since 1970 rounded twice: `.099999905`).
+    static func since1970(seconds: Int64, nanoseconds: Int64) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(seconds - 978_307_200) + Double(nanoseconds) / 1e9)
+    }
+
+    /// Seconds since 1970 written as a decimal (`1700000000`, `-0.001`, `1700000000.25`), read as
+    /// `parseISO8601` reads a time: whole seconds and nanoseconds apart, rounded once. Other spellings
+    /// a double reads (`1.7e9`, more than nine digits after the point) as that double.
+    package static func parseUnixSeconds(_ text: String) -> Date? {
+        guard let value = Double(text), value.isFinite else { return nil }
+        var digits = Substring(text)
+        let negative = digits.first == "-"
+        if negative || digits.first == "+" { digits = digits.dropFirst() }
+        let parts = digits.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let fraction = parts.count == 2 ? parts[1] : ""
+        guard let whole = Int64(parts[0].isEmpty ? "0" : parts[0]), whole < 1 << 50, fraction.count <= 9,
+            fraction.allSatisfy({ $0.isASCII && $0.isNumber }), !(parts[0].isEmpty && fraction.isEmpty)
+        else { return Date(timeIntervalSince1970: value) }
+        var nanoseconds = Int64(fraction.isEmpty ? "0" : fraction)!
+        for _ in fraction.count..<9 { nanoseconds *= 10 }
+        // −(w + f) = (−w − 1) + (1 − f): the fraction stays positive, as the parser's are.
+        if negative, nanoseconds > 0 { return since1970(seconds: -whole - 1, nanoseconds: 1_000_000_000 - nanoseconds) }
+        return since1970(seconds: negative ? -whole : whole, nanoseconds: nanoseconds)
     }
 
     package static func daysIn(month: Int, year: Int) -> Int {

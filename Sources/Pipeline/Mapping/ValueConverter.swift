@@ -78,7 +78,7 @@ public final class ValueConverter {
         func date(_ text: String) -> Date? {
             switch self {
             case .iso8601: return DateText.parseISO8601(text)
-            case .unixSeconds: return Double(text).flatMap { $0.isFinite ? Date(timeIntervalSince1970: $0) : nil }
+            case .unixSeconds: return DateText.parseUnixSeconds(text)
             case .compiled(let pattern, _): return pattern.date(from: text)
             case .formatter(let formatter, _):
                 // Parsed strictly: the text must read back the same (no "2024-02-30" becoming March 1st).
