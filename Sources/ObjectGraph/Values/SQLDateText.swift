@@ -115,20 +115,10 @@ public enum SQLDateText {
         let interval = date.timeIntervalSinceReferenceDate
         let whole = interval.rounded(.down)
         guard interval.isFinite, abs(interval) < 1e15, interval - whole < 1 else { return "\(interval)" }
-        let unix = Int64(whole) + referenceOffset
-        let days = unix >= 0 ? unix / 86_400 : (unix - 86_399) / 86_400
-        let (year, month, day) = civil(fromDays: days)
-        var text = format(whole: whole, year: year, month: month, day: day, secondOfDay: Int(unix - days * 86_400))
-        text += "." + plainFractionDigits(interval - whole) + (iso8601 ? "Z" : "")
-        if iso8601 { text = text.replacingOccurrences(of: " ", with: "T") }
-        return text
-    }
-
-    /// The whole-second part `format` writes, as a string (the slow path of long fractions).
-    private static func format(whole: Double, year: Int64, month: Int, day: Int, secondOfDay: Int) -> String {
-        var text = year >= 0 && year <= 9999 ? pad(year, 4) : (year < 0 ? "-" : "+") + pad(abs(Int(year)), 4)
-        text += "-" + pad(month, 2) + "-" + pad(day, 2) + " "
-        return text + pad(secondOfDay / 3_600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
+        // The whole second as `write` spells it, then the fraction's shortest digits.
+        let base = format(Date(timeIntervalSinceReferenceDate: whole), iso8601: iso8601)
+        let fraction = "." + plainFractionDigits(interval - whole)
+        return iso8601 ? base.dropLast() + fraction + "Z" : base + fraction
     }
 
     /// Whether `date` is midnight UTC of some day: a value a calendar date (`AttributeType.calendarDate`) may hold.
@@ -267,13 +257,6 @@ public enum SQLDateText {
         guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
         return Int64(text)
     }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let text = String(value)
-        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
-    }
-
-    private static func pad(_ value: Int64, _ width: Int) -> String { pad(Int(value), width) }
 
     /// Year, month, day of a day number since 1970-01-01 (Howard Hinnant's `civil_from_days`).
     private static func civil(fromDays days: Int64) -> (year: Int64, month: Int, day: Int) {
